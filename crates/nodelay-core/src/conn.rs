@@ -1,0 +1,200 @@
+//! One HTTP/1.1 connection: a blocking socket, its reused read buffer, and
+//! deadline-bounded reads and writes that honour signals.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use crate::deadline::{Budget, Deadlines};
+use crate::error::{Error, ErrorKind};
+use crate::interrupt::Interrupt;
+use crate::limits::READ_BUFFER_BYTES;
+
+pub(crate) struct Connection {
+    stream: TcpStream,
+    /// Read buffer; `buf[start..end]` holds received bytes not consumed yet.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Timeouts currently set on the socket, so the common case (no total
+    /// deadline) sets them once per connection instead of once per read.
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+    /// Responses completed on this connection.
+    pub served: u32,
+    pub idle_since: Instant,
+}
+
+impl Connection {
+    pub fn new(stream: TcpStream) -> Self {
+        Connection {
+            stream,
+            buf: vec![0; READ_BUFFER_BYTES],
+            start: 0,
+            end: 0,
+            read_timeout: None,
+            write_timeout: None,
+            served: 0,
+            idle_since: Instant::now(),
+        }
+    }
+
+    /// Received bytes not consumed yet.
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    pub fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.end - self.start);
+        self.start += n;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// Zero-timeout readability check of an idle connection: an idle socket
+    /// with something to read has been closed by the peer (EOF/RST) or carries
+    /// bytes nobody asked for; either way it must not be reused.
+    pub fn is_reusable(&self) -> bool {
+        if self.start != self.end {
+            return false;
+        }
+        let mut fds = libc::pollfd { fd: self.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: `fds` is a valid pollfd array of length 1 for the duration of the call.
+        let ready = unsafe { libc::poll(&mut fds, 1, 0) };
+        ready == 0
+    }
+
+    /// Reads more bytes into the buffer, growing it up to `max_buffer` when it
+    /// is full (response heads may exceed one buffer). Returns 0 at EOF.
+    pub fn fill(
+        &mut self,
+        max_buffer: usize,
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+    ) -> Result<usize, Error> {
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else if self.buf.len() < max_buffer {
+                let grown = (self.buf.len() * 2).min(max_buffer);
+                self.buf.resize(grown, 0);
+            } else {
+                return Err(Error::new(ErrorKind::RemoteProtocol, "read buffer limit reached"));
+            }
+        }
+        let end = self.end;
+        let n = self.read_with_deadline(deadlines, interrupt, |stream, buf| stream.read(&mut buf[end..]))?;
+        self.end += n;
+        Ok(n)
+    }
+
+    /// Reads straight into `dst`, bypassing the buffer (big bodies land in their
+    /// final place with no copy). Returns 0 at EOF.
+    pub fn read_direct(
+        &mut self,
+        dst: &mut [u8],
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+    ) -> Result<usize, Error> {
+        debug_assert!(self.start == self.end, "buffered bytes must be drained first");
+        self.read_with_deadline(deadlines, interrupt, |stream, _| stream.read(dst))
+    }
+
+    fn read_with_deadline(
+        &mut self,
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+        mut op: impl FnMut(&mut TcpStream, &mut [u8]) -> io::Result<usize>,
+    ) -> Result<usize, Error> {
+        loop {
+            let budget = match deadlines.budget(deadlines.timeouts.read) {
+                Budget::Expired => return Err(total_expired(ErrorKind::ReadTimeout)),
+                Budget::Wait(t) => t,
+            };
+            if budget != self.read_timeout {
+                self.stream.set_read_timeout(budget).map_err(|e| io_error(ErrorKind::Read, e))?;
+                self.read_timeout = budget;
+            }
+            match op(&mut self.stream, &mut self.buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if interrupt.should_abort() {
+                        return Err(Error::new(ErrorKind::Interrupted, "interrupted by a signal"));
+                    }
+                }
+                Err(e) if is_timeout(&e) => {
+                    return Err(Error::new(
+                        ErrorKind::ReadTimeout,
+                        format!("timed out waiting for the response (read timeout {})", show(budget)),
+                    ))
+                }
+                Err(e) => return Err(io_error(ErrorKind::Read, e)),
+            }
+        }
+    }
+
+    /// Writes all of `parts` (one syscall in the common case: a single slice,
+    /// or head and body as one vectored write).
+    pub fn write_all(
+        &mut self,
+        parts: &mut [IoSlice<'_>],
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+    ) -> Result<(), Error> {
+        let mut parts = parts;
+        while !parts.is_empty() {
+            let budget = match deadlines.budget(deadlines.timeouts.write) {
+                Budget::Expired => return Err(total_expired(ErrorKind::WriteTimeout)),
+                Budget::Wait(t) => t,
+            };
+            if budget != self.write_timeout {
+                self.stream.set_write_timeout(budget).map_err(|e| io_error(ErrorKind::Write, e))?;
+                self.write_timeout = budget;
+            }
+            let written = if parts.len() == 1 {
+                self.stream.write(&parts[0])
+            } else {
+                self.stream.write_vectored(parts)
+            };
+            match written {
+                Ok(0) => return Err(Error::new(ErrorKind::Write, "connection closed while sending")),
+                Ok(n) => IoSlice::advance_slices(&mut parts, n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if interrupt.should_abort() {
+                        return Err(Error::new(ErrorKind::Interrupted, "interrupted by a signal"));
+                    }
+                }
+                Err(e) if is_timeout(&e) => {
+                    return Err(Error::new(
+                        ErrorKind::WriteTimeout,
+                        format!("timed out sending the request (write timeout {})", show(budget)),
+                    ))
+                }
+                Err(e) => return Err(io_error(ErrorKind::Write, e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+fn io_error(kind: ErrorKind, e: io::Error) -> Error {
+    let what = if kind == ErrorKind::Write { "sending the request" } else { "reading the response" };
+    Error::new(kind, format!("error {what}: {e}")).with_source(e)
+}
+
+fn total_expired(kind: ErrorKind) -> Error {
+    Error::new(kind, "total timeout expired")
+}
+
+fn show(t: Option<Duration>) -> String {
+    t.map_or_else(|| "none".to_owned(), |t| format!("{:.3} s", t.as_secs_f64()))
+}

@@ -1,0 +1,117 @@
+//! The engine's error: an opaque struct with a kind, a message and a source
+//! chain (the shape of hyper's and reqwest's errors).
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use nodelay_proto::ProtoError;
+
+/// What class of failure happened. `nodelay-py` maps each to the most specific
+/// Python exception; the names follow httpx's exception tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    InvalidUrl,
+    UnsupportedProtocol,
+    LocalProtocol,
+    ConnectTimeout,
+    ReadTimeout,
+    WriteTimeout,
+    PoolTimeout,
+    Connect,
+    Read,
+    Write,
+    RemoteProtocol,
+    /// A signal handler asked to abort (Ctrl-C); the caller holds the reason.
+    Interrupted,
+    /// The client was closed.
+    Closed,
+}
+
+/// An engine error. Cheap to move (one box).
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: ErrorKind,
+    message: String,
+    source: Option<Box<dyn StdError + Send + Sync>>,
+    /// True when no byte of a response was received, so an idempotent request
+    /// on a reused connection may be retried.
+    nothing_received: bool,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                source: None,
+                nothing_received: false,
+            }),
+        }
+    }
+
+    pub(crate) fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
+        self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    pub(crate) fn before_response(mut self) -> Self {
+        self.inner.nothing_received = true;
+        self
+    }
+
+    pub(crate) fn protocol(e: ProtoError, kind: ErrorKind) -> Self {
+        Error::new(kind, e.to_string()).with_source(e)
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::ConnectTimeout
+                | ErrorKind::ReadTimeout
+                | ErrorKind::WriteTimeout
+                | ErrorKind::PoolTimeout
+        )
+    }
+
+    pub fn is_interrupted(&self) -> bool {
+        self.inner.kind == ErrorKind::Interrupted
+    }
+
+    pub(crate) fn nothing_received(&self) -> bool {
+        self.inner.nothing_received
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.inner.kind)
+            .field("message", &self.inner.message)
+            .field("source", &self.inner.source)
+            .finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.inner.message)
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.inner.source.as_ref().map(|s| &**s as &(dyn StdError + 'static))
+    }
+}

@@ -1,0 +1,310 @@
+//! One request/response on a checked-out connection: send, receive the head,
+//! receive the body, then give the connection back (or close it).
+
+use std::io::IoSlice;
+use std::time::Instant;
+
+use nodelay_proto::limits::{MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
+use nodelay_proto::{parse_response_head, BodyFraming, ChunkedDecoder, HeaderSpan, ProtoError, ResponseHead, Version};
+
+use crate::deadline::Deadlines;
+use crate::error::{Error, ErrorKind};
+use crate::interrupt::Interrupt;
+use crate::limits::UNKNOWN_BODY_INITIAL_BYTES;
+use crate::pool::{Pool, PooledConn};
+
+/// Writes the request: `wire` holds the head (and a small body); a large
+/// `body` follows in the same vectored write.
+pub(crate) fn send_request(
+    pooled: &mut PooledConn<'_>,
+    wire: &[u8],
+    body: Option<&[u8]>,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<(), Error> {
+    let conn = pooled.conn();
+    match body {
+        Some(body) if !body.is_empty() => {
+            conn.write_all(&mut [IoSlice::new(wire), IoSlice::new(body)], deadlines, interrupt)
+        }
+        _ => conn.write_all(&mut [IoSlice::new(wire)], deadlines, interrupt),
+    }
+}
+
+/// Reads until a final (non-1xx) response head is complete. Returns the head
+/// with its bytes copied out of the read buffer (they are tiny and the buffer
+/// is about to be reused for the body).
+pub(crate) fn receive_head(
+    pooled: &mut PooledConn<'_>,
+    request_was_head: bool,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    let conn = pooled.conn();
+    let mut interim = 0;
+    let mut received_any = !conn.buffered().is_empty();
+    // Where to resume looking for the blank line that ends the head, so a
+    // slowly dripped head costs linear, not quadratic, work.
+    let mut scanned = 0;
+    loop {
+        let buffered = conn.buffered();
+        if let Some(end) = find_head_end(buffered, scanned) {
+            let head = parse_response_head(&buffered[..end], request_was_head)
+                .map_err(remote)?
+                .ok_or_else(|| remote(ProtoError::InvalidHead("incomplete head")))?;
+            if head.is_interim() {
+                interim += 1;
+                if interim > MAX_INTERIM_RESPONSES {
+                    return Err(remote(ProtoError::TooManyInterimResponses));
+                }
+                conn.consume(head.head_len);
+                scanned = 0;
+                continue;
+            }
+            let bytes: Box<[u8]> = buffered[..head.head_len].into();
+            conn.consume(head.head_len);
+            return Ok((head, bytes));
+        }
+        if buffered.len() >= MAX_HEAD_BYTES {
+            return Err(remote(ProtoError::HeadTooLarge));
+        }
+        // Reject a response that is not HTTP/1.x (HTTP/0.9, garbage) as soon as
+        // its first bytes show it, instead of waiting for a blank line.
+        let prefix = buffered.len().min(STATUS_LINE_PREFIX.len());
+        if buffered[..prefix] != STATUS_LINE_PREFIX[..prefix] {
+            return Err(remote(ProtoError::InvalidHead("not an HTTP/1.x status line")));
+        }
+        scanned = buffered.len().saturating_sub(3);
+        let n = conn.fill(MAX_HEAD_BYTES, deadlines, interrupt).map_err(|e| {
+            if received_any {
+                e
+            } else {
+                e.before_response()
+            }
+        })?;
+        if n == 0 {
+            return Err(if received_any {
+                Error::new(ErrorKind::RemoteProtocol, "server closed the connection in the middle of the response head")
+            } else {
+                Error::new(ErrorKind::RemoteProtocol, "server disconnected without sending a response")
+                    .before_response()
+            });
+        }
+        received_any = true;
+    }
+}
+
+/// End of the head (index just past the blank line), searching from `from`.
+/// Bare-LF line ends are accepted here as httparse does; it validates the rest.
+fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i < buf.len() {
+        let nl = i + buf[i..].iter().position(|&b| b == b'\n')?;
+        if buf.get(nl + 1) == Some(&b'\n') {
+            return Some(nl + 2);
+        }
+        if buf.get(nl + 1) == Some(&b'\r') && buf.get(nl + 2) == Some(&b'\n') {
+            return Some(nl + 3);
+        }
+        i = nl + 1;
+    }
+    None
+}
+
+/// Every HTTP/1.x status line starts with these bytes.
+const STATUS_LINE_PREFIX: &[u8] = b"HTTP/1.";
+
+fn remote(e: ProtoError) -> Error {
+    Error::protocol(e, ErrorKind::RemoteProtocol)
+}
+
+enum BodyState {
+    Length { remaining: u64 },
+    Chunked(ChunkedDecoder),
+    UntilClose,
+    Done,
+}
+
+/// A response whose head arrived; the body is still on the connection.
+pub struct Exchange<'p> {
+    pooled: PooledConn<'p>,
+    pool: &'p Pool,
+    head: ResponseHead,
+    head_bytes: Box<[u8]>,
+    body: BodyState,
+    deadlines: Deadlines,
+    started: Instant,
+    received: u64,
+}
+
+impl<'p> Exchange<'p> {
+    pub(crate) fn new(
+        pooled: PooledConn<'p>,
+        pool: &'p Pool,
+        head: ResponseHead,
+        head_bytes: Box<[u8]>,
+        deadlines: Deadlines,
+        started: Instant,
+    ) -> Self {
+        let body = match head.framing {
+            BodyFraming::Empty | BodyFraming::Length(0) => BodyState::Done,
+            BodyFraming::Length(n) => BodyState::Length { remaining: n },
+            BodyFraming::Chunked => BodyState::Chunked(ChunkedDecoder::new()),
+            BodyFraming::CloseDelimited => BodyState::UntilClose,
+        };
+        Exchange { pooled, pool, head, head_bytes, body, deadlines, started, received: 0 }
+    }
+
+    pub fn status(&self) -> u16 {
+        self.head.status
+    }
+
+    pub fn version(&self) -> Version {
+        self.head.version
+    }
+
+    /// The raw head bytes; spans index into them.
+    pub fn head_bytes(&self) -> &[u8] {
+        &self.head_bytes
+    }
+
+    pub fn header_spans(&self) -> &[HeaderSpan] {
+        &self.head.headers
+    }
+
+    pub fn reason_span(&self) -> (u32, u32) {
+        self.head.reason
+    }
+
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Moves the head out (for building a response object without copying).
+    pub fn take_head(&mut self) -> (Box<[u8]>, Vec<HeaderSpan>) {
+        (std::mem::take(&mut self.head_bytes), std::mem::take(&mut self.head.headers))
+    }
+
+    /// The exact body size when the server announced one.
+    pub fn content_length(&self) -> Option<u64> {
+        match self.body {
+            BodyState::Length { remaining } => Some(remaining),
+            BodyState::Done => Some(0),
+            _ => None,
+        }
+    }
+
+    /// True when the whole remaining body is already in the read buffer, so
+    /// reading it needs no syscall (callers skip releasing the GIL then).
+    pub fn is_body_buffered(&self) -> bool {
+        match self.body {
+            BodyState::Done => true,
+            BodyState::Length { remaining } => self.pooled.conn_ref().buffered().len() as u64 >= remaining,
+            _ => false,
+        }
+    }
+
+    /// Reads a Content-Length body of exactly `dst.len()` bytes into `dst`:
+    /// what is buffered is copied, the rest is read from the socket straight
+    /// into `dst` in large reads.
+    pub fn read_exact_into(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<(), Error> {
+        let remaining = match self.body {
+            BodyState::Length { remaining } => remaining,
+            BodyState::Done => 0,
+            _ => return Err(Error::new(ErrorKind::RemoteProtocol, "body has no announced length")),
+        };
+        assert_eq!(dst.len() as u64, remaining, "destination must match Content-Length");
+        let expected = remaining;
+        let conn = self.pooled.conn();
+        let buffered = conn.buffered();
+        let mut filled = buffered.len().min(dst.len());
+        dst[..filled].copy_from_slice(&buffered[..filled]);
+        conn.consume(filled);
+        while filled < dst.len() {
+            let n = conn.read_direct(&mut dst[filled..], &self.deadlines, interrupt)?;
+            if n == 0 {
+                return Err(incomplete(filled as u64, expected));
+            }
+            filled += n;
+        }
+        self.received = expected;
+        self.body = BodyState::Done;
+        Ok(())
+    }
+
+    /// Reads the rest of the body, appending it to `out`.
+    pub fn read_to_end(&mut self, out: &mut Vec<u8>, interrupt: &dyn Interrupt) -> Result<(), Error> {
+        loop {
+            match &mut self.body {
+                BodyState::Done => return Ok(()),
+                BodyState::Length { remaining } => {
+                    if out.capacity() - out.len() < UNKNOWN_BODY_INITIAL_BYTES {
+                        out.reserve((*remaining as usize).min(UNKNOWN_BODY_INITIAL_BYTES.max(out.len())));
+                    }
+                    let conn = self.pooled.conn();
+                    let buffered = conn.buffered();
+                    let take = (*remaining).min(buffered.len() as u64) as usize;
+                    out.extend_from_slice(&buffered[..take]);
+                    conn.consume(take);
+                    *remaining -= take as u64;
+                    self.received += take as u64;
+                    if *remaining == 0 {
+                        self.body = BodyState::Done;
+                        continue;
+                    }
+                    let expected = self.received + *remaining;
+                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0 {
+                        return Err(incomplete(self.received, expected));
+                    }
+                }
+                BodyState::Chunked(decoder) => {
+                    let conn = self.pooled.conn();
+                    let buffered = conn.buffered();
+                    let used = decoder.decode(buffered, &mut |data| out.extend_from_slice(data)).map_err(remote)?;
+                    conn.consume(used);
+                    if decoder.is_done() {
+                        self.body = BodyState::Done;
+                        continue;
+                    }
+                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0 {
+                        return Err(Error::new(
+                            ErrorKind::RemoteProtocol,
+                            format!("peer closed connection without sending complete message body: chunked body cut after {} bytes", out.len()),
+                        ));
+                    }
+                }
+                BodyState::UntilClose => {
+                    let conn = self.pooled.conn();
+                    let buffered = conn.buffered();
+                    out.extend_from_slice(buffered);
+                    let n = buffered.len();
+                    conn.consume(n);
+                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0 {
+                        self.body = BodyState::Done;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends the exchange: a fully read body on a keep-alive connection with
+    /// nothing extra buffered goes back to the pool; anything else is closed.
+    /// Extra bytes after a complete body are a second response nobody asked
+    /// for (HOSTILE.md A10): never read as the next response.
+    pub fn finish(self) {
+        let reusable = matches!(self.body, BodyState::Done)
+            && self.head.keep_alive
+            && self.head.framing != BodyFraming::CloseDelimited
+            && self.pooled.conn_ref().buffered().is_empty();
+        if reusable {
+            self.pool.checkin(self.pooled);
+        }
+    }
+}
+
+fn incomplete(received: u64, expected: u64) -> Error {
+    Error::new(
+        ErrorKind::RemoteProtocol,
+        format!("peer closed connection without sending complete message body: received {received} of {expected} bytes"),
+    )
+}

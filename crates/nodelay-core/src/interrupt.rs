@@ -1,0 +1,20 @@
+//! How a blocking call learns that it must stop when a signal arrives.
+//!
+//! A blocking `read`/`write` returns `EINTR` when a signal (Ctrl-C) lands on
+//! this thread. The driver then asks its `Interrupt`: the Python binding runs
+//! the interpreter's signal handlers and answers `true` if one raised (the
+//! request is abandoned and its connection closed), `false` to carry on.
+
+pub trait Interrupt: Sync {
+    /// Called after a blocking syscall returned `EINTR`.
+    fn should_abort(&self) -> bool;
+}
+
+/// For callers with no signal handling of their own: always carry on.
+pub struct NeverInterrupt;
+
+impl Interrupt for NeverInterrupt {
+    fn should_abort(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,26 @@
+//! nodelay's engine: URL targets, connecting, the keep-alive pool and the
+//! blocking HTTP/1.1 driver that runs on the caller's thread.
+//!
+//! No Python here: `nodelay-py` wraps it. The sync path never hops threads:
+//! each request is written and read on the calling thread with blocking
+//! sockets whose timeouts are recomputed from deadlines (see `deadline`).
+
+mod client;
+mod conn;
+mod connect;
+mod deadline;
+mod error;
+mod exchange;
+mod fork;
+mod interrupt;
+pub mod limits;
+mod pool;
+mod target;
+
+pub use client::{Client, PoolConfig, Prepared, RequestParts};
+pub use deadline::Timeouts;
+pub use error::{Error, ErrorKind};
+pub use exchange::Exchange;
+pub use interrupt::{Interrupt, NeverInterrupt};
+pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};
+pub use target::{Origin, Target};

@@ -1,0 +1,35 @@
+//! Engine limits and defaults, each with its reason.
+
+use std::time::Duration;
+
+/// Size of a connection's read buffer: one `read` takes up to this much, so a
+/// small response arrives in one syscall and big bodies in few (seeds: Ruby's
+/// 1 KiB reads burned a core; 64 KiB reads did not).
+pub const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Request bodies up to this size are copied behind the head so head and body
+/// leave in a single `write` (a second small write meets Nagle + delayed ACK).
+/// Larger bodies go out with one vectored write instead of a copy.
+pub const INLINE_BODY_MAX_BYTES: usize = 64 * 1024;
+
+/// A Content-Length body up to this size is read straight into one buffer of
+/// the exact size. Larger announced sizes grow a buffer as bytes really
+/// arrive, so a lying `Content-Length: 1000000000000` allocates nothing big
+/// (HOSTILE.md A11).
+pub const EXACT_PREALLOC_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Initial reservation for bodies of unknown or untrusted size.
+pub const UNKNOWN_BODY_INITIAL_BYTES: usize = 64 * 1024;
+
+/// Idle connections older than this are closed instead of reused (httpx's default).
+pub const DEFAULT_KEEPALIVE_EXPIRY: Duration = Duration::from_secs(5);
+
+/// Most connections open at once per Client, across origins (httpx's default).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+
+/// Most idle connections kept per Client (httpx's default).
+pub const DEFAULT_MAX_KEEPALIVE: usize = 20;
+
+/// How many times a request is sent again on a fresh connection when a reused
+/// connection failed before any response byte (stale keep-alive, HOSTILE.md H28).
+pub const STALE_CONNECTION_RETRIES: usize = 1;

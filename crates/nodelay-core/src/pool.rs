@@ -1,0 +1,244 @@
+//! The per-client keep-alive pool: per-origin LIFO stacks of idle connections,
+//! a bound on open connections with a deadline-bounded wait, idle expiry, and
+//! a liveness check before reuse.
+
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::conn::Connection;
+use crate::connect::connect;
+use crate::deadline::Deadlines;
+use crate::error::{Error, ErrorKind};
+use crate::fork;
+use crate::target::Origin;
+
+/// Pool bounds; `None` means unbounded / never expires.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolConfig {
+    pub max_connections: Option<usize>,
+    pub max_keepalive: Option<usize>,
+    pub keepalive_expiry: Option<Duration>,
+}
+
+pub(crate) struct Pool {
+    state: Mutex<State>,
+    /// Signalled whenever a connection slot or an idle connection frees up.
+    freed: Condvar,
+    config: PoolConfig,
+}
+
+#[derive(Default)]
+struct State {
+    idle: HashMap<Origin, Vec<Connection>>,
+    idle_count: usize,
+    /// Connections open: idle plus checked out.
+    open: usize,
+    generation: u64,
+}
+
+impl State {
+    /// Drops every inherited connection after a fork: in the child they are
+    /// copies of the parent's sockets, and checked-out ones belong to threads
+    /// that do not exist here.
+    fn reset_after_fork(&mut self, generation: u64) {
+        self.idle.clear();
+        self.idle_count = 0;
+        self.open = 0;
+        self.generation = generation;
+    }
+
+    fn evict_one_idle(&mut self) -> bool {
+        let Some(stack) = self.idle.values_mut().find(|s| !s.is_empty()) else { return false };
+        // The bottom of a LIFO stack is its least recently used connection.
+        stack.remove(0);
+        self.idle_count -= 1;
+        self.open -= 1;
+        true
+    }
+}
+
+/// A connection checked out of the pool. Dropping it closes the connection and
+/// frees its slot; `Pool::checkin` gives it back for reuse instead.
+pub(crate) struct PooledConn<'p> {
+    /// Always `Some` until `Pool::checkin` takes it.
+    conn: Option<Connection>,
+    pub reused: bool,
+    pool: &'p Pool,
+    origin: &'p Origin,
+    generation: u64,
+}
+
+impl PooledConn<'_> {
+    pub fn conn(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("connection present until checkin")
+    }
+
+    pub fn conn_ref(&self) -> &Connection {
+        self.conn.as_ref().expect("connection present until checkin")
+    }
+}
+
+impl Drop for PooledConn<'_> {
+    fn drop(&mut self) {
+        if self.conn.take().is_some() {
+            self.pool.release_slot(self.generation);
+        }
+    }
+}
+
+impl Pool {
+    pub fn new(config: PoolConfig) -> Self {
+        fork::install();
+        Pool {
+            state: Mutex::new(State { generation: fork::generation(), ..State::default() }),
+            freed: Condvar::new(),
+            config,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave `State` inconsistent in a
+        // way that matters more than losing the pool, so poisoning is ignored.
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = fork::generation();
+        if state.generation != generation {
+            state.reset_after_fork(generation);
+        }
+        state
+    }
+
+    /// Takes an idle live connection to `origin`, or opens a new one when a slot
+    /// is free, or waits for one until the pool deadline (`PoolTimeout`).
+    pub fn checkout<'p>(
+        &'p self,
+        origin: &'p Origin,
+        deadlines: &Deadlines,
+    ) -> Result<PooledConn<'p>, Error> {
+        let mut state = self.lock();
+        let mut wait_until: Option<Option<Instant>> = None;
+        loop {
+            let generation = state.generation;
+            if let Some(conn) = self.pop_idle(&mut state, origin) {
+                return Ok(PooledConn { conn: Some(conn), reused: true, pool: self, origin, generation });
+            }
+            if self.config.max_connections.is_none_or(|max| state.open < max) {
+                state.open += 1;
+                drop(state);
+                // The slot is ours now; the guard frees it if connecting fails.
+                let slot = SlotGuard { pool: self, generation, armed: true };
+                let stream = connect(origin, deadlines)?;
+                slot.disarm();
+                return Ok(PooledConn {
+                    conn: Some(Connection::new(stream)),
+                    reused: false,
+                    pool: self,
+                    origin,
+                    generation,
+                });
+            }
+            if state.evict_one_idle() {
+                continue;
+            }
+            let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+            state = match until {
+                None => self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
+                Some(until) => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(Error::new(
+                            ErrorKind::PoolTimeout,
+                            "timed out waiting for a free connection in the pool",
+                        ));
+                    }
+                    self.freed.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+    }
+
+    fn pop_idle(&self, state: &mut State, origin: &Origin) -> Option<Connection> {
+        let now = Instant::now();
+        loop {
+            let conn = state.idle.get_mut(origin)?.pop()?;
+            state.idle_count -= 1;
+            let expired = self
+                .config
+                .keepalive_expiry
+                .is_some_and(|expiry| now.saturating_duration_since(conn.idle_since) > expiry);
+            if !expired && conn.is_reusable() {
+                return Some(conn);
+            }
+            state.open -= 1;
+            self.freed.notify_one();
+        }
+    }
+
+    /// Returns a connection whose response was read completely.
+    pub fn checkin(&self, mut pooled: PooledConn<'_>) {
+        let Some(mut conn) = pooled.conn.take() else { return };
+        let mut state = self.lock();
+        if state.generation != pooled.generation {
+            return;
+        }
+        let keep = self.config.max_keepalive.is_none_or(|max| state.idle_count < max)
+            && self.config.keepalive_expiry != Some(Duration::ZERO);
+        if keep {
+            conn.served += 1;
+            conn.idle_since = Instant::now();
+            match state.idle.get_mut(pooled.origin) {
+                Some(stack) => stack.push(conn),
+                None => {
+                    state.idle.insert(pooled.origin.clone(), vec![conn]);
+                }
+            }
+            state.idle_count += 1;
+        } else {
+            state.open -= 1;
+        }
+        self.freed.notify_one();
+    }
+
+    fn release_slot(&self, generation: u64) {
+        let mut state = self.lock();
+        if state.generation == generation {
+            state.open = state.open.saturating_sub(1);
+        }
+        self.freed.notify_one();
+    }
+
+    /// Closes every idle connection.
+    pub fn close_idle(&self) {
+        let mut state = self.lock();
+        let closed = state.idle_count;
+        state.idle.clear();
+        state.idle_count = 0;
+        state.open -= closed;
+        self.freed.notify_all();
+    }
+
+    pub fn idle_count(&self) -> usize {
+        self.lock().idle_count
+    }
+}
+
+/// Frees a reserved connection slot unless disarmed (connect succeeded).
+struct SlotGuard<'p> {
+    pool: &'p Pool,
+    generation: u64,
+    armed: bool,
+}
+
+impl SlotGuard<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pool.release_slot(self.generation);
+        }
+    }
+}

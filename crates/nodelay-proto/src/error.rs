@@ -1,0 +1,65 @@
+use std::fmt;
+
+/// What went wrong while encoding or parsing HTTP/1.1. Small and comparable so
+/// tests can assert the exact failure; `nodelay-core` maps it to its own error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtoError {
+    /// A request method that is not an RFC 9110 token.
+    InvalidMethod,
+    /// A request target with a control character or space.
+    InvalidTarget,
+    /// A header name that is not a token (request side).
+    InvalidHeaderName(String),
+    /// CR, LF or NUL in a request header value.
+    InvalidHeaderValue(String),
+    /// The status line or a header line could not be parsed.
+    InvalidHead(&'static str),
+    /// The header block grew beyond `limits::MAX_HEAD_BYTES`.
+    HeadTooLarge,
+    /// More than `limits::MAX_HEADERS` header fields.
+    TooManyHeaders,
+    /// A Content-Length that is malformed or conflicts with another.
+    InvalidContentLength,
+    /// A Transfer-Encoding we must not guess at.
+    InvalidTransferEncoding,
+    /// More than `limits::MAX_INTERIM_RESPONSES` 1xx responses.
+    TooManyInterimResponses,
+    /// A 101 response to a request that asked for no upgrade.
+    UnexpectedUpgrade,
+    /// A malformed chunk size line or chunk delimiter.
+    InvalidChunk(&'static str),
+    /// Chunk extensions beyond `limits::MAX_CHUNK_EXTENSION_BYTES`.
+    ChunkExtensionsTooLarge,
+    /// Trailers beyond `limits::MAX_TRAILER_BYTES`.
+    TrailersTooLarge,
+}
+
+impl fmt::Display for ProtoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::limits::*;
+        match self {
+            Self::InvalidMethod => f.write_str("invalid request method"),
+            Self::InvalidTarget => f.write_str("invalid character in request URL"),
+            Self::InvalidHeaderName(n) => write!(f, "invalid header name {n:?}"),
+            Self::InvalidHeaderValue(n) => {
+                write!(f, "invalid header value for {n:?} (CR, LF or NUL)")
+            }
+            Self::InvalidHead(what) => write!(f, "malformed response head: {what}"),
+            Self::HeadTooLarge => write!(f, "response head exceeds {MAX_HEAD_BYTES} bytes"),
+            Self::TooManyHeaders => write!(f, "response has more than {MAX_HEADERS} header fields"),
+            Self::InvalidContentLength => f.write_str("invalid or conflicting Content-Length"),
+            Self::InvalidTransferEncoding => f.write_str("unsupported or malformed Transfer-Encoding"),
+            Self::TooManyInterimResponses => {
+                write!(f, "more than {MAX_INTERIM_RESPONSES} interim (1xx) responses")
+            }
+            Self::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
+            Self::InvalidChunk(what) => write!(f, "malformed chunked body: {what}"),
+            Self::ChunkExtensionsTooLarge => {
+                write!(f, "chunk extensions exceed {MAX_CHUNK_EXTENSION_BYTES} bytes")
+            }
+            Self::TrailersTooLarge => write!(f, "trailers exceed {MAX_TRAILER_BYTES} bytes"),
+        }
+    }
+}
+
+impl std::error::Error for ProtoError {}

@@ -1,0 +1,123 @@
+//! Request head encoding: one buffer, header order kept, hostile bytes refused.
+
+use crate::error::ProtoError;
+
+/// Everything needed to encode a request head. Header names and values are
+/// sent exactly as given, in order.
+pub struct RequestHead<'a> {
+    pub method: &'a str,
+    /// Origin-form target: path plus optional `?query`.
+    pub target: &'a str,
+    /// Value for the `Host` header when the caller did not give one.
+    pub host: &'a str,
+    pub headers: &'a [(&'a str, &'a str)],
+    /// Body length; `None` means no body at all.
+    pub content_length: Option<u64>,
+}
+
+/// Methods whose semantics anticipate a body: they get `Content-Length: 0`
+/// when sent without one, as curl and httpx do, so servers never wait for a body.
+fn expects_body(method: &str) -> bool {
+    matches!(method, "POST" | "PUT" | "PATCH")
+}
+
+/// RFC 9110 §5.6.2 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    matches!(b, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
+        || b.is_ascii_alphanumeric()
+}
+
+/// A header name must be a non-empty token.
+pub fn validate_header_name(name: &str) -> Result<(), ProtoError> {
+    if name.is_empty() || !name.bytes().all(is_tchar) {
+        return Err(ProtoError::InvalidHeaderName(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// CR, LF and NUL would let a value inject headers or requests (HOSTILE.md F25).
+pub fn validate_header_value(name: &str, value: &str) -> Result<(), ProtoError> {
+    if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
+        return Err(ProtoError::InvalidHeaderValue(name.to_owned()));
+    }
+    Ok(())
+}
+
+fn validate_target(target: &str) -> Result<(), ProtoError> {
+    if target.is_empty() || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err(ProtoError::InvalidTarget);
+    }
+    Ok(())
+}
+
+/// Appends the encoded head of `head` to `out` (callers pass a reused buffer and
+/// may append a small body right after, so head and body leave in one write).
+///
+/// `Host` goes first unless the caller supplied one; `Content-Length` is added
+/// when there is a body (or the method expects one) and the caller set neither
+/// `Content-Length` nor `Transfer-Encoding`. Nothing is appended on error.
+pub fn encode_request_head(out: &mut Vec<u8>, head: &RequestHead<'_>) -> Result<(), ProtoError> {
+    if head.method.is_empty() || !head.method.bytes().all(is_tchar) {
+        return Err(ProtoError::InvalidMethod);
+    }
+    validate_target(head.target)?;
+    validate_header_value("Host", head.host)?;
+    let mut has_host = false;
+    let mut has_framing = false;
+    for (name, value) in head.headers {
+        validate_header_name(name)?;
+        validate_header_value(name, value)?;
+        has_host |= name.eq_ignore_ascii_case("host");
+        has_framing |= name.eq_ignore_ascii_case("content-length")
+            || name.eq_ignore_ascii_case("transfer-encoding");
+    }
+
+    let estimate = head.method.len()
+        + head.target.len()
+        + head.host.len()
+        + head.headers.iter().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
+        + 64;
+    out.reserve(estimate);
+    out.extend_from_slice(head.method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(head.target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    if !has_host {
+        out.extend_from_slice(b"Host: ");
+        out.extend_from_slice(head.host.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    for (name, value) in head.headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !has_framing {
+        let length = match head.content_length {
+            Some(n) => Some(n),
+            None if expects_body(head.method) => Some(0),
+            None => None,
+        };
+        if let Some(n) = length {
+            out.extend_from_slice(b"Content-Length: ");
+            out.extend_from_slice(itoa_u64(n, &mut [0u8; 20]));
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    Ok(())
+}
+
+/// Formats `n` in decimal without allocating.
+fn itoa_u64(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}

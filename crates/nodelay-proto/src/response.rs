@@ -1,0 +1,121 @@
+//! Response head parsing with httparse, into offsets over the caller's buffer so
+//! headers stay raw (and cheap) until someone asks for them.
+
+use crate::error::ProtoError;
+use crate::framing::{BodyFraming, FramingHeaders, Version};
+use crate::limits::{MAX_HEADERS, MAX_HEADER_LINE_BYTES, MAX_HEAD_BYTES};
+
+/// Byte range `start..end` of a header name and value inside the head buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderSpan {
+    pub name: (u32, u32),
+    pub value: (u32, u32),
+}
+
+/// A parsed response head. Offsets refer to the buffer given to
+/// [`parse_response_head`]; `head_len` bytes of it belong to this head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    pub version: Version,
+    pub status: u16,
+    pub reason: (u32, u32),
+    pub headers: Vec<HeaderSpan>,
+    pub head_len: usize,
+    pub framing: BodyFraming,
+    /// Whether the connection may carry another request after this body.
+    pub keep_alive: bool,
+}
+
+impl ResponseHead {
+    /// 1xx responses other than 101 are skipped by the caller (RFC 9110 §15.2).
+    pub fn is_interim(&self) -> bool {
+        (100..200).contains(&self.status) && self.status != 101
+    }
+}
+
+/// Parses one response head from the start of `buf`.
+///
+/// Returns `Ok(None)` when more bytes are needed. The caller must stop feeding
+/// once the buffer holds `MAX_HEAD_BYTES` without a complete head: this
+/// function reports `HeadTooLarge` itself in that case.
+pub fn parse_response_head(
+    buf: &[u8],
+    request_was_head: bool,
+) -> Result<Option<ResponseHead>, ProtoError> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut fields);
+    let head_len = match response.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            if buf.len() >= MAX_HEAD_BYTES {
+                return Err(ProtoError::HeadTooLarge);
+            }
+            check_partial_line_length(buf)?;
+            return Ok(None);
+        }
+        Err(e) => return Err(map_httparse_error(e)),
+    };
+    if head_len > MAX_HEAD_BYTES {
+        return Err(ProtoError::HeadTooLarge);
+    }
+    let version = match response.version {
+        Some(0) => Version::Http10,
+        Some(1) => Version::Http11,
+        _ => return Err(ProtoError::InvalidHead("unsupported HTTP version")),
+    };
+    let status = response.code.ok_or(ProtoError::InvalidHead("missing status code"))?;
+    if !(100..=999).contains(&status) {
+        return Err(ProtoError::InvalidHead("status code out of range"));
+    }
+    let base = buf.as_ptr() as usize;
+    let span = |s: &[u8]| {
+        let start = (s.as_ptr() as usize).saturating_sub(base) as u32;
+        (start, start + s.len() as u32)
+    };
+    let reason = response.reason.map_or((0, 0), |r| span(r.as_bytes()));
+
+    let mut framing = FramingHeaders::default();
+    let mut headers = Vec::with_capacity(response.headers.len());
+    for field in response.headers.iter() {
+        if field.name.len() + field.value.len() > MAX_HEADER_LINE_BYTES {
+            return Err(ProtoError::HeadTooLarge);
+        }
+        let name = field.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            framing.add_content_length(field.value)?;
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            framing.add_transfer_encoding(field.value);
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            framing.add_connection(field.value);
+        }
+        headers.push(HeaderSpan { name: span(name), value: span(field.value) });
+    }
+    if status == 101 {
+        return Err(ProtoError::UnexpectedUpgrade);
+    }
+    let (body, keep_alive) = framing.decide(version, status, request_was_head)?;
+    Ok(Some(ResponseHead { version, status, reason, headers, head_len, framing: body, keep_alive }))
+}
+
+/// httparse only sees a line as too long once the head completes; refuse a
+/// single unterminated line beyond `MAX_HEADER_LINE_BYTES` as soon as we see it.
+fn check_partial_line_length(buf: &[u8]) -> Result<(), ProtoError> {
+    let last_line_start = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if buf.len() - last_line_start > MAX_HEADER_LINE_BYTES {
+        return Err(ProtoError::HeadTooLarge);
+    }
+    Ok(())
+}
+
+fn map_httparse_error(e: httparse::Error) -> ProtoError {
+    use httparse::Error as E;
+    match e {
+        E::TooManyHeaders => ProtoError::TooManyHeaders,
+        E::Version => ProtoError::InvalidHead("invalid HTTP version"),
+        E::Status => ProtoError::InvalidHead("invalid status code"),
+        E::HeaderName => ProtoError::InvalidHead("invalid header name"),
+        E::HeaderValue => ProtoError::InvalidHead("invalid header value"),
+        E::NewLine => ProtoError::InvalidHead("invalid line ending"),
+        E::Token => ProtoError::InvalidHead("invalid token"),
+    }
+}

@@ -1,0 +1,141 @@
+//! `_core.Engine`: extract arguments, prepare with the GIL held (cheap, no
+//! I/O), release the GIL for the network, re-take it once to build the response.
+
+use std::time::Duration;
+
+use nodelay_core::{Client, Error, PoolConfig, RequestParts, Timeouts};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+
+use crate::body::uninit_bytes;
+use crate::errors::to_py_err;
+use crate::response::RawResponse;
+use crate::signals::SignalCheck;
+
+/// Content-Length bodies up to this size are read straight into one `bytes`
+/// object of the exact size; larger announced sizes are not trusted for a
+/// single allocation (HOSTILE.md A11) and grow as bytes arrive.
+const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
+
+type TimeoutTuple = (Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
+
+#[pyclass(frozen, module = "nodelay._core")]
+pub(crate) struct Engine {
+    client: Client,
+}
+
+fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    value
+        .map(|s| {
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| PyValueError::new_err(format!("{name} timeout must be a non-negative number of seconds, got {s}")))
+        })
+        .transpose()
+}
+
+/// The sizes below are counts; `None` is unbounded.
+#[pymethods]
+impl Engine {
+    #[new]
+    #[pyo3(signature = (*, max_connections=Some(100), max_keepalive=Some(20), keepalive_expiry=Some(5.0)))]
+    fn new(
+        max_connections: Option<usize>,
+        max_keepalive: Option<usize>,
+        keepalive_expiry: Option<f64>,
+    ) -> PyResult<Self> {
+        if max_connections == Some(0) {
+            return Err(PyValueError::new_err("max_connections must be at least 1"));
+        }
+        let keepalive_expiry = seconds("keepalive_expiry", keepalive_expiry)?;
+        Ok(Engine { client: Client::new(PoolConfig { max_connections, max_keepalive, keepalive_expiry }) })
+    }
+
+    /// Sends one request and reads the whole response (see `_core.pyi`).
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        method: &Bound<'py, PyString>,
+        url: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyList>,
+        body: Option<&Bound<'py, PyBytes>>,
+        timeout: TimeoutTuple,
+    ) -> PyResult<RawResponse> {
+        let timeouts = Timeouts {
+            connect: seconds("connect", timeout.0)?,
+            read: seconds("read", timeout.1)?,
+            write: seconds("write", timeout.2)?,
+            pool: seconds("pool", timeout.3)?,
+            total: seconds("total", timeout.4)?,
+        };
+        // Borrowed views of the Python strings: no copies; valid while we hold
+        // references to the objects, GIL or not (str and bytes are immutable).
+        let header_items: Vec<Bound<'py, PyAny>> = headers.iter().collect();
+        let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(header_items.len());
+        for item in &header_items {
+            let tuple = item.cast::<PyTuple>()?;
+            if tuple.len() != 2 {
+                return Err(PyValueError::new_err("headers must be (name, value) pairs"));
+            }
+            let name = tuple.get_item(0)?.cast_into::<PyString>()?;
+            let value = tuple.get_item(1)?.cast_into::<PyString>()?;
+            // SAFETY of the lifetime extension: the str objects are owned by
+            // the tuples in `header_items`, which outlive `pairs`.
+            pairs.push((extend(name.to_str()?), extend(value.to_str()?)));
+        }
+        let body_bytes = body.map(|b| b.as_bytes());
+        let parts = RequestParts { method: method.to_str()?, url: url.to_str()?, headers: &pairs, body: body_bytes };
+        let signals = SignalCheck::default();
+        let fail = |e: Error| to_py_err(py, e, url, &signals);
+
+        let prepared = self.client.prepare(&parts).map_err(fail)?;
+        let client = &self.client;
+        let (mut exchange, unsized_body) = py
+            .detach(|| {
+                let mut exchange = client.send(&prepared, body_bytes, timeouts, &signals)?;
+                match exchange.content_length() {
+                    Some(n) if n <= EXACT_BODY_MAX_BYTES => Ok((exchange, None)),
+                    _ => {
+                        let mut out = Vec::new();
+                        exchange.read_to_end(&mut out, &signals)?;
+                        Ok((exchange, Some(out)))
+                    }
+                }
+            })
+            .map_err(fail)?;
+
+        let content = match unsized_body {
+            Some(out) => PyBytes::new(py, &out),
+            None => {
+                let len = exchange.content_length().unwrap_or(0) as usize;
+                let (bytes, view) = uninit_bytes(py, len)?;
+                if exchange.is_body_buffered() {
+                    exchange.read_exact_into(view, &signals).map_err(fail)?;
+                } else {
+                    py.detach(|| exchange.read_exact_into(view, &signals)).map_err(fail)?;
+                }
+                bytes
+            }
+        };
+        let elapsed = exchange.started().elapsed().as_secs_f64();
+        let response = RawResponse::new(py, &mut exchange, url, content, elapsed);
+        exchange.finish();
+        Ok(response)
+    }
+
+    /// Closes every idle connection.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.client.close());
+    }
+
+    fn idle_connections(&self) -> usize {
+        self.client.idle_connections()
+    }
+}
+
+/// Extends a borrow of a Python string's UTF-8 buffer to the caller's scope.
+fn extend<'a>(s: &str) -> &'a str {
+    // SAFETY: callers keep the owning Python object alive for 'a; CPython
+    // caches a str's UTF-8 form for the object's lifetime and never moves it.
+    unsafe { &*(s as *const str) }
+}

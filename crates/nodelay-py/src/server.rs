@@ -1,0 +1,87 @@
+//! The embedded server (crates/nodelay-server) for tests, the lab and
+//! `nodelay serve`.
+
+use std::time::Duration;
+
+use nodelay_server::{run_until, start, ServerConfig, ServerHandle};
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+
+/// How often `serve` runs Python's signal handlers (Ctrl-C latency).
+const SIGNAL_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+#[pyclass(frozen, module = "nodelay._core")]
+pub(crate) struct TestServer {
+    handle: ServerHandle,
+    #[pyo3(get)]
+    url: String,
+    #[pyo3(get)]
+    port: u16,
+}
+
+#[pymethods]
+impl TestServer {
+    #[new]
+    #[pyo3(signature = (host="127.0.0.1", port=0, workers=1))]
+    fn new(py: Python<'_>, host: &str, port: u16, workers: usize) -> PyResult<Self> {
+        let config = ServerConfig { host: host.to_owned(), port, workers };
+        let handle = py.detach(|| start(config)).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let url = handle.url();
+        let port = handle.addr().port();
+        Ok(TestServer { handle, url, port })
+    }
+
+    /// TCP connections accepted since start.
+    fn connections(&self) -> u64 {
+        self.handle.connections_accepted()
+    }
+
+    /// Requests served since start.
+    fn requests(&self) -> u64 {
+        self.handle.requests_served()
+    }
+
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.handle.shutdown());
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<TestServer {}>", self.url)
+    }
+}
+
+/// Runs the embedded server until a Python signal handler raises (Ctrl-C).
+#[pyfunction]
+#[pyo3(signature = (host="127.0.0.1", port=0, workers=1, on_ready=None))]
+pub(crate) fn serve(
+    py: Python<'_>,
+    host: &str,
+    port: u16,
+    workers: usize,
+    on_ready: Option<Py<PyAny>>,
+) -> PyResult<()> {
+    let config = ServerConfig { host: host.to_owned(), port, workers };
+    let mut raised: Option<PyErr> = None;
+    let mut ready_error: Option<PyErr> = None;
+    let stop = async {
+        loop {
+            tokio::time::sleep(SIGNAL_POLL_INTERVAL).await;
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                raised = Some(e);
+                return;
+            }
+        }
+    };
+    let announce = |url: &str| {
+        if let Some(callback) = &on_ready {
+            if let Err(e) = Python::attach(|py| callback.call1(py, (url,)).map(drop)) {
+                ready_error = Some(e);
+            }
+        }
+    };
+    py.detach(|| run_until(config, announce, stop)).map_err(|e| PyOSError::new_err(e.to_string()))?;
+    if let Some(e) = ready_error.or(raised) {
+        return Err(e);
+    }
+    Ok(())
+}

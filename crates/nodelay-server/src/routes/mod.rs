@@ -1,0 +1,102 @@
+//! Request routing: the path's first segment picks a route module.
+//!
+//! Matching uses `strip_prefix` on the borrowed path, so routing allocates nothing.
+
+mod cookies;
+mod echo;
+mod inspect;
+mod payloads;
+mod redirect;
+mod status;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::{Method, Request};
+
+use crate::response::{self, Reply};
+use crate::state::State;
+
+/// Answers one request. Never fails: every problem is an HTTP status.
+pub(crate) async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infallible> {
+    state.stats.request_started();
+    Ok(route(req, &state).await)
+}
+
+async fn route(req: Request<Incoming>, state: &State) -> Reply {
+    let path = req.uri().path();
+
+    // Routes that take any method.
+    if path == "/echo" {
+        return echo::echo(req).await;
+    }
+    if path.starts_with("/anything") {
+        return inspect::anything(req).await;
+    }
+    if path == "/redirect-to" {
+        return redirect::redirect_to(&req);
+    }
+
+    // Everything else is read-only.
+    if !is_read(req.method()) {
+        return if is_known_read_route(path) {
+            response::get_only()
+        } else {
+            response::not_found()
+        };
+    }
+    if let Some(n) = path.strip_prefix("/bytes/") {
+        return payloads::bytes(n, state);
+    }
+    if let Some(n) = path.strip_prefix("/chunked/") {
+        return payloads::chunked(n, state);
+    }
+    if let Some(n) = path.strip_prefix("/json/") {
+        return payloads::json(n, state);
+    }
+    if let Some(code) = path.strip_prefix("/status/") {
+        return status::status(code);
+    }
+    if let Some(ms) = path.strip_prefix("/delay/") {
+        return status::delay(ms).await;
+    }
+    if let Some(n) = path.strip_prefix("/redirect/") {
+        return redirect::redirect(n);
+    }
+    match path {
+        "/headers" => inspect::headers(&req),
+        "/stats" => inspect::stats(&state.stats),
+        "/cookies" => cookies::cookies(&req),
+        "/cookies/set" => cookies::set(&req),
+        _ => response::not_found(),
+    }
+}
+
+/// GET and HEAD: the methods of the read-only routes.
+fn is_read(method: &Method) -> bool {
+    method == Method::GET || method == Method::HEAD
+}
+
+/// Whether `path` belongs to a read-only route, so a wrong method gets 405, not 404.
+fn is_known_read_route(path: &str) -> bool {
+    const PREFIXES: [&str; 6] = [
+        "/bytes/",
+        "/chunked/",
+        "/json/",
+        "/status/",
+        "/delay/",
+        "/redirect/",
+    ];
+    const EXACT: [&str; 4] = ["/headers", "/stats", "/cookies", "/cookies/set"];
+    PREFIXES.iter().any(|p| path.starts_with(p)) || EXACT.contains(&path)
+}
+
+/// Parses a decimal path parameter (`/bytes/{n}`), `None` for anything else.
+fn parse_u64(segment: &str) -> Option<u64> {
+    // `u64::from_str` accepts a leading '+'; a path parameter should not.
+    if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    segment.parse().ok()
+}

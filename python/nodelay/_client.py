@@ -1,0 +1,579 @@
+"""``Client`` and ``Session``: a connection pool plus defaults, over the Rust engine.
+
+The hot path is ``client.get(url)`` with no keyword arguments: it hands the engine the
+precomputed default header list (the ``Headers`` object's internal list, which is never
+mutated in place) and the precomputed timeout tuple, and wraps the result lazily. Anything
+else (params, base_url, per-request headers or timeout, bodies) goes through ``request()``.
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._config import (
+    DEFAULT_MAX_REDIRECTS,
+    UNSET,
+    Limits,
+    Timeout,
+    _Unset,
+    timeout_tuple,
+)
+from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
+from ._models import Headers, Request, Response, _to_str, override_pairs
+from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from types import TracebackType
+    from typing import Any, Self, TypeAlias
+
+    from ._config import TimeoutTypes
+    from ._core import TimeoutTuple
+    from ._models import HeaderTypes
+    from ._urls import ParamTypes
+
+    RequestHeaderTypes: TypeAlias = "HeaderTypes | Mapping[str, str | None]"
+    RequestContent: TypeAlias = "bytes | bytearray | memoryview | str"
+    RequestData: TypeAlias = "Mapping[str, Any] | Sequence[tuple[str, Any]] | str | bytes"
+    Pairs: TypeAlias = "list[tuple[str, str]]"
+
+__all__ = ["Client", "Session"]
+
+_REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
+_BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))
+_FORM = "application/x-www-form-urlencoded"
+_JSON = "application/json"
+# Dropped when a redirect turns the request into a body-less GET.
+_BODY_HEADERS = frozenset(("content-type", "content-length", "transfer-encoding"))
+# Dropped for good once a redirect leaves the origin (HOSTILE.md, E.22). Host is
+# recomputed by the engine for the new origin.
+_ORIGIN_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie", "host"))
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class _ClosedEngine:
+    """Replaces the engine once the client is closed (no per-request "closed?" check)."""
+
+    __slots__ = ()
+
+    def request(self, *args: object) -> _core.RawResponse:
+        raise RuntimeError("Client is closed")
+
+    def close(self) -> None:
+        pass
+
+    def idle_connections(self) -> int:
+        return 0
+
+
+_CLOSED_ENGINE = _ClosedEngine()
+
+
+def _default_headers() -> Pairs:
+    return [("User-Agent", f"nodelay/{_core.__version__}"), ("Accept", "*/*")]
+
+
+def _header_items(headers: RequestHeaderTypes | None) -> list[tuple[str, str | None]]:
+    """Per-request headers as pairs; ``None`` values (Mapping only) mean "remove"."""
+    if headers is None:
+        return []
+    if isinstance(headers, Headers):
+        return list(headers._list)
+    if hasattr(headers, "items"):
+        return [(_to_str(k), None if v is None else _to_str(v)) for k, v in headers.items()]
+    return [(_to_str(k), _to_str(v)) for k, v in headers]
+
+
+def _has_header(pairs: Pairs, lower_name: str) -> bool:
+    return any(name.lower() == lower_name for name, _ in pairs)
+
+
+def _content_bytes(content: RequestContent) -> bytes:
+    if isinstance(content, bytes):
+        return content
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    if isinstance(content, bytearray | memoryview):
+        return bytes(content)
+    raise TypeError(f"content must be bytes or str, got {type(content).__name__}")
+
+
+def _encode_body(
+    method: str,
+    content: RequestContent | None,
+    data: RequestData | None,
+    json: Any,
+) -> tuple[bytes | None, str | None]:
+    """``(body, content_type)`` for the body arguments (at most one may be given)."""
+    if (content is not None) + (data is not None) + (json is not None) > 1:
+        raise TypeError("give at most one of content=, data= and json=")
+    if content is not None:
+        return _content_bytes(content), None
+    if data is not None:
+        if isinstance(data, str | bytes | bytearray | memoryview):
+            return _content_bytes(data), None  # requests: str/bytes data is the raw body
+        from urllib.parse import urlencode
+
+        return urlencode(param_pairs(data)).encode("ascii"), _FORM
+    if json is not None:
+        import json as _json
+
+        text = _json.dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8"), _JSON
+    # No body: POST/PUT/PATCH still say "Content-Length: 0" (b""), others send none.
+    return (b"" if method in _BODY_METHODS else None), None
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None] | None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        return (scheme, parts.hostname, parts.port or _DEFAULT_PORTS.get(scheme))
+    except ValueError:
+        return None  # unparsable: never equal to anything, so credentials get stripped
+
+
+def _without(pairs: Pairs, lower_names: frozenset[str]) -> Pairs:
+    return [pair for pair in pairs if pair[0].lower() not in lower_names]
+
+
+class Client:
+    """An HTTP client with a connection pool, default headers, params and timeout.
+
+    ``base_url``: relative request URLs are joined onto it (its path kept, one ``/`` between).
+    ``headers``: sent with every request after ``User-Agent: nodelay/<version>`` and
+    ``Accept: */*`` (yours replace those by name, case-insensitively, in place); per-request
+    headers replace client headers the same way, and a per-request ``None`` value drops one.
+    ``params``: added to every request's query (per-request params of the same name win).
+    ``timeout``: seconds, ``None``, a ``(connect, read)`` pair or a ``Timeout``; default
+    ``Timeout()`` (connect 10 s, read/write/pool 30 s). ``follow_redirects`` (default False,
+    httpx) and ``max_redirects`` (20). ``limits``: the pool's ``Limits``.
+
+    Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
+    inside the engine and each request runs on its calling thread with the GIL released.
+    Changing a client's settings while other threads send requests is not synchronised.
+
+    Use it as a context manager, or call ``close()``; requests on a closed client raise
+    ``RuntimeError("Client is closed")``.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str = "",
+        headers: HeaderTypes | None = None,
+        params: ParamTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool = False,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        limits: Limits | None = None,
+    ) -> None:
+        if limits is None:
+            limits = Limits()
+        self._limits = limits
+        self._engine: _core.Engine | _ClosedEngine = _core.Engine(
+            max_connections=limits.max_connections,
+            max_keepalive=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+        )
+        self._headers = Headers._from_list(
+            override_pairs(_default_headers(), _header_items(headers))
+        )
+        self._params: Pairs = param_pairs(params)
+        self._base = normalize_base(base_url)
+        self._plain = not self._params and not self._base
+        self._timeout = timeout if isinstance(timeout, Timeout) else Timeout(timeout)
+        self._ttuple: TimeoutTuple = self._timeout.as_tuple()
+        self.follow_redirects = follow_redirects
+        self.max_redirects = max_redirects
+
+    # -- settings ---------------------------------------------------------------------------
+
+    @property
+    def headers(self) -> Headers:
+        """Default headers (mutable: changes apply to the next request)."""
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: HeaderTypes) -> None:
+        self._headers = Headers(value)
+
+    @property
+    def params(self) -> tuple[tuple[str, str], ...]:
+        """Default query parameters as ``(name, value)`` pairs; assign to change them."""
+        return tuple(self._params)
+
+    @params.setter
+    def params(self, value: ParamTypes | None) -> None:
+        self._params = param_pairs(value)
+        self._plain = not self._params and not self._base
+
+    @property
+    def base_url(self) -> str:
+        """The base URL, normalised to end with ``/`` (or ``""``)."""
+        return self._base
+
+    @base_url.setter
+    def base_url(self, value: str) -> None:
+        self._base = normalize_base(value)
+        self._plain = not self._params and not self._base
+
+    @property
+    def timeout(self) -> Timeout:
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, value: TimeoutTypes) -> None:
+        self._timeout = value if isinstance(value, Timeout) else Timeout(value)
+        self._ttuple = self._timeout.as_tuple()
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
+    def is_closed(self) -> bool:
+        return self._engine is _CLOSED_ENGINE
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every pooled connection; later requests raise ``RuntimeError``."""
+        engine = self._engine
+        self._engine = _CLOSED_ENGINE
+        engine.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        json: Any = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a request and read the whole response.
+
+        ``content`` (bytes, or str sent as UTF-8), ``data`` (a dict or pairs, form-encoded;
+        str/bytes are sent as is) and ``json`` (compact JSON) are mutually exclusive.
+        ``allow_redirects`` is requests' name for ``follow_redirects``.
+        """
+        method = method.upper()
+        if type(url) is not str:
+            url = str(url)
+        if not self._plain:
+            url = join_base(self._base, url)
+        url = with_query(url, merge_params(self._params, param_pairs(params)))
+        pairs = override_pairs(self._headers._list, _header_items(headers))
+        body, content_type = _encode_body(method, content, data, json)
+        if content_type is not None and not _has_header(pairs, "content-type"):
+            pairs = [*pairs, ("Content-Type", content_type)]
+        ttuple = self._ttuple if timeout is UNSET else timeout_tuple(timeout)
+        if follow_redirects is None:
+            follow_redirects = self.follow_redirects if allow_redirects is None else allow_redirects
+        response = self._send(method, url, pairs, body, ttuple)
+        if follow_redirects and response._raw.status in _REDIRECT_STATUSES:
+            return self._redirect(response, method, url, pairs, body, ttuple)
+        return response
+
+    def _send(
+        self, method: str, url: str, pairs: Pairs, body: bytes | None, ttuple: TimeoutTuple
+    ) -> Response:
+        """One exchange with the engine; engine errors get ``request`` filled in."""
+        try:
+            raw = self._engine.request(method, url, pairs, body, ttuple)
+        except RequestError as exc:
+            if exc.request is None:
+                exc.request = Request._make(method, url, pairs, body)
+            raise
+        return Response._from_raw(raw, (method, url, pairs, body))
+
+    def _simple(self, method: str, url: str, body: bytes | None) -> Response:
+        """The no-keyword fast path: client defaults only."""
+        if "#" in url:
+            url = url.partition("#")[0]
+        pairs = self._headers._list
+        ttuple = self._ttuple
+        try:
+            raw = self._engine.request(method, url, pairs, body, ttuple)
+        except RequestError as exc:
+            if exc.request is None:
+                exc.request = Request._make(method, url, pairs, body)
+            raise
+        response = Response._from_raw(raw, (method, url, pairs, body))
+        if self.follow_redirects and raw.status in _REDIRECT_STATUSES:
+            return self._redirect(response, method, url, pairs, body, ttuple)
+        return response
+
+    def _redirect(
+        self,
+        response: Response,
+        method: str,
+        url: str,
+        pairs: Pairs,
+        body: bytes | None,
+        ttuple: TimeoutTuple,
+    ) -> Response:
+        """Follow ``response``'s redirect chain (http/https only, at most max_redirects)."""
+        from urllib.parse import urljoin
+
+        history: list[Response] = []
+        while True:
+            raw = response._raw
+            status = raw.status
+            if status not in _REDIRECT_STATUSES:
+                break
+            location = raw.header("location")
+            if location is None:
+                break
+            if len(history) >= self.max_redirects:
+                raise TooManyRedirects(
+                    f"Exceeded the maximum of {self.max_redirects} redirects",
+                    request=response.request,
+                    url=url,
+                    history=[*history, response],
+                )
+            next_url = urljoin(url, location.strip()).partition("#")[0]
+            scheme = next_url.partition(":")[0].lower() if ":" in next_url else ""
+            if scheme not in _DEFAULT_PORTS:
+                raise UnsupportedProtocol(
+                    f"Refusing to follow a redirect to {next_url!r}: "
+                    "only http and https are allowed",
+                    request=response.request,
+                    url=next_url,
+                )
+            if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+                method = "GET"
+                body = None
+                pairs = _without(pairs, _BODY_HEADERS)
+            if _origin(next_url) != _origin(url) or _origin(url) is None:
+                pairs = _without(pairs, _ORIGIN_HEADERS)
+            response._history = history[:]
+            history.append(response)
+            url = next_url
+            response = self._send(method, url, pairs, body, ttuple)
+        response._history = history
+        return response
+
+    def get(
+        self,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a GET request."""
+        if (
+            params is None
+            and headers is None
+            and timeout is UNSET
+            and follow_redirects is None
+            and allow_redirects is None
+            and self._plain
+            and type(url) is str
+        ):
+            return self._simple("GET", url, None)
+        return self.request(
+            "GET",
+            url,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+    def head(
+        self,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a HEAD request."""
+        return self.request(
+            "HEAD",
+            url,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+    def options(
+        self,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send an OPTIONS request."""
+        return self.request(
+            "OPTIONS",
+            url,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+    def delete(
+        self,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a DELETE request."""
+        return self.request(
+            "DELETE",
+            url,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+    def post(
+        self,
+        url: str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        json: Any = None,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a POST request."""
+        return self.request(
+            "POST",
+            url,
+            content=content,
+            data=data,
+            json=json,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+    def put(
+        self,
+        url: str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        json: Any = None,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a PUT request."""
+        return self.request(
+            "PUT",
+            url,
+            content=content,
+            data=data,
+            json=json,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+    def patch(
+        self,
+        url: str,
+        *,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        json: Any = None,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+    ) -> Response:
+        """Send a PATCH request."""
+        return self.request(
+            "PATCH",
+            url,
+            content=content,
+            data=data,
+            json=json,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+        )
+
+
+class Session(Client):
+    """A ``Client`` that follows redirects by default, as ``requests.Session`` does.
+
+    Everything else is ``Client``: same arguments, same thread safety.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str = "",
+        headers: HeaderTypes | None = None,
+        params: ParamTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool = True,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        limits: Limits | None = None,
+    ) -> None:
+        super().__init__(
+            base_url=base_url,
+            headers=headers,
+            params=params,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            max_redirects=max_redirects,
+            limits=limits,
+        )

@@ -1,0 +1,236 @@
+"""Defaults, ``Timeout`` and ``Limits``.
+
+Every default is a named constant with its unit and reason (see HOSTILE.md: all
+timeouts are finite, so a silent peer can never hang a program forever).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    from ._core import TimeoutTuple
+
+    TimeoutTypes: TypeAlias = "float | tuple[float | None, float | None] | Timeout | None"
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_KEEPALIVE_EXPIRY",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_KEEPALIVE",
+    "DEFAULT_MAX_REDIRECTS",
+    "DEFAULT_POOL_TIMEOUT",
+    "DEFAULT_READ_TIMEOUT",
+    "DEFAULT_WRITE_TIMEOUT",
+    "Limits",
+    "Timeout",
+]
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+"""Seconds to establish a TCP connection. Long enough for a slow network, short
+enough that an unroutable address fails in reasonable time (HOSTILE.md defaults)."""
+
+DEFAULT_READ_TIMEOUT = 30.0
+"""Seconds of read *inactivity* (between two received bytes), not a total deadline."""
+
+DEFAULT_WRITE_TIMEOUT = 30.0
+"""Seconds a write may block (peer not reading)."""
+
+DEFAULT_POOL_TIMEOUT = 30.0
+"""Seconds to wait for a free connection when ``max_connections`` are all busy."""
+
+DEFAULT_MAX_REDIRECTS = 20
+"""Redirects followed before ``TooManyRedirects`` (as browsers, curl and httpx do)."""
+
+DEFAULT_MAX_CONNECTIONS = 100
+"""Connections per client (busy + idle), over all origins."""
+
+DEFAULT_MAX_KEEPALIVE = 20
+"""Idle connections kept in the pool for reuse."""
+
+DEFAULT_KEEPALIVE_EXPIRY = 5.0
+"""Seconds an idle connection stays pooled. Servers commonly close idle connections
+after 5-60 s; expiring first avoids most races with a closing server."""
+
+
+class _Unset:
+    """Sentinel type for "argument not given" (``None`` means "no timeout")."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __reduce__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
+
+
+class Timeout:
+    """Deadlines for one request, in seconds; ``None`` disables one.
+
+    - ``Timeout()`` uses the defaults (connect 10 s, read 30 s, write 30 s, pool 30 s, no total).
+    - ``Timeout(5.0)`` sets connect, read, write and pool to 5 s; keywords override:
+      ``Timeout(5.0, connect=1.0)``.
+    - ``Timeout(None)`` disables every deadline.
+    - ``Timeout((connect, read))`` is the requests-style pair.
+    - ``Timeout(other_timeout)`` copies one.
+
+    ``read`` bounds inactivity between received bytes; ``total`` (off unless given) bounds the
+    whole request, from the first connect attempt to the last body byte.
+    """
+
+    __slots__ = ("connect", "pool", "read", "total", "write")
+
+    connect: float | None
+    read: float | None
+    write: float | None
+    pool: float | None
+    total: float | None
+
+    def __init__(
+        self,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        *,
+        connect: float | _Unset | None = UNSET,
+        read: float | _Unset | None = UNSET,
+        write: float | _Unset | None = UNSET,
+        pool: float | _Unset | None = UNSET,
+        total: float | None = None,
+    ) -> None:
+        base: tuple[float | None, float | None, float | None, float | None]
+        if isinstance(timeout, _Unset):
+            base = (
+                DEFAULT_CONNECT_TIMEOUT,
+                DEFAULT_READ_TIMEOUT,
+                DEFAULT_WRITE_TIMEOUT,
+                DEFAULT_POOL_TIMEOUT,
+            )
+        elif isinstance(timeout, Timeout):
+            base = (timeout.connect, timeout.read, timeout.write, timeout.pool)
+            if total is None:
+                total = timeout.total
+        elif isinstance(timeout, tuple):
+            if len(timeout) != 2:
+                raise TypeError(
+                    f"a timeout tuple must be (connect, read), got {len(timeout)} items"
+                )
+            base = (
+                _seconds(timeout[0]),
+                _seconds(timeout[1]),
+                DEFAULT_WRITE_TIMEOUT,
+                DEFAULT_POOL_TIMEOUT,
+            )
+        else:
+            t = _seconds(timeout)
+            base = (t, t, t, t)
+        self.connect = base[0] if isinstance(connect, _Unset) else _seconds(connect)
+        self.read = base[1] if isinstance(read, _Unset) else _seconds(read)
+        self.write = base[2] if isinstance(write, _Unset) else _seconds(write)
+        self.pool = base[3] if isinstance(pool, _Unset) else _seconds(pool)
+        self.total = _seconds(total)
+
+    def as_tuple(self) -> TimeoutTuple:
+        """``(connect, read, write, pool, total)``, the form the engine takes."""
+        return (self.connect, self.read, self.write, self.pool, self.total)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Timeout):
+            return NotImplemented
+        return self.as_tuple() == other.as_tuple()
+
+    def __hash__(self) -> int:
+        return hash(self.as_tuple())
+
+    def __repr__(self) -> str:
+        c, r, w, p, t = self.as_tuple()
+        if c == r == w == p and t is None:
+            return f"Timeout(timeout={c})"
+        extra = "" if t is None else f", total={t}"
+        return f"Timeout(connect={c}, read={r}, write={w}, pool={p}{extra})"
+
+    def __getstate__(self) -> tuple[float | None, ...]:
+        return self.as_tuple()
+
+    def __setstate__(self, state: tuple[float | None, ...]) -> None:
+        self.connect, self.read, self.write, self.pool, self.total = state
+
+
+def _seconds(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"a timeout must be a number of seconds or None, got {value!r}")
+    if value < 0:
+        raise ValueError(f"a timeout cannot be negative, got {value!r}")
+    return float(value)
+
+
+def timeout_tuple(timeout: TimeoutTypes | _Unset) -> TimeoutTuple:
+    """The engine tuple for a ``timeout=`` argument (``UNSET`` means the defaults)."""
+    if isinstance(timeout, Timeout):
+        return timeout.as_tuple()
+    return Timeout(timeout).as_tuple()
+
+
+class Limits:
+    """Connection pool limits (``None`` means unbounded).
+
+    ``max_connections``: connections per client, busy or idle; when all are busy a request
+    waits up to the pool timeout. ``max_keepalive_connections`` (alias ``max_keepalive``):
+    idle connections kept for reuse. ``keepalive_expiry``: seconds an idle connection is kept.
+    """
+
+    __slots__ = ("keepalive_expiry", "max_connections", "max_keepalive_connections")
+
+    max_connections: int | None
+    max_keepalive_connections: int | None
+    keepalive_expiry: float | None
+
+    def __init__(
+        self,
+        max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
+        max_keepalive_connections: int | None = DEFAULT_MAX_KEEPALIVE,
+        keepalive_expiry: float | None = DEFAULT_KEEPALIVE_EXPIRY,
+        *,
+        max_keepalive: int | _Unset | None = UNSET,
+    ) -> None:
+        if not isinstance(max_keepalive, _Unset):
+            max_keepalive_connections = max_keepalive
+        for name, value in (
+            ("max_connections", max_connections),
+            ("max_keepalive_connections", max_keepalive_connections),
+            ("keepalive_expiry", keepalive_expiry),
+        ):
+            if value is not None and (isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name} must be a non-negative number or None, got {value!r}")
+        self.max_connections = max_connections
+        self.max_keepalive_connections = max_keepalive_connections
+        self.keepalive_expiry = keepalive_expiry
+
+    @property
+    def max_keepalive(self) -> int | None:
+        """Alias of ``max_keepalive_connections``."""
+        return self.max_keepalive_connections
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Limits):
+            return NotImplemented
+        return (
+            self.max_connections == other.max_connections
+            and self.max_keepalive_connections == other.max_keepalive_connections
+            and self.keepalive_expiry == other.keepalive_expiry
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.max_connections, self.max_keepalive_connections, self.keepalive_expiry))
+
+    def __repr__(self) -> str:
+        return (
+            f"Limits(max_connections={self.max_connections}, "
+            f"max_keepalive_connections={self.max_keepalive_connections}, "
+            f"keepalive_expiry={self.keepalive_expiry})"
+        )

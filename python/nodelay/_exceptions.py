@@ -1,0 +1,248 @@
+"""The nodelay exception tree (httpx's names; the Rust engine raises these classes).
+
+Our exception hierarchy::
+
+    HTTPError
+    ├── RequestError               (.request, .url)
+    │   ├── TransportError
+    │   │   ├── TimeoutException   (also a built-in TimeoutError)
+    │   │   │   ├── ConnectTimeout
+    │   │   │   ├── ReadTimeout
+    │   │   │   ├── WriteTimeout
+    │   │   │   └── PoolTimeout
+    │   │   ├── NetworkError
+    │   │   │   ├── ConnectError
+    │   │   │   ├── ReadError
+    │   │   │   ├── WriteError
+    │   │   │   └── CloseError
+    │   │   ├── ProtocolError
+    │   │   │   ├── LocalProtocolError
+    │   │   │   └── RemoteProtocolError
+    │   │   ├── ProxyError
+    │   │   └── UnsupportedProtocol
+    │   ├── DecodingError
+    │   └── TooManyRedirects       (.history)
+    └── HTTPStatusError            (.request, .response)
+    InvalidURL
+
+The native module (``nodelay._core``) looks classes up by name in this module and
+raises them as ``cls(message, url=url)``; the Python layer then fills in ``request``.
+
+``str(exc)`` is the message. Every exception pickles (class, message, ``url``,
+``request``, ``response``, ``history`` survive the round trip). A ``Response`` pickles as a
+detached copy (status, headers, content, url, request), no longer tied to the engine.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._models import Request, Response
+
+__all__ = [
+    "CloseError",
+    "ConnectError",
+    "ConnectTimeout",
+    "DecodingError",
+    "HTTPError",
+    "HTTPStatusError",
+    "InvalidURL",
+    "LocalProtocolError",
+    "NetworkError",
+    "PoolTimeout",
+    "ProtocolError",
+    "ProxyError",
+    "ReadError",
+    "ReadTimeout",
+    "RemoteProtocolError",
+    "RequestError",
+    "TimeoutException",
+    "TooManyRedirects",
+    "TransportError",
+    "UnsupportedProtocol",
+    "WriteError",
+    "WriteTimeout",
+]
+
+
+def _rebuild(cls: type[BaseException], message: str, kwargs: dict[str, Any]) -> BaseException:
+    """Unpickle helper: keyword-only constructors cannot go through ``BaseException.args``."""
+    return cls(message, **kwargs)
+
+
+class HTTPError(Exception):
+    """Base class for ``RequestError`` and ``HTTPStatusError``.
+
+    Useful for ``try...except`` blocks around ``response.raise_for_status()``.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, self._pickle_kwargs()))
+
+
+class RequestError(HTTPError):
+    """An error occurred while issuing a request.
+
+    ``url`` is the URL the engine was talking to (for redirects, the current hop);
+    ``request`` is the ``Request`` being sent, or None when the error was raised
+    before one existed.
+    """
+
+    def __init__(
+        self, message: str, *, request: Request | None = None, url: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.request = request
+        if url is None and request is not None:
+            url = request.url
+        self.url = url
+
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        return {"request": self.request, "url": self.url}
+
+
+class TransportError(RequestError):
+    """An error occurred at the transport layer (connection, I/O, framing)."""
+
+
+# Timeout exceptions...
+
+
+class TimeoutException(TransportError, TimeoutError):
+    """The base class for timeout errors; also a built-in ``TimeoutError``.
+
+    An operation has timed out.
+    """
+
+    def __str__(self) -> str:
+        # TimeoutError is an OSError; keep ``str(exc)`` equal to the message.
+        return self.message
+
+
+class ConnectTimeout(TimeoutException):
+    """Timed out while connecting to the host."""
+
+
+class ReadTimeout(TimeoutException):
+    """Timed out while receiving data from the host."""
+
+
+class WriteTimeout(TimeoutException):
+    """Timed out while sending data to the host."""
+
+
+class PoolTimeout(TimeoutException):
+    """Timed out waiting to acquire a connection from the pool."""
+
+
+# Core networking exceptions...
+
+
+class NetworkError(TransportError):
+    """The base class for network-related errors.
+
+    An error occurred while interacting with the network.
+    """
+
+
+class ReadError(NetworkError):
+    """Failed to receive data from the network."""
+
+
+class WriteError(NetworkError):
+    """Failed to send data through the network."""
+
+
+class ConnectError(NetworkError):
+    """Failed to establish a connection."""
+
+
+class CloseError(NetworkError):
+    """Failed to close a connection."""
+
+
+# Other transport exceptions...
+
+
+class ProxyError(TransportError):
+    """An error occurred while establishing a proxy connection."""
+
+
+class UnsupportedProtocol(TransportError):
+    """Attempted to make a request to an unsupported protocol (URL scheme)."""
+
+
+class ProtocolError(TransportError):
+    """The protocol was violated."""
+
+
+class LocalProtocolError(ProtocolError):
+    """A protocol was violated by the client (e.g. CR/LF in a header); nothing was sent."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The protocol was violated by the server (malformed or truncated response)."""
+
+
+# Other request exceptions...
+
+
+class DecodingError(RequestError):
+    """Decoding of the response failed, due to a malformed encoding."""
+
+
+class TooManyRedirects(RequestError):
+    """Too many redirects; ``history`` holds the redirect responses received."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        request: Request | None = None,
+        url: str | None = None,
+        history: list[Response] | None = None,
+    ) -> None:
+        super().__init__(message, request=request, url=url)
+        self.history: list[Response] = [] if history is None else history
+
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        return {"request": self.request, "url": self.url, "history": self.history}
+
+
+# Client errors
+
+
+class HTTPStatusError(HTTPError):
+    """The response had an error HTTP status of 4xx or 5xx.
+
+    May be raised when calling ``response.raise_for_status()``.
+    """
+
+    def __init__(self, message: str, *, request: Request | None, response: Response) -> None:
+        super().__init__(message)
+        self.request = request
+        self.response = response
+
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        return {"request": self.request, "response": self.response}
+
+
+class InvalidURL(Exception):
+    """URL is improperly formed or cannot be parsed."""
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.url = url
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, {"url": self.url}))

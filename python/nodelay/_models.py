@@ -1,0 +1,626 @@
+"""``Headers``, ``Request`` and ``Response``.
+
+Objects coming from the engine stay raw until touched: a ``Response`` holds the native
+``RawResponse`` and builds ``headers``, ``text``, ``elapsed``... on first access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+
+from ._exceptions import HTTPStatusError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from typing import Any, Protocol, TypeAlias
+
+    HeaderTypes: TypeAlias = (
+        "Headers | Mapping[str, str] | Mapping[bytes, bytes] | Iterable[tuple[str, str]]"
+        " | Iterable[tuple[bytes, bytes]]"
+    )
+
+    class _RawLike(Protocol):
+        """What ``Response`` needs from ``nodelay._core.RawResponse``."""
+
+        @property
+        def status(self) -> int: ...
+        @property
+        def version(self) -> str: ...
+        @property
+        def reason(self) -> str: ...
+        @property
+        def url(self) -> str: ...
+        @property
+        def content(self) -> bytes: ...
+        @property
+        def elapsed(self) -> float: ...
+        def headers(self) -> list[tuple[str, str]]: ...
+        def header(self, name: str) -> str | None: ...
+
+
+__all__ = ["Headers", "Request", "Response", "override_pairs"]
+
+
+def _to_str(value: str | bytes) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("latin-1")
+    raise TypeError(f"header names and values must be str or bytes, got {value!r}")
+
+
+def _pairs(headers: HeaderTypes | None) -> list[tuple[str, str]]:
+    """Normalise any accepted header input into a fresh list of ``(str, str)``."""
+    if headers is None:
+        return []
+    if isinstance(headers, Headers):
+        return headers._list[:]
+    items: Iterable[Any] = headers.items() if isinstance(headers, Mapping) else headers
+    return [(_to_str(k), _to_str(v)) for k, v in items]
+
+
+def override_pairs(
+    base: list[tuple[str, str]], extra: Sequence[tuple[str, str | None]]
+) -> list[tuple[str, str]]:
+    """``base`` with the names in ``extra`` replaced, case-insensitively.
+
+    The replacement fields take the position of the first replaced one, so the order of
+    ``base`` is kept; names new to ``base`` are appended in ``extra``'s order. A ``None``
+    value removes that name (requests' way to drop a client header for one request).
+    Returns ``base`` itself when ``extra`` is empty (callers never mutate it).
+    """
+    if not extra:
+        return base
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name, value in extra:
+        fields = groups.setdefault(name.lower(), [])
+        if value is not None:
+            fields.append((name, value))
+    out: list[tuple[str, str]] = []
+    placed: set[str] = set()
+    for pair in base:
+        key = pair[0].lower()
+        replacement = groups.get(key)
+        if replacement is None:
+            out.append(pair)
+        elif key not in placed:
+            placed.add(key)
+            out.extend(replacement)
+    for key, fields in groups.items():
+        if key not in placed:
+            out.extend(fields)
+    return out
+
+
+class Headers(MutableMapping[str, str]):
+    """Case-insensitive, multi-valued, order-preserving HTTP headers (like ``httpx.Headers``).
+
+    ``headers["name"]`` joins repeated fields with ``", "``; ``get_list()`` returns them
+    separately and ``multi_items()`` / ``raw`` give every ``(name, value)`` pair in order,
+    names spelt as received or given. Iteration yields each distinct name once (first
+    spelling). Equality with a dict, a list of pairs or another ``Headers`` ignores name case
+    and order.
+
+    Internally the pairs are a list that is never mutated once built (mutations build a new
+    list), so it can be handed to the engine and shared by requests without copying.
+    """
+
+    __slots__ = ("_index", "_list")
+
+    _list: list[tuple[str, str]]
+    _index: dict[str, list[str]] | None
+
+    def __init__(self, headers: HeaderTypes | None = None) -> None:
+        self._list = _pairs(headers)
+        self._index = None
+
+    @classmethod
+    def _from_list(cls, pairs: list[tuple[str, str]]) -> Headers:
+        """Wrap a list of ``(str, str)`` without copying or checking (engine output)."""
+        self = cls.__new__(cls)
+        self._list = pairs
+        self._index = None
+        return self
+
+    def _idx(self) -> dict[str, list[str]]:
+        index = self._index
+        if index is None:
+            index = {}
+            for name, value in self._list:
+                key = name.lower()
+                values = index.get(key)
+                if values is None:
+                    index[key] = [value]
+                else:
+                    values.append(value)
+            self._index = index
+        return index
+
+    def _set_list(self, pairs: list[tuple[str, str]]) -> None:
+        self._list = pairs
+        self._index = None
+
+    # -- reading --------------------------------------------------------------------------
+
+    def __getitem__(self, key: str) -> str:
+        values = self._idx().get(key.lower())
+        if values is None:
+            raise KeyError(key)
+        return values[0] if len(values) == 1 else ", ".join(values)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._idx()
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for name, _ in self._list:
+            key = name.lower()
+            if key not in seen:
+                seen.add(key)
+                yield name
+
+    def __len__(self) -> int:
+        return len(self._idx())
+
+    def get_list(self, key: str) -> list[str]:
+        """Every value of the named header, in order (empty list when absent)."""
+        return list(self._idx().get(key.lower(), ()))
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        """Every ``(name, value)`` pair, repeated names included, in order."""
+        return self._list[:]
+
+    @property
+    def raw(self) -> list[tuple[str, str]]:
+        """Every ``(name, value)`` pair as given or received (a copy)."""
+        return self._list[:]
+
+    def copy(self) -> Headers:
+        """An independent copy."""
+        return Headers._from_list(self._list[:])
+
+    # -- writing (each mutation builds a new list) ------------------------------------------
+
+    def __setitem__(self, key: str, value: str) -> None:
+        """Set a header, replacing every field of that name at the first one's position."""
+        key = _to_str(key)
+        value = _to_str(value)
+        lower = key.lower()
+        out: list[tuple[str, str]] = []
+        found = False
+        for pair in self._list:
+            if pair[0].lower() == lower:
+                if not found:
+                    found = True
+                    out.append((pair[0], value))
+            else:
+                out.append(pair)
+        if not found:
+            out.append((key, value))
+        self._set_list(out)
+
+    def __delitem__(self, key: str) -> None:
+        lower = key.lower()
+        out = [pair for pair in self._list if pair[0].lower() != lower]
+        if len(out) == len(self._list):
+            raise KeyError(key)
+        self._set_list(out)
+
+    def add(self, key: str, value: str) -> None:
+        """Append one more field (keeps existing fields of that name)."""
+        self._set_list([*self._list, (_to_str(key), _to_str(value))])
+
+    def update(self, headers: HeaderTypes | None = None, /, **kwargs: str) -> None:  # type: ignore[override]
+        """Replace the named headers by the given ones, in place of the first old field
+        (every given value of a repeated name is kept; new names are appended)."""
+        new = _pairs(headers)
+        new.extend(kwargs.items())
+        if new:
+            self._set_list(override_pairs(self._list, new))
+
+    def clear(self) -> None:
+        self._set_list([])
+
+    # -- comparison and display ------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            other_list = _pairs(other)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        mine = sorted((n.lower(), v) for n, v in self._list)
+        return mine == sorted((n.lower(), v) for n, v in other_list)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        names = [name.lower() for name, _ in self._list]
+        if len(set(names)) == len(names):
+            return f"Headers({dict(self._list)!r})"
+        return f"Headers({self._list!r})"
+
+    def __getstate__(self) -> list[tuple[str, str]]:
+        return self._list
+
+    def __setstate__(self, state: list[tuple[str, str]]) -> None:
+        self._list = state
+        self._index = None
+
+
+class Request:
+    """A request as sent: ``method``, ``url`` (str, with the query), ``headers``, ``content``.
+
+    ``headers`` are the ones nodelay passed to the engine; the engine adds ``Host`` and
+    ``Content-Length`` on the wire.
+    """
+
+    __slots__ = ("_headers", "_pairs", "content", "method", "url")
+
+    method: str
+    url: str
+    content: bytes
+    _pairs: list[tuple[str, str]]
+    _headers: Headers | None
+
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: HeaderTypes | None = None,
+        content: bytes | str | None = None,
+    ) -> None:
+        self.method = method.upper()
+        self.url = str(url)
+        self._pairs = _pairs(headers)
+        self._headers = None
+        if content is None:
+            content = b""
+        elif isinstance(content, str):
+            content = content.encode("utf-8")
+        self.content = bytes(content)
+
+    @classmethod
+    def _make(
+        cls, method: str, url: str, pairs: list[tuple[str, str]], body: bytes | None
+    ) -> Request:
+        """Cheap constructor for the client: ``pairs`` is shared, never mutated."""
+        self = cls.__new__(cls)
+        self.method = method
+        self.url = url
+        self._pairs = pairs
+        self._headers = None
+        self.content = b"" if body is None else body
+        return self
+
+    @property
+    def headers(self) -> Headers:
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = Headers._from_list(self._pairs[:])
+        return headers
+
+    @headers.setter
+    def headers(self, value: HeaderTypes) -> None:
+        self._headers = Headers(value)
+
+    def __repr__(self) -> str:
+        return f"<Request({self.method!r}, {self.url!r})>"
+
+    def __getstate__(self) -> tuple[str, str, list[tuple[str, str]], bytes]:
+        pairs = self._headers._list if self._headers is not None else self._pairs
+        return (self.method, self.url, pairs, self.content)
+
+    def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
+        self.method, self.url, self._pairs, self.content = state
+        self._headers = None
+
+
+class _DetachedRaw:
+    """Stands in for ``_core.RawResponse`` in responses built by users (tests, mocks)."""
+
+    __slots__ = ("_pairs", "content", "elapsed", "reason", "status", "url", "version")
+
+    def __init__(
+        self,
+        status: int,
+        pairs: list[tuple[str, str]],
+        content: bytes,
+        url: str = "",
+        version: str = "HTTP/1.1",
+        reason: str = "",
+        elapsed: float = 0.0,
+    ) -> None:
+        self.status = status
+        self._pairs = pairs
+        self.content = content
+        self.url = url
+        self.version = version
+        self.reason = reason
+        self.elapsed = elapsed
+
+    def headers(self) -> list[tuple[str, str]]:
+        return self._pairs
+
+    def header(self, name: str) -> str | None:
+        lower = name.lower()
+        for key, value in self._pairs:
+            if key.lower() == lower:
+                return value
+        return None
+
+
+_REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
+
+
+def _standard_reason(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _charset(content_type: str | None) -> str | None:
+    """The ``charset`` parameter of a Content-Type value, if any."""
+    if not content_type:
+        return None
+    for param in content_type.split(";")[1:]:
+        name, sep, value = param.partition("=")
+        if sep and name.strip().lower() == "charset":
+            value = value.strip().strip("\"'").strip()
+            return value or None
+    return None
+
+
+class Response:
+    """An HTTP response; the body is fully read.
+
+    Engine responses wrap a ``nodelay._core.RawResponse`` and build every derived field on
+    first access. ``Response(status_code, headers=..., content=..., request=...)`` builds one
+    by hand (for tests and mocks).
+    """
+
+    __slots__ = ("_encoding", "_headers", "_history", "_raw", "_request", "_text")
+
+    _raw: _RawLike
+    _request: Request | tuple[str, str, list[tuple[str, str]], bytes | None] | None
+    _headers: Headers | None
+    _history: list[Response] | None
+    _encoding: str | None
+    _text: str | None
+
+    def __init__(
+        self,
+        status_code: int,
+        *,
+        headers: HeaderTypes | None = None,
+        content: bytes | str = b"",
+        request: Request | None = None,
+        url: str | None = None,
+    ) -> None:
+        if isinstance(content, str):
+            content = content.encode("utf-8")
+        if url is None:
+            url = request.url if request is not None else ""
+        self._raw = _DetachedRaw(int(status_code), _pairs(headers), bytes(content), url)
+        self._request = request
+        self._headers = None
+        self._history = None
+        self._encoding = None
+        self._text = None
+
+    @classmethod
+    def _from_raw(
+        cls,
+        raw: _RawLike,
+        request: Request | tuple[str, str, list[tuple[str, str]], bytes | None] | None,
+    ) -> Response:
+        """Wrap an engine response. ``request`` may be ``(method, url, pairs, body)``:
+        the ``Request`` object is then only built if someone asks for it."""
+        self = cls.__new__(cls)
+        self._raw = raw
+        self._request = request
+        self._headers = None
+        self._history = None
+        self._encoding = None
+        self._text = None
+        return self
+
+    # -- status ---------------------------------------------------------------------------
+
+    @property
+    def status_code(self) -> int:
+        return self._raw.status
+
+    @property
+    def reason_phrase(self) -> str:
+        """The reason phrase the server sent (the standard one when it sent none)."""
+        return self._raw.reason or _standard_reason(self._raw.status)
+
+    @property
+    def reason(self) -> str:
+        """requests' name for ``reason_phrase``."""
+        return self.reason_phrase
+
+    @property
+    def http_version(self) -> str:
+        """``"HTTP/1.1"`` or ``"HTTP/1.0"``."""
+        return self._raw.version
+
+    @property
+    def is_informational(self) -> bool:
+        return 100 <= self._raw.status < 200
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self._raw.status < 300
+
+    @property
+    def is_redirect(self) -> bool:
+        """A 3xx status (see ``has_redirect_location`` for "can be followed")."""
+        return 300 <= self._raw.status < 400
+
+    @property
+    def is_client_error(self) -> bool:
+        return 400 <= self._raw.status < 500
+
+    @property
+    def is_server_error(self) -> bool:
+        return 500 <= self._raw.status < 600
+
+    @property
+    def is_error(self) -> bool:
+        return 400 <= self._raw.status < 600
+
+    @property
+    def ok(self) -> bool:
+        """requests' name: True unless the status is 4xx or 5xx."""
+        return not self.is_error
+
+    @property
+    def has_redirect_location(self) -> bool:
+        """A 301/302/303/307/308 with a ``Location`` header."""
+        return self._raw.status in _REDIRECT_STATUSES and self._raw.header("location") is not None
+
+    def raise_for_status(self) -> Response:
+        """Raise ``HTTPStatusError`` for a 4xx or 5xx status; return ``self`` otherwise."""
+        status = self._raw.status
+        if status < 400 or status >= 600:
+            return self
+        kind = "Client error" if status < 500 else "Server error"
+        message = (
+            f"{kind} '{status} {self.reason_phrase}' for url '{self.url}'\n"
+            f"For more information check: "
+            f"https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/{status}"
+        )
+        raise HTTPStatusError(message, request=self.request, response=self)
+
+    # -- metadata -------------------------------------------------------------------------
+
+    @property
+    def headers(self) -> Headers:
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = Headers._from_list(self._raw.headers())
+        return headers
+
+    @property
+    def url(self) -> str:
+        """The URL of this response (for redirects, the last hop)."""
+        return self._raw.url
+
+    @property
+    def elapsed(self) -> datetime.timedelta:
+        """Time from sending the request to the end of the body."""
+        from datetime import timedelta
+
+        return timedelta(seconds=self._raw.elapsed)
+
+    @property
+    def request(self) -> Request | None:
+        request = self._request
+        if isinstance(request, tuple):
+            request = self._request = Request._make(*request)
+        return request
+
+    @request.setter
+    def request(self, value: Request | None) -> None:
+        self._request = value
+
+    @property
+    def history(self) -> list[Response]:
+        """Earlier responses of a redirect chain, oldest first."""
+        history = self._history
+        if history is None:
+            history = self._history = []
+        return history
+
+    @history.setter
+    def history(self, value: list[Response]) -> None:
+        self._history = list(value)
+
+    # -- body -----------------------------------------------------------------------------
+
+    @property
+    def content(self) -> bytes:
+        return self._raw.content
+
+    @property
+    def encoding(self) -> str:
+        """The charset used by ``text``: set by you, else Content-Type's, else utf-8."""
+        encoding = self._encoding
+        if encoding is None:
+            encoding = _charset(self._content_type()) or "utf-8"
+        return encoding
+
+    @encoding.setter
+    def encoding(self, value: str | None) -> None:
+        self._encoding = value
+        self._text = None
+
+    def _content_type(self) -> str | None:
+        if self._headers is not None:
+            return self._headers.get("content-type")
+        return self._raw.header("content-type")
+
+    @property
+    def text(self) -> str:
+        """The body decoded with ``encoding`` (undecodable bytes replaced)."""
+        text = self._text
+        if text is None:
+            content = self._raw.content
+            try:
+                text = content.decode(self.encoding, errors="replace")
+            except LookupError:  # unknown charset name from the server
+                text = content.decode("utf-8", errors="replace")
+            self._text = text
+        return text
+
+    def json(self, **kwargs: Any) -> Any:
+        """``json.loads`` of the body (UTF-8/16/32 detected as RFC 8259 allows)."""
+        import json
+
+        return json.loads(self._raw.content, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Response [{self._raw.status} {self.reason_phrase}]>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A detached copy: the native RawResponse does not pickle.
+        raw = self._raw
+        state = (
+            raw.status,
+            raw.headers(),
+            raw.content,
+            raw.url,
+            raw.version,
+            raw.reason,
+            raw.elapsed,
+            self.request,
+            self._history,
+            self._encoding,
+        )
+        return (_unpickle_response, state)
+
+
+def _unpickle_response(
+    status: int,
+    pairs: list[tuple[str, str]],
+    content: bytes,
+    url: str,
+    version: str,
+    reason: str,
+    elapsed: float,
+    request: Request | None,
+    history: list[Response] | None,
+    encoding: str | None,
+) -> Response:
+    response = Response._from_raw(
+        _DetachedRaw(status, pairs, content, url, version, reason, elapsed), request
+    )
+    response._history = history
+    response._encoding = encoding
+    return response

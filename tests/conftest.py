@@ -1,0 +1,55 @@
+"""Shared fixtures: the embedded server, a client and scripted raw-socket servers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import nodelay
+import pytest
+from nodelay import _core
+from scripted import ScriptedServer, Step
+
+ALPHABET = b"abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def expected_bytes(n: int) -> bytes:
+    """The body of the embedded server's ``/bytes/{n}`` and ``/chunked/{n}`` routes."""
+    return (ALPHABET * (n // len(ALPHABET) + 1))[:n]
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[_core.TestServer]:
+    """The embedded test server (Rust), shared by the whole session."""
+    srv = _core.TestServer("127.0.0.1", 0, 2)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture(scope="session")
+def other_server() -> Iterator[_core.TestServer]:
+    """A second embedded server: another origin (same host, other port)."""
+    srv = _core.TestServer("127.0.0.1", 0, 1)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def client() -> Iterator[nodelay.Client]:
+    with nodelay.Client() as c:
+        yield c
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., ScriptedServer]]:
+    """Factory: ``scripted(script0, script1, ...)`` starts a ``ScriptedServer``; all are
+    stopped at teardown."""
+    servers: list[ScriptedServer] = []
+
+    def make(*scripts: Sequence[Step]) -> ScriptedServer:
+        srv = ScriptedServer(*scripts)
+        servers.append(srv)
+        return srv
+
+    yield make
+    for srv in servers:
+        srv.close()
