@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10"
+DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10" "trustme>=1.1"
 export VIRTUAL_ENV := $(abspath $(VENV))
 
 .PHONY: all venv dev release test test-rust test-python lint bench clean
@@ -30,7 +30,7 @@ test-rust:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 lint: venv
-	$(BIN)/ruff check python tests
+	$(BIN)/ruff check python tests scripts
 	$(BIN)/mypy
 
 test-python: dev
@@ -38,8 +38,11 @@ test-python: dev
 
 test: dev test-rust lint test-python
 
+# Until the benchmark lab lands: the workload-a smoke benchmark (nodelay vs
+# http.client and pycurl, each in its own pinned process).
 bench: release
-	$(PY) -m nodelay bench --quick
+	$(PY) -m pip install --quiet pycurl || echo "pycurl could not be installed; its row is skipped"
+	$(PY) scripts/smoke_bench.py
 
 clean:
 	rm -rf $(VENV) target

@@ -314,3 +314,72 @@ def test_connection_refused_is_connect_error() -> None:
 def test_unusable_urls(client: nodelay.Client, url: str) -> None:
     with pytest.raises((nodelay.UnsupportedProtocol, nodelay.InvalidURL)):
         client.get(url)
+
+
+def test_response_fields_stay_lazy(server: _core.TestServer, client: nodelay.Client) -> None:
+    r = client.get(f"{server.url}/json/10")
+    # Nothing derived is built until asked for (the hot path allocates only the Response).
+    assert r._headers is None
+    assert isinstance(r._request, tuple)
+    assert r.status_code == 200 and r.json()["ok"] is True
+    assert r.text and r.encoding == "utf-8"
+    assert r._headers is None, "text/encoding must read Content-Type without building Headers"
+    assert r.headers["content-type"].startswith("application/json")
+    assert r._headers is not None
+    assert r.request is not None and r._request is r.request
+
+
+def test_fast_path_shares_the_default_header_list(
+    server: _core.TestServer, client: nodelay.Client
+) -> None:
+    r1 = client.get(f"{server.url}/bytes/1")
+    r2 = client.get(f"{server.url}/bytes/2")
+    assert isinstance(r1._request, tuple) and isinstance(r2._request, tuple)
+    assert r1._request[2] is r2._request[2] is client.headers._list
+    client.headers["X-New"] = "1"
+    r3 = client.get(f"{server.url}/bytes/3")
+    assert isinstance(r3._request, tuple)
+    assert r3._request[2] is not r1._request[2]
+    assert r1.request is not None and "x-new" not in r1.request.headers
+    assert r3.request is not None and r3.request.headers["x-new"] == "1"
+
+
+def test_repeated_response_headers(server: _core.TestServer, client: nodelay.Client) -> None:
+    r = client.get(f"{server.url}/cookies/set", params={"a": "1", "b": "2"})
+    assert r.status_code == 200
+    cookies = r.headers.get_list("set-cookie")
+    assert len(cookies) == 2
+    assert cookies[0].startswith("a=1") and cookies[1].startswith("b=2")
+    assert r.headers["Set-Cookie"] == ", ".join(cookies)
+    assert [v for n, v in r.headers.multi_items() if n.lower() == "set-cookie"] == cookies
+
+
+def test_headers_route(server: _core.TestServer, client: nodelay.Client) -> None:
+    data = client.get(f"{server.url}/headers", headers={"X-Probe": "42"}).json()
+    received = {name.lower(): value for name, value in data["headers"].items()}
+    assert received["x-probe"] == "42"
+    assert received["user-agent"] == f"nodelay/{nodelay.__version__}"
+
+
+def test_close_releases_idle_connections(server: _core.TestServer) -> None:
+    client = nodelay.Client()
+    engine = client._engine
+    client.get(f"{server.url}/bytes/1")
+    assert engine.idle_connections() == 1
+    client.close()
+    assert engine.idle_connections() == 0
+
+
+def test_no_keepalive_means_a_connection_per_request(server: _core.TestServer) -> None:
+    with nodelay.Client(limits=nodelay.Limits(max_keepalive=0)) as client:
+        before = server.connections()
+        for _ in range(5):
+            assert client.get(f"{server.url}/bytes/3").content == b"abc"
+        assert server.connections() - before == 5
+
+
+def test_module_helpers_use_a_fresh_connection_each(server: _core.TestServer) -> None:
+    before = server.connections()
+    for _ in range(3):
+        assert nodelay.get(f"{server.url}/bytes/2").content == b"ab"
+    assert server.connections() - before == 3

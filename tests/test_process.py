@@ -125,7 +125,9 @@ def _serve_command() -> list[list[str]]:
     return commands
 
 
-@pytest.mark.parametrize("command", _serve_command(), ids=lambda c: Path(c[-1]).name)
+@pytest.mark.parametrize(
+    "command", _serve_command(), ids=lambda c: "python-m" if "-m" in c else "script"
+)
 def test_serve_command(command: list[str]) -> None:
     proc = subprocess.Popen(
         [*command, "serve", "--host", "127.0.0.1", "--port", "0"],

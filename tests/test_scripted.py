@@ -240,3 +240,26 @@ def test_scripted_server_callable_step(scripted: Factory, client: nodelay.Client
     steps: list[Step] = [Recv(), answer]
     srv = scripted(steps)
     assert client.get(f"{srv.url}/").content == b"from callable"
+
+
+def test_http10_response_read_to_close(scripted: Factory, client: nodelay.Client) -> None:
+    srv = scripted([Recv(), Send(b"HTTP/1.0 200 Fine\r\nX-A: 1\r\n\r\nuntil close"), Close()])
+    r = client.get(f"{srv.url}/")
+    assert r.http_version == "HTTP/1.0"
+    assert r.reason_phrase == "Fine"
+    assert r.content == b"until close"
+    assert r.headers["x-a"] == "1"
+
+
+def test_response_header_names_kept_as_received(scripted: Factory, client: nodelay.Client) -> None:
+    head = b"HTTP/1.1 201 Created\r\nX-MiXed-Case: v\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\n"
+    srv = scripted([Recv(), Send(head + b"Content-Length: 0\r\n\r\n")])
+    r = client.get(f"{srv.url}/")
+    assert r.status_code == 201 and r.reason_phrase == "Created"
+    assert r.headers.raw == [
+        ("X-MiXed-Case", "v"),
+        ("set-cookie", "a=1"),
+        ("Set-Cookie", "b=2"),
+        ("Content-Length", "0"),
+    ]
+    assert r.headers.get_list("SET-COOKIE") == ["a=1", "b=2"]

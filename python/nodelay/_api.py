@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._client import RequestContent, RequestData, RequestHeaderTypes
-    from ._config import TimeoutTypes
+    from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._models import Response
     from ._urls import ParamTypes
 
@@ -32,11 +32,13 @@ def request(
     data: RequestData | None = None,
     json: Any = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
     """Send one request with a throw-away ``Client`` (see ``Client.request``)."""
-    with Client() as client:
+    with Client(verify=verify, cert=cert) as client:
         return client.request(
             method,
             url,
@@ -57,6 +59,8 @@ def get(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -67,6 +71,8 @@ def get(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )
@@ -78,6 +84,8 @@ def head(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -88,6 +96,8 @@ def head(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )
@@ -99,6 +109,8 @@ def options(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -109,6 +121,8 @@ def options(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )
@@ -120,6 +134,8 @@ def delete(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -130,6 +146,8 @@ def delete(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )
@@ -144,6 +162,8 @@ def post(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -157,6 +177,8 @@ def post(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )
@@ -171,6 +193,8 @@ def put(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -184,6 +208,8 @@ def put(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )
@@ -198,6 +224,8 @@ def patch(
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
     timeout: TimeoutTypes | _Unset = UNSET,
+    verify: VerifyTypes = True,
+    cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
 ) -> Response:
@@ -211,6 +239,8 @@ def patch(
         params=params,
         headers=headers,
         timeout=timeout,
+        verify=verify,
+        cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
     )

@@ -16,9 +16,10 @@ from ._config import (
     Timeout,
     _Unset,
     timeout_tuple,
+    tls_engine_options,
 )
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
-from ._models import Headers, Request, Response, _to_str, override_pairs
+from ._models import Headers, Request, Response, _response_from_raw, _to_str, override_pairs
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
 TYPE_CHECKING = False
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, Self, TypeAlias
 
-    from ._config import TimeoutTypes
+    from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
     from ._urls import ParamTypes
@@ -169,6 +170,8 @@ class Client:
         follow_redirects: bool = False,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
         limits: Limits | None = None,
+        verify: VerifyTypes = True,
+        cert: CertTypes | None = None,
     ) -> None:
         if limits is None:
             limits = Limits()
@@ -177,6 +180,7 @@ class Client:
             max_connections=limits.max_connections,
             max_keepalive=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
+            **tls_engine_options(verify, cert),
         )
         self._headers = Headers._from_list(
             override_pairs(_default_headers(), _header_items(headers))
@@ -306,24 +310,7 @@ class Client:
             if exc.request is None:
                 exc.request = Request._make(method, url, pairs, body)
             raise
-        return Response._from_raw(raw, (method, url, pairs, body))
-
-    def _simple(self, method: str, url: str, body: bytes | None) -> Response:
-        """The no-keyword fast path: client defaults only."""
-        if "#" in url:
-            url = url.partition("#")[0]
-        pairs = self._headers._list
-        ttuple = self._ttuple
-        try:
-            raw = self._engine.request(method, url, pairs, body, ttuple)
-        except RequestError as exc:
-            if exc.request is None:
-                exc.request = Request._make(method, url, pairs, body)
-            raise
-        response = Response._from_raw(raw, (method, url, pairs, body))
-        if self.follow_redirects and raw.status in _REDIRECT_STATUSES:
-            return self._redirect(response, method, url, pairs, body, ttuple)
-        return response
+        return _response_from_raw(raw, (method, url, pairs, body))
 
     def _redirect(
         self,
@@ -395,7 +382,21 @@ class Client:
             and self._plain
             and type(url) is str
         ):
-            return self._simple("GET", url, None)
+            # The hot path: client defaults only, nothing to merge or encode.
+            if "#" in url:
+                url = url.partition("#")[0]
+            pairs = self._headers._list
+            ttuple = self._ttuple
+            try:
+                raw = self._engine.request("GET", url, pairs, None, ttuple)
+            except RequestError as exc:
+                if exc.request is None:
+                    exc.request = Request._make("GET", url, pairs, None)
+                raise
+            response = _response_from_raw(raw, ("GET", url, pairs, None))
+            if self.follow_redirects and raw.status in _REDIRECT_STATUSES:
+                return self._redirect(response, "GET", url, pairs, None, ttuple)
+            return response
         return self.request(
             "GET",
             url,
@@ -567,6 +568,8 @@ class Session(Client):
         follow_redirects: bool = True,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
         limits: Limits | None = None,
+        verify: VerifyTypes = True,
+        cert: CertTypes | None = None,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -576,4 +579,6 @@ class Session(Client):
             follow_redirects=follow_redirects,
             max_redirects=max_redirects,
             limits=limits,
+            verify=verify,
+            cert=cert,
         )

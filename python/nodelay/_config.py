@@ -13,6 +13,12 @@ if TYPE_CHECKING:
     from ._core import TimeoutTuple
 
     TimeoutTypes: TypeAlias = "float | tuple[float | None, float | None] | Timeout | None"
+    from os import PathLike
+
+    # ``verify=``: True (system trust store), False (no verification) or a CA bundle path.
+    VerifyTypes: TypeAlias = "bool | str | PathLike[str]"
+    # ``cert=``: a PEM file with certificate and key, or a (certificate, key) pair of paths.
+    CertTypes: TypeAlias = "str | PathLike[str] | tuple[str | PathLike[str], str | PathLike[str]]"
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -234,3 +240,33 @@ class Limits:
             f"max_keepalive_connections={self.max_keepalive_connections}, "
             f"keepalive_expiry={self.keepalive_expiry})"
         )
+
+
+def tls_engine_options(verify: object, cert: object) -> dict[str, object]:
+    """Translate requests/httpx-style ``verify=``/``cert=`` into the engine's TLS keywords.
+
+    A CA bundle given as ``verify="ca.pem"`` replaces the system trust store (as with curl's
+    ``--cacert``). TLS settings belong to a Client: its pool never mixes connections made
+    with different settings.
+    """
+    import os
+
+    options: dict[str, object] = {}
+    if isinstance(verify, bool):
+        options["verify"] = verify
+    elif isinstance(verify, str | os.PathLike):
+        options["verify"] = True
+        options["ca_file"] = os.fspath(verify)
+    else:
+        kind = type(verify).__name__
+        raise TypeError(f"verify must be a bool or a path to a CA bundle, not {kind}")
+    if cert is None:
+        return options
+    if isinstance(cert, tuple) and len(cert) == 2:
+        options["cert_file"] = os.fspath(cert[0])
+        options["key_file"] = os.fspath(cert[1])
+    elif isinstance(cert, str | os.PathLike):
+        options["cert_file"] = os.fspath(cert)
+    else:
+        raise TypeError("cert must be a path or a (certificate, key) pair of paths")
+    return options

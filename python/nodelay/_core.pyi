@@ -23,7 +23,14 @@ class Engine:
         max_connections: int | None = 100,
         max_keepalive: int | None = 20,
         keepalive_expiry: float | None = 5.0,
-    ) -> None: ...
+        verify: bool = True,
+        ca_file: str | None = None,
+        cert_file: str | None = None,
+        key_file: str | None = None,
+    ) -> None:
+        """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
+        trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
+        in ``cert_file``). The TLS configuration is built on first https use."""
     def request(
         self,
         method: str,
@@ -34,9 +41,9 @@ class Engine:
     ) -> RawResponse:
         """Send one request and read the whole response.
 
-        ``url`` is absolute (http only for now) and already carries the query.
-        ``headers`` are sent in order; ``Host`` and ``Content-Length`` are added
-        when missing. Raises the most specific ``nodelay`` exception (instances
+        ``url`` is absolute (http or https) and already carries the query.
+        ``headers`` are sent in order; ``Host`` is added when missing, and
+        ``Content-Length`` when ``body`` is not None and no framing header was given. Raises the most specific ``nodelay`` exception (instances
         of classes from ``nodelay._exceptions`` with a ``url`` attribute), or
         ``KeyboardInterrupt`` when Ctrl-C arrives during a blocking call.
         """

@@ -12,6 +12,7 @@ Our exception hierarchy::
     │   │   │   └── PoolTimeout
     │   │   ├── NetworkError
     │   │   │   ├── ConnectError
+    │   │   │   │   └── TLSError
     │   │   │   ├── ReadError
     │   │   │   ├── WriteError
     │   │   │   └── CloseError
@@ -58,6 +59,7 @@ __all__ = [
     "ReadTimeout",
     "RemoteProtocolError",
     "RequestError",
+    "TLSError",
     "TimeoutException",
     "TooManyRedirects",
     "TransportError",
@@ -164,6 +166,14 @@ class WriteError(NetworkError):
 
 class ConnectError(NetworkError):
     """Failed to establish a connection."""
+
+
+class TLSError(ConnectError):
+    """The TLS handshake failed; the message names the reason.
+
+    For example ``certificate verify failed: certificate has expired``, ``... self-signed
+    certificate or unknown issuer`` or ``... certificate is not valid for this host name``.
+    """
 
 
 class CloseError(NetworkError):

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
         " | Iterable[tuple[bytes, bytes]]"
     )
 
+    _RequestRef: TypeAlias = "tuple[str, str, list[tuple[str, str]], bytes | None]"
+    """(method, url, header pairs, body): a Request not built yet."""
+
     class _RawLike(Protocol):
         """What ``Response`` needs from ``nodelay._core.RawResponse``."""
 
@@ -386,7 +389,7 @@ class Response:
     __slots__ = ("_encoding", "_headers", "_history", "_raw", "_request", "_text")
 
     _raw: _RawLike
-    _request: Request | tuple[str, str, list[tuple[str, str]], bytes | None] | None
+    _request: Request | _RequestRef | None
     _headers: Headers | None
     _history: list[Response] | None
     _encoding: str | None
@@ -411,23 +414,6 @@ class Response:
         self._history = None
         self._encoding = None
         self._text = None
-
-    @classmethod
-    def _from_raw(
-        cls,
-        raw: _RawLike,
-        request: Request | tuple[str, str, list[tuple[str, str]], bytes | None] | None,
-    ) -> Response:
-        """Wrap an engine response. ``request`` may be ``(method, url, pairs, body)``:
-        the ``Request`` object is then only built if someone asks for it."""
-        self = cls.__new__(cls)
-        self._raw = raw
-        self._request = request
-        self._headers = None
-        self._history = None
-        self._encoding = None
-        self._text = None
-        return self
 
     # -- status ---------------------------------------------------------------------------
 
@@ -606,6 +592,25 @@ class Response:
         return (_unpickle_response, state)
 
 
+_object_new = object.__new__
+
+
+def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> Response:
+    """Wrap an engine response (the hot path: one allocation, plain slot stores).
+
+    ``request`` may be ``(method, url, pairs, body)``: the ``Request`` object is then only
+    built if someone asks for it.
+    """
+    self: Response = _object_new(Response)
+    self._raw = raw
+    self._request = request
+    self._headers = None
+    self._history = None
+    self._encoding = None
+    self._text = None
+    return self
+
+
 def _unpickle_response(
     status: int,
     pairs: list[tuple[str, str]],
@@ -618,7 +623,7 @@ def _unpickle_response(
     history: list[Response] | None,
     encoding: str | None,
 ) -> Response:
-    response = Response._from_raw(
+    response = _response_from_raw(
         _DetachedRaw(status, pairs, content, url, version, reason, elapsed), request
     )
     response._history = history

@@ -11,9 +11,10 @@ use crate::error::{Error, ErrorKind};
 use crate::exchange::{receive_head, send_request, Exchange};
 use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES};
-pub use crate::pool::PoolConfig;
 use crate::pool::Pool;
+pub use crate::pool::PoolConfig;
 use crate::target::Target;
+use crate::tls::{TlsOptions, TlsSetup};
 
 /// A request as the caller describes it.
 pub struct RequestParts<'a> {
@@ -42,7 +43,10 @@ impl Prepared {
 
 /// RFC 9110 §9.2.2: safe to send twice.
 fn is_idempotent(method: &str) -> bool {
-    matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE")
+    matches!(
+        method,
+        "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+    )
 }
 
 /// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
@@ -52,7 +56,11 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: PoolConfig) -> Self {
-        Client { pool: Pool::new(config) }
+        Self::with_tls(config, TlsOptions::default())
+    }
+
+    pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
+        Client { pool: Pool::new(config, TlsSetup::new(tls)) }
     }
 
     /// Parses the URL and encodes the request; fails before any I/O on bad input.
@@ -60,7 +68,13 @@ impl Client {
         let target = Target::parse(parts.url)?;
         let body_len = parts.body.map(|b| b.len());
         let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
-        let mut wire = Vec::with_capacity(256 + if body_inlined { body_len.unwrap_or(0) } else { 0 });
+        let mut wire = Vec::with_capacity(
+            256 + if body_inlined {
+                body_len.unwrap_or(0)
+            } else {
+                0
+            },
+        );
         encode_request_head(
             &mut wire,
             &RequestHead {
@@ -100,11 +114,19 @@ impl Client {
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let mut pooled = self.pool.checkout(&prepared.target.origin, &deadlines)?;
-            let attempt = send_request(&mut pooled, &prepared.wire, large_body, &deadlines, interrupt)
-                .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
+            let attempt = send_request(
+                &mut pooled,
+                &prepared.wire,
+                large_body,
+                &deadlines,
+                interrupt,
+            )
+            .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
             match attempt {
                 Ok((head, head_bytes)) => {
-                    return Ok(Exchange::new(pooled, &self.pool, head, head_bytes, deadlines, started))
+                    return Ok(Exchange::new(
+                        pooled, &self.pool, head, head_bytes, deadlines, started,
+                    ))
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle: send an

@@ -2,17 +2,16 @@
 //! deadline-bounded reads and writes that honour signals.
 
 use std::io::{self, IoSlice, Read, Write};
-use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 use crate::limits::READ_BUFFER_BYTES;
+use crate::transport::Transport;
 
 pub(crate) struct Connection {
-    stream: TcpStream,
+    stream: Transport,
     /// Read buffer; `buf[start..end]` holds received bytes not consumed yet.
     buf: Vec<u8>,
     start: usize,
@@ -27,7 +26,7 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub fn new(stream: TcpStream) -> Self {
+    pub fn new(stream: Transport) -> Self {
         Connection {
             stream,
             buf: vec![0; READ_BUFFER_BYTES],
@@ -57,14 +56,8 @@ impl Connection {
     /// Zero-timeout readability check of an idle connection: an idle socket
     /// with something to read has been closed by the peer (EOF/RST) or carries
     /// bytes nobody asked for; either way it must not be reused.
-    pub fn is_reusable(&self) -> bool {
-        if self.start != self.end {
-            return false;
-        }
-        let mut fds = libc::pollfd { fd: self.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: `fds` is a valid pollfd array of length 1 for the duration of the call.
-        let ready = unsafe { libc::poll(&mut fds, 1, 0) };
-        ready == 0
+    pub fn is_reusable(&mut self) -> bool {
+        self.start == self.end && self.stream.is_idle_and_open()
     }
 
     /// Reads more bytes into the buffer, growing it up to `max_buffer` when it
@@ -84,11 +77,16 @@ impl Connection {
                 let grown = (self.buf.len() * 2).min(max_buffer);
                 self.buf.resize(grown, 0);
             } else {
-                return Err(Error::new(ErrorKind::RemoteProtocol, "read buffer limit reached"));
+                return Err(Error::new(
+                    ErrorKind::RemoteProtocol,
+                    "read buffer limit reached",
+                ));
             }
         }
         let end = self.end;
-        let n = self.read_with_deadline(deadlines, interrupt, |stream, buf| stream.read(&mut buf[end..]))?;
+        let n = self.read_with_deadline(deadlines, interrupt, |stream, buf| {
+            stream.read(&mut buf[end..])
+        })?;
         self.end += n;
         Ok(n)
     }
@@ -101,7 +99,10 @@ impl Connection {
         deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
     ) -> Result<usize, Error> {
-        debug_assert!(self.start == self.end, "buffered bytes must be drained first");
+        debug_assert!(
+            self.start == self.end,
+            "buffered bytes must be drained first"
+        );
         self.read_with_deadline(deadlines, interrupt, |stream, _| stream.read(dst))
     }
 
@@ -109,7 +110,7 @@ impl Connection {
         &mut self,
         deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
-        mut op: impl FnMut(&mut TcpStream, &mut [u8]) -> io::Result<usize>,
+        mut op: impl FnMut(&mut Transport, &mut [u8]) -> io::Result<usize>,
     ) -> Result<usize, Error> {
         loop {
             let budget = match deadlines.budget(deadlines.timeouts.read) {
@@ -117,20 +118,27 @@ impl Connection {
                 Budget::Wait(t) => t,
             };
             if budget != self.read_timeout {
-                self.stream.set_read_timeout(budget).map_err(|e| io_error(ErrorKind::Read, e))?;
+                self.stream.tcp().set_read_timeout(budget)
+                    .map_err(|e| io_error(ErrorKind::Read, e))?;
                 self.read_timeout = budget;
             }
             match op(&mut self.stream, &mut self.buf) {
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                     if interrupt.should_abort() {
-                        return Err(Error::new(ErrorKind::Interrupted, "interrupted by a signal"));
+                        return Err(Error::new(
+                            ErrorKind::Interrupted,
+                            "interrupted by a signal",
+                        ));
                     }
                 }
                 Err(e) if is_timeout(&e) => {
                     return Err(Error::new(
                         ErrorKind::ReadTimeout,
-                        format!("timed out waiting for the response (read timeout {})", show(budget)),
+                        format!(
+                            "timed out waiting for the response (read timeout {})",
+                            show(budget)
+                        ),
                     ))
                 }
                 Err(e) => return Err(io_error(ErrorKind::Read, e)),
@@ -153,7 +161,8 @@ impl Connection {
                 Budget::Wait(t) => t,
             };
             if budget != self.write_timeout {
-                self.stream.set_write_timeout(budget).map_err(|e| io_error(ErrorKind::Write, e))?;
+                self.stream.tcp().set_write_timeout(budget)
+                    .map_err(|e| io_error(ErrorKind::Write, e))?;
                 self.write_timeout = budget;
             }
             let written = if parts.len() == 1 {
@@ -162,17 +171,28 @@ impl Connection {
                 self.stream.write_vectored(parts)
             };
             match written {
-                Ok(0) => return Err(Error::new(ErrorKind::Write, "connection closed while sending")),
+                Ok(0) => {
+                    return Err(Error::new(
+                        ErrorKind::Write,
+                        "connection closed while sending",
+                    ))
+                }
                 Ok(n) => IoSlice::advance_slices(&mut parts, n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                     if interrupt.should_abort() {
-                        return Err(Error::new(ErrorKind::Interrupted, "interrupted by a signal"));
+                        return Err(Error::new(
+                            ErrorKind::Interrupted,
+                            "interrupted by a signal",
+                        ));
                     }
                 }
                 Err(e) if is_timeout(&e) => {
                     return Err(Error::new(
                         ErrorKind::WriteTimeout,
-                        format!("timed out sending the request (write timeout {})", show(budget)),
+                        format!(
+                            "timed out sending the request (write timeout {})",
+                            show(budget)
+                        ),
                     ))
                 }
                 Err(e) => return Err(io_error(ErrorKind::Write, e)),
@@ -183,11 +203,24 @@ impl Connection {
 }
 
 fn is_timeout(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 fn io_error(kind: ErrorKind, e: io::Error) -> Error {
-    let what = if kind == ErrorKind::Write { "sending the request" } else { "reading the response" };
+    // A TLS alert after the handshake (TLS 1.3 servers reject a missing or
+    // bad client certificate this way) is a TLS failure, not a network one.
+    if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        let message = format!("TLS error: {tls}");
+        return Error::new(ErrorKind::Tls, message).with_source(e);
+    }
+    let what = if kind == ErrorKind::Write {
+        "sending the request"
+    } else {
+        "reading the response"
+    };
     Error::new(kind, format!("error {what}: {e}")).with_source(e)
 }
 
@@ -196,5 +229,8 @@ fn total_expired(kind: ErrorKind) -> Error {
 }
 
 fn show(t: Option<Duration>) -> String {
-    t.map_or_else(|| "none".to_owned(), |t| format!("{:.3} s", t.as_secs_f64()))
+    t.map_or_else(
+        || "none".to_owned(),
+        |t| format!("{:.3} s", t.as_secs_f64()),
+    )
 }

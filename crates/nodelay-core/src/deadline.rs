@@ -30,12 +30,17 @@ pub(crate) enum Budget {
 
 impl Deadlines {
     pub fn start(timeouts: Timeouts, now: Instant) -> Self {
-        Deadlines { timeouts, total: timeouts.total.map(|t| now + t) }
+        Deadlines {
+            timeouts,
+            total: timeouts.total.map(|t| now + t),
+        }
     }
 
     /// Budget of a wait whose own timeout is `phase`.
     pub fn budget(&self, phase: Option<Duration>) -> Budget {
-        let Some(total) = self.total else { return Budget::Wait(phase) };
+        let Some(total) = self.total else {
+            return Budget::Wait(phase);
+        };
         let left = total.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Budget::Expired;

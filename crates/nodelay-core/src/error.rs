@@ -18,6 +18,8 @@ pub enum ErrorKind {
     WriteTimeout,
     PoolTimeout,
     Connect,
+    /// TLS handshake or certificate failure (a kind of connect failure).
+    Tls,
     Read,
     Write,
     RemoteProtocol,
@@ -112,6 +114,9 @@ impl fmt::Display for Error {
 
 impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.inner.source.as_ref().map(|s| &**s as &(dyn StdError + 'static))
+        self.inner
+            .source
+            .as_ref()
+            .map(|s| &**s as &(dyn StdError + 'static))
     }
 }

@@ -5,7 +5,9 @@ use std::io::IoSlice;
 use std::time::Instant;
 
 use nodelay_proto::limits::{MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
-use nodelay_proto::{parse_response_head, BodyFraming, ChunkedDecoder, HeaderSpan, ProtoError, ResponseHead, Version};
+use nodelay_proto::{
+    parse_response_head, BodyFraming, ChunkedDecoder, HeaderSpan, ProtoError, ResponseHead, Version,
+};
 
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
@@ -24,9 +26,11 @@ pub(crate) fn send_request(
 ) -> Result<(), Error> {
     let conn = pooled.conn();
     match body {
-        Some(body) if !body.is_empty() => {
-            conn.write_all(&mut [IoSlice::new(wire), IoSlice::new(body)], deadlines, interrupt)
-        }
+        Some(body) if !body.is_empty() => conn.write_all(
+            &mut [IoSlice::new(wire), IoSlice::new(body)],
+            deadlines,
+            interrupt,
+        ),
         _ => conn.write_all(&mut [IoSlice::new(wire)], deadlines, interrupt),
     }
 }
@@ -72,22 +76,26 @@ pub(crate) fn receive_head(
         // its first bytes show it, instead of waiting for a blank line.
         let prefix = buffered.len().min(STATUS_LINE_PREFIX.len());
         if buffered[..prefix] != STATUS_LINE_PREFIX[..prefix] {
-            return Err(remote(ProtoError::InvalidHead("not an HTTP/1.x status line")));
+            return Err(remote(ProtoError::InvalidHead(
+                "not an HTTP/1.x status line",
+            )));
         }
         scanned = buffered.len().saturating_sub(3);
-        let n = conn.fill(MAX_HEAD_BYTES, deadlines, interrupt).map_err(|e| {
-            if received_any {
-                e
-            } else {
-                e.before_response()
-            }
-        })?;
+        let n = conn
+            .fill(MAX_HEAD_BYTES, deadlines, interrupt)
+            .map_err(|e| if received_any { e } else { e.before_response() })?;
         if n == 0 {
             return Err(if received_any {
-                Error::new(ErrorKind::RemoteProtocol, "server closed the connection in the middle of the response head")
+                Error::new(
+                    ErrorKind::RemoteProtocol,
+                    "server closed the connection in the middle of the response head",
+                )
             } else {
-                Error::new(ErrorKind::RemoteProtocol, "server disconnected without sending a response")
-                    .before_response()
+                Error::new(
+                    ErrorKind::RemoteProtocol,
+                    "server disconnected without sending a response",
+                )
+                .before_response()
             });
         }
         received_any = true;
@@ -152,7 +160,16 @@ impl<'p> Exchange<'p> {
             BodyFraming::Chunked => BodyState::Chunked(ChunkedDecoder::new()),
             BodyFraming::CloseDelimited => BodyState::UntilClose,
         };
-        Exchange { pooled, pool, head, head_bytes, body, deadlines, started, received: 0 }
+        Exchange {
+            pooled,
+            pool,
+            head,
+            head_bytes,
+            body,
+            deadlines,
+            started,
+            received: 0,
+        }
     }
 
     pub fn status(&self) -> u16 {
@@ -182,7 +199,10 @@ impl<'p> Exchange<'p> {
 
     /// Moves the head out (for building a response object without copying).
     pub fn take_head(&mut self) -> (Box<[u8]>, Vec<HeaderSpan>) {
-        (std::mem::take(&mut self.head_bytes), std::mem::take(&mut self.head.headers))
+        (
+            std::mem::take(&mut self.head_bytes),
+            std::mem::take(&mut self.head.headers),
+        )
     }
 
     /// The exact body size when the server announced one.
@@ -199,7 +219,9 @@ impl<'p> Exchange<'p> {
     pub fn is_body_buffered(&self) -> bool {
         match self.body {
             BodyState::Done => true,
-            BodyState::Length { remaining } => self.pooled.conn_ref().buffered().len() as u64 >= remaining,
+            BodyState::Length { remaining } => {
+                self.pooled.conn_ref().buffered().len() as u64 >= remaining
+            }
             _ => false,
         }
     }
@@ -207,13 +229,26 @@ impl<'p> Exchange<'p> {
     /// Reads a Content-Length body of exactly `dst.len()` bytes into `dst`:
     /// what is buffered is copied, the rest is read from the socket straight
     /// into `dst` in large reads.
-    pub fn read_exact_into(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<(), Error> {
+    pub fn read_exact_into(
+        &mut self,
+        dst: &mut [u8],
+        interrupt: &dyn Interrupt,
+    ) -> Result<(), Error> {
         let remaining = match self.body {
             BodyState::Length { remaining } => remaining,
             BodyState::Done => 0,
-            _ => return Err(Error::new(ErrorKind::RemoteProtocol, "body has no announced length")),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::RemoteProtocol,
+                    "body has no announced length",
+                ))
+            }
         };
-        assert_eq!(dst.len() as u64, remaining, "destination must match Content-Length");
+        assert_eq!(
+            dst.len() as u64,
+            remaining,
+            "destination must match Content-Length"
+        );
         let expected = remaining;
         let conn = self.pooled.conn();
         let buffered = conn.buffered();
@@ -233,13 +268,19 @@ impl<'p> Exchange<'p> {
     }
 
     /// Reads the rest of the body, appending it to `out`.
-    pub fn read_to_end(&mut self, out: &mut Vec<u8>, interrupt: &dyn Interrupt) -> Result<(), Error> {
+    pub fn read_to_end(
+        &mut self,
+        out: &mut Vec<u8>,
+        interrupt: &dyn Interrupt,
+    ) -> Result<(), Error> {
         loop {
             match &mut self.body {
                 BodyState::Done => return Ok(()),
                 BodyState::Length { remaining } => {
                     if out.capacity() - out.len() < UNKNOWN_BODY_INITIAL_BYTES {
-                        out.reserve((*remaining as usize).min(UNKNOWN_BODY_INITIAL_BYTES.max(out.len())));
+                        out.reserve(
+                            (*remaining as usize).min(UNKNOWN_BODY_INITIAL_BYTES.max(out.len())),
+                        );
                     }
                     let conn = self.pooled.conn();
                     let buffered = conn.buffered();
@@ -253,20 +294,24 @@ impl<'p> Exchange<'p> {
                         continue;
                     }
                     let expected = self.received + *remaining;
-                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0 {
+                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0
+                    {
                         return Err(incomplete(self.received, expected));
                     }
                 }
                 BodyState::Chunked(decoder) => {
                     let conn = self.pooled.conn();
                     let buffered = conn.buffered();
-                    let used = decoder.decode(buffered, &mut |data| out.extend_from_slice(data)).map_err(remote)?;
+                    let used = decoder
+                        .decode(buffered, &mut |data| out.extend_from_slice(data))
+                        .map_err(remote)?;
                     conn.consume(used);
                     if decoder.is_done() {
                         self.body = BodyState::Done;
                         continue;
                     }
-                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0 {
+                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0
+                    {
                         return Err(Error::new(
                             ErrorKind::RemoteProtocol,
                             format!("peer closed connection without sending complete message body: chunked body cut after {} bytes", out.len()),
@@ -279,7 +324,8 @@ impl<'p> Exchange<'p> {
                     out.extend_from_slice(buffered);
                     let n = buffered.len();
                     conn.consume(n);
-                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0 {
+                    if conn.fill(crate::limits::READ_BUFFER_BYTES, &self.deadlines, interrupt)? == 0
+                    {
                         self.body = BodyState::Done;
                     }
                 }

@@ -16,6 +16,8 @@ mod interrupt;
 pub mod limits;
 mod pool;
 mod target;
+mod tls;
+mod transport;
 
 pub use client::{Client, PoolConfig, Prepared, RequestParts};
 pub use deadline::Timeouts;
@@ -24,3 +26,4 @@ pub use exchange::Exchange;
 pub use interrupt::{Interrupt, NeverInterrupt};
 pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};
 pub use target::{Origin, Target};
+pub use tls::TlsOptions;

@@ -12,6 +12,7 @@ use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::target::Origin;
+use crate::tls::TlsSetup;
 
 /// Pool bounds; `None` means unbounded / never expires.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +27,9 @@ pub(crate) struct Pool {
     /// Signalled whenever a connection slot or an idle connection frees up.
     freed: Condvar,
     config: PoolConfig,
+    /// Part of the pool's identity: every connection of this pool was made
+    /// with these TLS settings (HOSTILE.md D21).
+    tls: TlsSetup,
 }
 
 #[derive(Default)]
@@ -49,7 +53,9 @@ impl State {
     }
 
     fn evict_one_idle(&mut self) -> bool {
-        let Some(stack) = self.idle.values_mut().find(|s| !s.is_empty()) else { return false };
+        let Some(stack) = self.idle.values_mut().find(|s| !s.is_empty()) else {
+            return false;
+        };
         // The bottom of a LIFO stack is its least recently used connection.
         stack.remove(0);
         self.idle_count -= 1;
@@ -71,11 +77,15 @@ pub(crate) struct PooledConn<'p> {
 
 impl PooledConn<'_> {
     pub fn conn(&mut self) -> &mut Connection {
-        self.conn.as_mut().expect("connection present until checkin")
+        self.conn
+            .as_mut()
+            .expect("connection present until checkin")
     }
 
     pub fn conn_ref(&self) -> &Connection {
-        self.conn.as_ref().expect("connection present until checkin")
+        self.conn
+            .as_ref()
+            .expect("connection present until checkin")
     }
 }
 
@@ -88,12 +98,16 @@ impl Drop for PooledConn<'_> {
 }
 
 impl Pool {
-    pub fn new(config: PoolConfig) -> Self {
+    pub fn new(config: PoolConfig, tls: TlsSetup) -> Self {
         fork::install();
         Pool {
-            state: Mutex::new(State { generation: fork::generation(), ..State::default() }),
+            state: Mutex::new(State {
+                generation: fork::generation(),
+                ..State::default()
+            }),
             freed: Condvar::new(),
             config,
+            tls,
         }
     }
 
@@ -120,14 +134,28 @@ impl Pool {
         loop {
             let generation = state.generation;
             if let Some(conn) = self.pop_idle(&mut state, origin) {
-                return Ok(PooledConn { conn: Some(conn), reused: true, pool: self, origin, generation });
+                return Ok(PooledConn {
+                    conn: Some(conn),
+                    reused: true,
+                    pool: self,
+                    origin,
+                    generation,
+                });
             }
-            if self.config.max_connections.is_none_or(|max| state.open < max) {
+            if self
+                .config
+                .max_connections
+                .is_none_or(|max| state.open < max)
+            {
                 state.open += 1;
                 drop(state);
                 // The slot is ours now; the guard frees it if connecting fails.
-                let slot = SlotGuard { pool: self, generation, armed: true };
-                let stream = connect(origin, deadlines)?;
+                let slot = SlotGuard {
+                    pool: self,
+                    generation,
+                    armed: true,
+                };
+                let stream = connect(origin, &self.tls, deadlines)?;
                 slot.disarm();
                 return Ok(PooledConn {
                     conn: Some(Connection::new(stream)),
@@ -151,7 +179,10 @@ impl Pool {
                             "timed out waiting for a free connection in the pool",
                         ));
                     }
-                    self.freed.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0
+                    self.freed
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
                 }
             };
         }
@@ -160,7 +191,7 @@ impl Pool {
     fn pop_idle(&self, state: &mut State, origin: &Origin) -> Option<Connection> {
         let now = Instant::now();
         loop {
-            let conn = state.idle.get_mut(origin)?.pop()?;
+            let mut conn = state.idle.get_mut(origin)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
@@ -176,12 +207,17 @@ impl Pool {
 
     /// Returns a connection whose response was read completely.
     pub fn checkin(&self, mut pooled: PooledConn<'_>) {
-        let Some(mut conn) = pooled.conn.take() else { return };
+        let Some(mut conn) = pooled.conn.take() else {
+            return;
+        };
         let mut state = self.lock();
         if state.generation != pooled.generation {
             return;
         }
-        let keep = self.config.max_keepalive.is_none_or(|max| state.idle_count < max)
+        let keep = self
+            .config
+            .max_keepalive
+            .is_none_or(|max| state.idle_count < max)
             && self.config.keepalive_expiry != Some(Duration::ZERO);
         if keep {
             conn.served += 1;

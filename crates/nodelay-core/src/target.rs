@@ -36,17 +36,15 @@ impl Target {
                 ErrorKind::UnsupportedProtocol,
                 "Request URL is missing an 'http://' or 'https://' protocol.",
             ),
-            other => Error::new(ErrorKind::InvalidUrl, format!("invalid URL {raw:?}: {other}"))
-                .with_source(other),
+            other => Error::new(
+                ErrorKind::InvalidUrl,
+                format!("invalid URL {raw:?}: {other}"),
+            )
+            .with_source(other),
         })?;
         let scheme = match url.scheme() {
             "http" => "http",
-            "https" => {
-                return Err(Error::new(
-                    ErrorKind::UnsupportedProtocol,
-                    "https URLs are not supported by this build yet (TLS is not implemented)",
-                ))
-            }
+            "https" => "https",
             other => {
                 return Err(Error::new(
                     ErrorKind::UnsupportedProtocol,
@@ -58,19 +56,28 @@ impl Target {
             Some(Host::Domain(d)) if !d.is_empty() => (d.to_owned(), d.to_owned()),
             Some(Host::Ipv4(ip)) => (ip.to_string(), ip.to_string()),
             Some(Host::Ipv6(ip)) => (ip.to_string(), format!("[{ip}]")),
-            _ => return Err(Error::new(ErrorKind::InvalidUrl, format!("URL has no host: {raw:?}"))),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidUrl,
+                    format!("URL has no host: {raw:?}"),
+                ))
+            }
         };
         let authority = match url.port() {
             Some(port) => format!("{bracketed}:{port}"),
             None => bracketed,
         };
-        let port = url.port_or_known_default().unwrap_or(80);
+        let port = url.port_or_known_default().unwrap_or(if scheme == "https" { 443 } else { 80 });
         let mut path_and_query = String::with_capacity(raw.len());
         path_and_query.push_str(url.path());
         if let Some(q) = url.query() {
             path_and_query.push('?');
             path_and_query.push_str(q);
         }
-        Ok(Target { origin: Origin { scheme, host, port }, authority, path_and_query })
+        Ok(Target {
+            origin: Origin { scheme, host, port },
+            authority,
+            path_and_query,
+        })
     }
 }

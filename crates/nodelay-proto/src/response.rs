@@ -58,6 +58,7 @@ pub fn parse_response_head(
     if head_len > MAX_HEAD_BYTES {
         return Err(ProtoError::HeadTooLarge);
     }
+    check_line_lengths(&buf[..head_len])?;
     let version = match response.version {
         Some(0) => Version::Http10,
         Some(1) => Version::Http11,
@@ -72,14 +73,17 @@ pub fn parse_response_head(
         let start = (s.as_ptr() as usize).saturating_sub(base) as u32;
         (start, start + s.len() as u32)
     };
-    let reason = response.reason.map_or((0, 0), |r| span(r.as_bytes()));
+    // httparse hands back a `""` that is not part of `buf` when the reason is
+    // missing or holds obs-text; a span computed from that pointer could lie
+    // outside the head, so an empty reason is located in the status line itself.
+    let reason = match response.reason {
+        Some(r) if !r.is_empty() => span(r.as_bytes()),
+        _ => raw_reason_span(&buf[..head_len]),
+    };
 
     let mut framing = FramingHeaders::default();
     let mut headers = Vec::with_capacity(response.headers.len());
     for field in response.headers.iter() {
-        if field.name.len() + field.value.len() > MAX_HEADER_LINE_BYTES {
-            return Err(ProtoError::HeadTooLarge);
-        }
         let name = field.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
             framing.add_content_length(field.value)?;
@@ -97,14 +101,47 @@ pub fn parse_response_head(
     Ok(Some(ResponseHead { version, status, reason, headers, head_len, framing: body, keep_alive }))
 }
 
+/// Length of a line without its line end (`\n` already split off; a `\r`
+/// before it is not part of the line either).
+fn line_len(line: &[u8]) -> usize {
+    line.len() - usize::from(line.last() == Some(&b'\r'))
+}
+
 /// httparse only sees a line as too long once the head completes; refuse a
 /// single unterminated line beyond `MAX_HEADER_LINE_BYTES` as soon as we see it.
 fn check_partial_line_length(buf: &[u8]) -> Result<(), ProtoError> {
     let last_line_start = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    if buf.len() - last_line_start > MAX_HEADER_LINE_BYTES {
+    if line_len(&buf[last_line_start..]) > MAX_HEADER_LINE_BYTES {
         return Err(ProtoError::HeadTooLarge);
     }
     Ok(())
+}
+
+/// Every line of a complete head (status line and fields, whitespace around
+/// values included) must fit `MAX_HEADER_LINE_BYTES`, the same rule the
+/// partial check applies. A head shorter than the limit cannot break it, so
+/// ordinary heads skip the scan.
+fn check_line_lengths(head: &[u8]) -> Result<(), ProtoError> {
+    if head.len() <= MAX_HEADER_LINE_BYTES {
+        return Ok(());
+    }
+    if head.split(|&b| b == b'\n').any(|line| line_len(line) > MAX_HEADER_LINE_BYTES) {
+        return Err(ProtoError::HeadTooLarge);
+    }
+    Ok(())
+}
+
+/// The reason phrase as raw bytes of the status line, for the cases where
+/// httparse returns no slice of the buffer (missing reason, obs-text). The
+/// head was validated: optional empty lines, then `HTTP/1.x NNN`, then either
+/// the line end or a space and the reason.
+fn raw_reason_span(head: &[u8]) -> (u32, u32) {
+    let start = head.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(0);
+    let line = &head[start..];
+    let end = start + line_len(&line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())]);
+    let code_end = start + "HTTP/1.1 200".len();
+    let reason_start = (code_end + 1).min(end);
+    (reason_start as u32, end as u32)
 }
 
 fn map_httparse_error(e: httparse::Error) -> ProtoError {

@@ -9,7 +9,10 @@ use pyo3::types::PyBytes;
 /// Unlike `PyBytes::new_with` it does not zero the buffer first: the caller
 /// overwrites every byte (a 10 MiB body would otherwise cost an extra pass).
 /// The object must not be shared with Python code until it is fully written.
-pub(crate) fn uninit_bytes(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, PyBytes>, &mut [u8])> {
+pub(crate) fn uninit_bytes(
+    py: Python<'_>,
+    len: usize,
+) -> PyResult<(Bound<'_, PyBytes>, &mut [u8])> {
     let size = ffi::Py_ssize_t::try_from(len)
         .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("body too large"))?;
     // SAFETY: PyBytes_FromStringAndSize with a NULL source allocates an
@@ -23,6 +26,7 @@ pub(crate) fn uninit_bytes(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, Py
     let bytes = unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyBytes>() };
     // SAFETY: the buffer of a bytes object is `size` bytes long, lives as long
     // as the object, and nobody else can see the object yet.
-    let view = unsafe { std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj) as *mut u8, len) };
+    let view =
+        unsafe { std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj) as *mut u8, len) };
     Ok((bytes, view))
 }

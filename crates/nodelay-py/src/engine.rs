@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use nodelay_core::{Client, Error, PoolConfig, RequestParts, Timeouts};
+use std::path::PathBuf;
+
+use nodelay_core::{Client, Error, PoolConfig, RequestParts, Timeouts, TlsOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -18,7 +20,13 @@ use crate::signals::SignalCheck;
 /// single allocation (HOSTILE.md A11) and grow as bytes arrive.
 const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
 
-type TimeoutTuple = (Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
+type TimeoutTuple = (
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+);
 
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct Engine {
@@ -28,8 +36,11 @@ pub(crate) struct Engine {
 fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
     value
         .map(|s| {
-            Duration::try_from_secs_f64(s)
-                .map_err(|_| PyValueError::new_err(format!("{name} timeout must be a non-negative number of seconds, got {s}")))
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "{name} timeout must be a non-negative number of seconds, got {s}"
+                ))
+            })
         })
         .transpose()
 }
@@ -38,17 +49,36 @@ fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
 #[pymethods]
 impl Engine {
     #[new]
-    #[pyo3(signature = (*, max_connections=Some(100), max_keepalive=Some(20), keepalive_expiry=Some(5.0)))]
+    #[pyo3(signature = (
+        *,
+        max_connections=Some(100),
+        max_keepalive=Some(20),
+        keepalive_expiry=Some(5.0),
+        verify=true,
+        ca_file=None,
+        cert_file=None,
+        key_file=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         max_connections: Option<usize>,
         max_keepalive: Option<usize>,
         keepalive_expiry: Option<f64>,
+        verify: bool,
+        ca_file: Option<PathBuf>,
+        cert_file: Option<PathBuf>,
+        key_file: Option<PathBuf>,
     ) -> PyResult<Self> {
         if max_connections == Some(0) {
             return Err(PyValueError::new_err("max_connections must be at least 1"));
         }
+        if key_file.is_some() && cert_file.is_none() {
+            return Err(PyValueError::new_err("key_file needs cert_file"));
+        }
         let keepalive_expiry = seconds("keepalive_expiry", keepalive_expiry)?;
-        Ok(Engine { client: Client::new(PoolConfig { max_connections, max_keepalive, keepalive_expiry }) })
+        let pool = PoolConfig { max_connections, max_keepalive, keepalive_expiry };
+        let tls = TlsOptions { verify, ca_file, client_cert: cert_file, client_key: key_file };
+        Ok(Engine { client: Client::with_tls(pool, tls) })
     }
 
     /// Sends one request and reads the whole response (see `_core.pyi`).
@@ -84,7 +114,12 @@ impl Engine {
             pairs.push((extend(name.to_str()?), extend(value.to_str()?)));
         }
         let body_bytes = body.map(|b| b.as_bytes());
-        let parts = RequestParts { method: method.to_str()?, url: url.to_str()?, headers: &pairs, body: body_bytes };
+        let parts = RequestParts {
+            method: method.to_str()?,
+            url: url.to_str()?,
+            headers: &pairs,
+            body: body_bytes,
+        };
         let signals = SignalCheck::default();
         let fail = |e: Error| to_py_err(py, e, url, &signals);
 
@@ -112,7 +147,8 @@ impl Engine {
                 if exchange.is_body_buffered() {
                     exchange.read_exact_into(view, &signals).map_err(fail)?;
                 } else {
-                    py.detach(|| exchange.read_exact_into(view, &signals)).map_err(fail)?;
+                    py.detach(|| exchange.read_exact_into(view, &signals))
+                        .map_err(fail)?;
                 }
                 bytes
             }

@@ -20,6 +20,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::WriteTimeout => "WriteTimeout",
         ErrorKind::PoolTimeout => "PoolTimeout",
         ErrorKind::Connect => "ConnectError",
+        ErrorKind::Tls => "TLSError",
         ErrorKind::Read => "ReadError",
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",
@@ -36,12 +37,13 @@ pub(crate) fn to_py_err(
     signals: &SignalCheck,
 ) -> PyErr {
     if err.is_interrupted() {
-        return signals.take().unwrap_or_else(|| PyKeyboardInterrupt::new_err(()));
+        return signals
+            .take()
+            .unwrap_or_else(|| PyKeyboardInterrupt::new_err(()));
     }
     let build = || -> PyResult<PyErr> {
-        let module = EXCEPTIONS.get_or_try_init(py, || {
-            py.import("nodelay._exceptions").map(|m| m.unbind())
-        })?;
+        let module = EXCEPTIONS
+            .get_or_try_init(py, || py.import("nodelay._exceptions").map(|m| m.unbind()))?;
         let class = module.bind(py).getattr(class_name(err.kind()))?;
         let kwargs = PyDict::new(py);
         kwargs.set_item("url", url)?;
@@ -49,6 +51,8 @@ pub(crate) fn to_py_err(
         Ok(PyErr::from_value(exc))
     };
     build().unwrap_or_else(|e| {
-        PyRuntimeError::new_err(format!("{err} (and mapping it to a Python exception failed: {e})"))
+        PyRuntimeError::new_err(format!(
+            "{err} (and mapping it to a Python exception failed: {e})"
+        ))
     })
 }

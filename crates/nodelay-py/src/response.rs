@@ -76,7 +76,13 @@ impl RawResponse {
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for span in &self.spans {
-            let pair = PyTuple::new(py, [decode(py, self.slice(span.name)), decode(py, self.slice(span.value))])?;
+            let pair = PyTuple::new(
+                py,
+                [
+                    decode(py, self.slice(span.name)),
+                    decode(py, self.slice(span.value)),
+                ],
+            )?;
             list.append(pair)?;
         }
         Ok(list)

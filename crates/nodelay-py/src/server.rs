@@ -24,8 +24,14 @@ impl TestServer {
     #[new]
     #[pyo3(signature = (host="127.0.0.1", port=0, workers=1))]
     fn new(py: Python<'_>, host: &str, port: u16, workers: usize) -> PyResult<Self> {
-        let config = ServerConfig { host: host.to_owned(), port, workers };
-        let handle = py.detach(|| start(config)).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let config = ServerConfig {
+            host: host.to_owned(),
+            port,
+            workers,
+        };
+        let handle = py
+            .detach(|| start(config))
+            .map_err(|e| PyOSError::new_err(e.to_string()))?;
         let url = handle.url();
         let port = handle.addr().port();
         Ok(TestServer { handle, url, port })
@@ -60,7 +66,11 @@ pub(crate) fn serve(
     workers: usize,
     on_ready: Option<Py<PyAny>>,
 ) -> PyResult<()> {
-    let config = ServerConfig { host: host.to_owned(), port, workers };
+    let config = ServerConfig {
+        host: host.to_owned(),
+        port,
+        workers,
+    };
     let mut raised: Option<PyErr> = None;
     let mut ready_error: Option<PyErr> = None;
     let stop = async {
@@ -79,7 +89,8 @@ pub(crate) fn serve(
             }
         }
     };
-    py.detach(|| run_until(config, announce, stop)).map_err(|e| PyOSError::new_err(e.to_string()))?;
+    py.detach(|| run_until(config, announce, stop))
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
     if let Some(e) = ready_error.or(raised) {
         return Err(e);
     }

@@ -1,0 +1,222 @@
+//! TLS with rustls: client configurations built once and shared, the
+//! handshake bounded by the connect deadline, and certificate failures
+//! reported with their reason.
+
+use std::io;
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned};
+
+use crate::deadline::{Budget, Deadlines};
+use crate::error::{Error, ErrorKind};
+
+/// ALPN protocols we offer. HTTP/2 joins when its driver lands.
+const ALPN_PROTOCOLS: &[&[u8]] = &[b"http/1.1"];
+
+/// TLS ≥ 1.2 only (HOSTILE.md D).
+static PROTOCOL_VERSIONS: &[&rustls::SupportedProtocolVersion] =
+    &[&rustls::version::TLS13, &rustls::version::TLS12];
+
+/// A client's TLS settings. They are fixed per client, and so per pool:
+/// a `verify=False` client never lends connections to a verifying one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TlsOptions {
+    /// Verify the server certificate chain and name (default true).
+    pub verify: bool,
+    /// PEM bundle that replaces the system trust store.
+    pub ca_file: Option<PathBuf>,
+    /// PEM client certificate chain, and its key (which may sit in the same file).
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+}
+
+impl Default for TlsOptions {
+    fn default() -> Self {
+        TlsOptions { verify: true, ca_file: None, client_cert: None, client_key: None }
+    }
+}
+
+pub(crate) type TlsStream = StreamOwned<ClientConnection, TcpStream>;
+
+/// Builds the client configuration on first use (a client that never speaks
+/// https never reads the trust store) and shares the default one process-wide
+/// (loading the system store costs milliseconds; a new client must not pay it).
+pub(crate) struct TlsSetup {
+    options: TlsOptions,
+    config: OnceLock<Result<Arc<ClientConfig>, String>>,
+}
+
+static DEFAULT_CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
+
+impl TlsSetup {
+    pub fn new(options: TlsOptions) -> Self {
+        TlsSetup { options, config: OnceLock::new() }
+    }
+
+    fn config(&self) -> Result<Arc<ClientConfig>, Error> {
+        let built = if self.options == TlsOptions::default() {
+            DEFAULT_CONFIG.get_or_init(|| build_config(&self.options))
+        } else {
+            self.config.get_or_init(|| build_config(&self.options))
+        };
+        built.clone().map_err(|m| Error::new(ErrorKind::Tls, m))
+    }
+
+    /// Runs the TLS handshake on a connected socket within the connect deadline.
+    pub fn handshake(&self, host: &str, mut sock: TcpStream, deadlines: &Deadlines) -> Result<TlsStream, Error> {
+        let config = self.config()?;
+        // A trailing dot is the same host for DNS but not for certificates.
+        let host = host.strip_suffix('.').unwrap_or(host);
+        // An IP literal becomes `ServerName::IpAddress`, for which rustls sends
+        // no SNI (RFC 6066 §3 forbids literal addresses in SNI).
+        let name = ServerName::try_from(host.to_owned())
+            .map_err(|e| Error::new(ErrorKind::InvalidUrl, format!("invalid TLS server name {host:?}: {e}")))?;
+        let mut conn = ClientConnection::new(config, name)
+            .map_err(|e| Error::new(ErrorKind::Tls, format!("TLS setup failed: {e}")))?;
+        while conn.is_handshaking() {
+            let budget = match deadlines.budget(deadlines.timeouts.connect) {
+                Budget::Expired => return Err(Error::new(ErrorKind::ConnectTimeout, "total timeout expired during the TLS handshake")),
+                Budget::Wait(t) => t,
+            };
+            sock.set_read_timeout(budget).and_then(|()| sock.set_write_timeout(budget)).map_err(|e| {
+                Error::new(ErrorKind::Connect, format!("socket setup failed: {e}")).with_source(e)
+            })?;
+            if let Err(e) = conn.complete_io(&mut sock) {
+                return Err(handshake_error(e));
+            }
+        }
+        Ok(StreamOwned::new(conn, sock))
+    }
+}
+
+fn handshake_error(e: io::Error) -> Error {
+    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
+        return Error::new(ErrorKind::ConnectTimeout, "timed out during the TLS handshake").with_source(e);
+    }
+    let tls_failure = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).cloned();
+    match tls_failure {
+        Some(rustls::Error::InvalidCertificate(reason)) => Error::new(
+            ErrorKind::Tls,
+            format!("certificate verify failed: {}", describe_certificate_error(&reason)),
+        ),
+        Some(other) => Error::new(ErrorKind::Tls, format!("TLS handshake failed: {other}")),
+        None => Error::new(ErrorKind::Connect, format!("connection failed during the TLS handshake: {e}")).with_source(e),
+    }
+}
+
+fn describe_certificate_error(e: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    match e {
+        C::Expired | C::ExpiredContext { .. } => "certificate has expired".to_owned(),
+        C::NotValidYet | C::NotValidYetContext { .. } => "certificate is not valid yet".to_owned(),
+        C::UnknownIssuer => "self-signed certificate or unknown issuer".to_owned(),
+        C::NotValidForName | C::NotValidForNameContext { .. } => "certificate is not valid for this host name".to_owned(),
+        C::Revoked => "certificate has been revoked".to_owned(),
+        C::BadSignature => "bad certificate signature".to_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(ring::default_provider())
+}
+
+fn build_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
+    let provider = provider();
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(PROTOCOL_VERSIONS)
+        .map_err(|e| format!("TLS setup failed: {e}"))?;
+    let builder = if options.verify {
+        builder.with_root_certificates(root_store(options)?)
+    } else {
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate {
+            algorithms: provider.signature_verification_algorithms,
+        }))
+    };
+    let mut config = match &options.client_cert {
+        None => builder.with_no_client_auth(),
+        Some(cert_path) => {
+            let chain = CertificateDer::pem_file_iter(cert_path)
+                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| format!("cannot read client certificate {}: {e}", cert_path.display()))?;
+            let key_path = options.client_key.as_ref().unwrap_or(cert_path);
+            let key = PrivateKeyDer::from_pem_file(key_path)
+                .map_err(|e| format!("cannot read client key {}: {e}", key_path.display()))?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| format!("invalid client certificate: {e}"))?
+        }
+    };
+    config.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();
+    Ok(Arc::new(config))
+}
+
+fn root_store(options: &TlsOptions) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match &options.ca_file {
+        // A user bundle replaces the system store, as with curl --cacert.
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| format!("cannot read CA bundle {}: {e}", path.display()))?;
+            let (added, _) = store.add_parsable_certificates(certs);
+            if added == 0 {
+                return Err(format!("no usable CA certificate in {}", path.display()));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            store.add_parsable_certificates(found.certs);
+            if store.is_empty() {
+                return Err("no trusted CA certificates found in the system store".to_owned());
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// `verify=False`: accept any certificate, but still check the handshake
+/// signatures so the connection is at least bound to the presented key.
+#[derive(Debug)]
+struct AcceptAnyCertificate {
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,91 @@
+//! The byte stream under a connection: plain TCP or TLS over TCP.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+
+use crate::tls::TlsStream;
+
+pub(crate) enum Transport {
+    Plain(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+impl Transport {
+    /// The TCP socket (timeouts are set on it).
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Transport::Plain(s) => s,
+            Transport::Tls(s) => &s.sock,
+        }
+    }
+
+    /// Whether an idle connection can carry another request: nothing to
+    /// read (a readable idle socket means EOF, RST or bytes nobody asked
+    /// for). TLS 1.3 servers may send session tickets after the handshake,
+    /// which make the socket readable; those are processed, not fatal.
+    pub fn is_idle_and_open(&mut self) -> bool {
+        if !poll_readable(self.tcp()) {
+            return true;
+        }
+        let Transport::Tls(stream) = self else { return false };
+        if stream.sock.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let outcome = stream.conn.read_tls(&mut stream.sock);
+        let alive = match outcome {
+            Ok(0) => false,
+            Ok(_) => match stream.conn.process_new_packets() {
+                Ok(state) => state.plaintext_bytes_to_read() == 0 && !state.peer_has_closed(),
+                Err(_) => false,
+            },
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+        };
+        stream.sock.set_nonblocking(false).is_ok() && alive && !poll_readable(&stream.sock)
+    }
+}
+
+fn poll_readable(sock: &TcpStream) -> bool {
+    let mut fds = libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: `fds` is a valid pollfd array of length 1 for the duration of the call.
+    let ready = unsafe { libc::poll(&mut fds, 1, 0) };
+    ready != 0
+}
+
+impl Read for Transport {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.read(buf),
+            // A peer closing without close_notify ends the stream like a TCP
+            // EOF (what curl, urllib3 and httpx accept); framing still
+            // detects truncated bodies.
+            Transport::Tls(s) => match s.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+                other => other,
+            },
+        }
+    }
+}
+
+impl Write for Transport {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.write(buf),
+            Transport::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.write_vectored(bufs),
+            Transport::Tls(s) => s.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Plain(s) => s.flush(),
+            Transport::Tls(s) => s.flush(),
+        }
+    }
+}

@@ -1,0 +1,149 @@
+"""HTTPS: verification against a test CA (trustme), verify=False, client certificates,
+the reasons certificate failures name (HOSTILE.md D20), and pool separation (D21)."""
+
+from __future__ import annotations
+
+import datetime
+import http.server
+import ssl
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import nodelay
+import pytest
+import trustme
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        peer = self.request.getpeercert()
+        body = b"client-cert" if peer else b"secure"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    connections = 0
+
+    def get_request(self):  # type: ignore[no-untyped-def]
+        sock, addr = super().get_request()
+        self.connections += 1
+        return sock, addr
+
+
+@contextmanager
+def tls_server(cert: trustme.LeafCert, client_ca: trustme.CA | None = None) -> Iterator[_Server]:
+    server = _Server(("127.0.0.1", 0), _Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    cert.configure_cert(ctx)
+    if client_ca is not None:
+        client_ca.configure_trust(ctx)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture(scope="module")
+def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
+def url(server: _Server, host: str = "localhost") -> str:
+    return f"https://{host}:{server.server_address[1]}/"
+
+
+def test_verified_with_custom_ca_and_connection_reused(ca: trustme.CA, ca_file: str) -> None:
+    with tls_server(ca.issue_cert("localhost")) as server, nodelay.Client(verify=ca_file) as c:
+        for _ in range(5):
+            r = c.get(url(server))
+            assert r.status_code == 200
+            assert r.content == b"secure"
+        assert server.connections == 1
+
+
+def test_ip_literal_verified_against_ip_san(ca: trustme.CA, ca_file: str) -> None:
+    with tls_server(ca.issue_cert("127.0.0.1")) as server:
+        r = nodelay.get(url(server, "127.0.0.1"), verify=ca_file)
+        assert r.content == b"secure"
+
+
+def test_unknown_issuer_names_reason(ca: trustme.CA) -> None:
+    with tls_server(ca.issue_cert("localhost")) as server:
+        with pytest.raises(nodelay.TLSError, match="unknown issuer") as info:
+            nodelay.get(url(server))
+        assert isinstance(info.value, nodelay.ConnectError)
+        assert info.value.url == url(server)
+
+
+def test_wrong_host_names_reason(ca: trustme.CA, ca_file: str) -> None:
+    with tls_server(ca.issue_cert("other.example")) as server:
+        with pytest.raises(nodelay.TLSError, match="not valid for this host name"):
+            nodelay.get(url(server), verify=ca_file)
+
+
+def test_expired_names_reason(ca: trustme.CA, ca_file: str) -> None:
+    past = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
+    cert = ca.issue_cert("localhost", not_after=past)
+    with tls_server(cert) as server:
+        with pytest.raises(nodelay.TLSError, match="expired"):
+            nodelay.get(url(server), verify=ca_file)
+
+
+def test_verify_false_accepts_and_does_not_lend_connections(ca: trustme.CA) -> None:
+    with tls_server(ca.issue_cert("localhost")) as server:
+        with nodelay.Client(verify=False) as insecure, nodelay.Client() as secure:
+            assert insecure.get(url(server)).content == b"secure"
+            # The insecure client's idle connection must not serve a verifying client.
+            with pytest.raises(nodelay.TLSError):
+                secure.get(url(server))
+
+
+def test_client_certificate(ca: trustme.CA, ca_file: str, tmp_path: Path) -> None:
+    client_cert = ca.issue_cert("client@example")
+    cert_path = tmp_path / "client.pem"
+    key_path = tmp_path / "client.key"
+    client_cert.cert_chain_pems[0].write_to_path(str(cert_path))
+    client_cert.private_key_pem.write_to_path(str(key_path))
+    with tls_server(ca.issue_cert("localhost"), client_ca=ca) as server:
+        r = nodelay.get(url(server), verify=ca_file, cert=(str(cert_path), str(key_path)))
+        assert r.content == b"client-cert"
+        # TLS 1.3 servers refuse a missing client certificate with an alert after the
+        # handshake: still a TLSError, not a plain read error.
+        with pytest.raises(nodelay.TLSError, match="TLS error"):
+            nodelay.get(url(server), verify=ca_file)
+
+
+def test_bad_ca_file_is_reported(ca: trustme.CA, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.pem"
+    with tls_server(ca.issue_cert("localhost")) as server:
+        with pytest.raises(nodelay.TLSError, match="cannot read CA bundle"):
+            nodelay.get(url(server), verify=str(missing))
+
+
+def test_verify_type_checked() -> None:
+    with pytest.raises(TypeError):
+        nodelay.Client(verify=3)  # type: ignore[arg-type]
