@@ -30,7 +30,7 @@ test-rust:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 lint: venv
-	$(BIN)/ruff check python tests scripts
+	$(BIN)/ruff check python tests
 	$(BIN)/mypy
 
 test-python: dev

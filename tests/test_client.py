@@ -87,12 +87,16 @@ def test_default_headers(server: _core.TestServer, client: nodelay.Client) -> No
     data = client.get(f"{server.url}/anything").json()
     names = [n for n, _ in sent_headers(data)]
     assert names[0] == "host"
-    assert sent_headers(data)[1:3] == [
+    assert sent_headers(data)[1:4] == [
         ("user-agent", f"nodelay/{nodelay.__version__}"),
         ("accept", "*/*"),
+        ("accept-encoding", "gzip, deflate, br, zstd"),
     ]
-    assert "accept-encoding" not in names
-    assert client.headers == {"User-Agent": f"nodelay/{nodelay.__version__}", "Accept": "*/*"}
+    assert client.headers == {
+        "User-Agent": f"nodelay/{nodelay.__version__}",
+        "Accept": "*/*",
+        "Accept-Encoding": "gzip, deflate, br, zstd",
+    }
 
 
 def test_client_headers_override_in_place(server: _core.TestServer) -> None:
@@ -100,12 +104,14 @@ def test_client_headers_override_in_place(server: _core.TestServer) -> None:
         assert client.headers.raw == [
             ("user-agent", "mine/1"),
             ("Accept", "*/*"),
+            ("Accept-Encoding", "gzip, deflate, br, zstd"),
             ("X-Client", "c"),
         ]
         data = client.get(f"{server.url}/anything").json()
         assert sent_headers(data)[1:] == [
             ("user-agent", "mine/1"),
             ("accept", "*/*"),
+            ("accept-encoding", "gzip, deflate, br, zstd"),
             ("x-client", "c"),
         ]
         data = client.get(
@@ -114,6 +120,7 @@ def test_client_headers_override_in_place(server: _core.TestServer) -> None:
         ).json()
         assert sent_headers(data)[1:] == [
             ("user-agent", "mine/1"),
+            ("accept-encoding", "gzip, deflate, br, zstd"),
             ("x-client", "r"),
             ("x-extra", "e"),
         ]

@@ -19,6 +19,7 @@ TREE: dict[str, tuple[str, ...]] = {
     "PoolTimeout": ("TimeoutException",),
     "NetworkError": ("TransportError",),
     "ConnectError": ("NetworkError",),
+    "TLSError": ("ConnectError",),
     "ReadError": ("NetworkError",),
     "WriteError": ("NetworkError",),
     "CloseError": ("NetworkError",),

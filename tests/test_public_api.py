@@ -22,6 +22,7 @@ EXPECTED = {
     "PoolTimeout",
     "NetworkError",
     "ConnectError",
+    "TLSError",
     "ReadError",
     "WriteError",
     "CloseError",

@@ -31,6 +31,7 @@ def test_exact_get_bytes(scripted: Factory, client: nodelay.Client) -> None:
         + f"Host: 127.0.0.1:{srv.port}\r\n".encode()
         + f"User-Agent: {UA}\r\n".encode()
         + b"Accept: */*\r\n"
+        + b"Accept-Encoding: gzip, deflate, br, zstd\r\n"
         + b"\r\n"
     ]
 
@@ -47,6 +48,7 @@ def test_exact_post_bytes(scripted: Factory, client: nodelay.Client) -> None:
     assert ours == [
         f"User-Agent: {UA}",
         "Accept: */*",
+        "Accept-Encoding: gzip, deflate, br, zstd",
         "X-B: 2",
         "x-a: 1",
         "Content-Type: application/x-www-form-urlencoded",

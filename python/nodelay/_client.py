@@ -70,8 +70,16 @@ class _ClosedEngine:
 _CLOSED_ENGINE = _ClosedEngine()
 
 
+# Everything the engine decodes (gzip incl. multi-member, zlib/raw deflate, brotli, zstd).
+ACCEPT_ENCODING = "gzip, deflate, br, zstd"
+
+
 def _default_headers() -> Pairs:
-    return [("User-Agent", f"nodelay/{_core.__version__}"), ("Accept", "*/*")]
+    return [
+        ("User-Agent", f"nodelay/{_core.__version__}"),
+        ("Accept", "*/*"),
+        ("Accept-Encoding", ACCEPT_ENCODING),
+    ]
 
 
 def _header_items(headers: RequestHeaderTypes | None) -> list[tuple[str, str | None]]:

@@ -242,7 +242,7 @@ class Limits:
         )
 
 
-def tls_engine_options(verify: object, cert: object) -> dict[str, object]:
+def tls_engine_options(verify: object, cert: object) -> dict[str, Any]:
     """Translate requests/httpx-style ``verify=``/``cert=`` into the engine's TLS keywords.
 
     A CA bundle given as ``verify="ca.pem"`` replaces the system trust store (as with curl's
@@ -251,7 +251,7 @@ def tls_engine_options(verify: object, cert: object) -> dict[str, object]:
     """
     import os
 
-    options: dict[str, object] = {}
+    options: dict[str, Any] = {}
     if isinstance(verify, bool):
         options["verify"] = verify
     elif isinstance(verify, str | os.PathLike):

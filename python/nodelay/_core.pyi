@@ -27,6 +27,7 @@ class Engine:
         ca_file: str | None = None,
         cert_file: str | None = None,
         key_file: str | None = None,
+        max_decoded_size: int = 1 << 30,
     ) -> None:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
         trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
@@ -43,8 +44,11 @@ class Engine:
 
         ``url`` is absolute (http or https) and already carries the query.
         ``headers`` are sent in order; ``Host`` is added when missing, and
-        ``Content-Length`` when ``body`` is not None and no framing header was given. Raises the most specific ``nodelay`` exception (instances
-        of classes from ``nodelay._exceptions`` with a ``url`` attribute), or
+        ``Content-Length`` when ``body`` is not None and no framing header was given.
+        Bodies with a Content-Encoding the engine knows (gzip, deflate, br, zstd) are
+        decoded, bounded by ``max_decoded_size`` and a ratio guard. Raises the most
+        specific ``nodelay`` exception (instances of classes from ``nodelay._exceptions``
+        with a ``url`` attribute), or
         ``KeyboardInterrupt`` when Ctrl-C arrives during a blocking call.
         """
     def close(self) -> None:

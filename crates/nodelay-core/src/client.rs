@@ -60,7 +60,9 @@ impl Client {
     }
 
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
-        Client { pool: Pool::new(config, TlsSetup::new(tls)) }
+        Client {
+            pool: Pool::new(config, TlsSetup::new(tls)),
+        }
     }
 
     /// Parses the URL and encodes the request; fails before any I/O on bad input.
@@ -121,6 +123,9 @@ impl Client {
                 &deadlines,
                 interrupt,
             )
+            // A failed write on a reused connection (EPIPE, ECONNRESET)
+            // received nothing either: idempotent requests may go again.
+            .map_err(Error::before_response)
             .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
             match attempt {
                 Ok((head, head_bytes)) => {

@@ -118,7 +118,9 @@ impl Connection {
                 Budget::Wait(t) => t,
             };
             if budget != self.read_timeout {
-                self.stream.tcp().set_read_timeout(budget)
+                self.stream
+                    .tcp()
+                    .set_read_timeout(budget)
                     .map_err(|e| io_error(ErrorKind::Read, e))?;
                 self.read_timeout = budget;
             }
@@ -161,7 +163,9 @@ impl Connection {
                 Budget::Wait(t) => t,
             };
             if budget != self.write_timeout {
-                self.stream.tcp().set_write_timeout(budget)
+                self.stream
+                    .tcp()
+                    .set_write_timeout(budget)
                     .map_err(|e| io_error(ErrorKind::Write, e))?;
                 self.write_timeout = budget;
             }
@@ -212,7 +216,10 @@ fn is_timeout(e: &io::Error) -> bool {
 fn io_error(kind: ErrorKind, e: io::Error) -> Error {
     // A TLS alert after the handshake (TLS 1.3 servers reject a missing or
     // bad client certificate this way) is a TLS failure, not a network one.
-    if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+    if let Some(tls) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
         let message = format!("TLS error: {tls}");
         return Error::new(ErrorKind::Tls, message).with_source(e);
     }

@@ -13,10 +13,18 @@ use crate::transport::Transport;
 /// attempt bounded by what is left of the connect (and total) deadline.
 /// `TCP_NODELAY` is set on success: we always send whole requests in one write,
 /// so Nagle can only add latency.
-pub(crate) fn connect(origin: &Origin, tls: &TlsSetup, deadlines: &Deadlines) -> Result<Transport, Error> {
+pub(crate) fn connect(
+    origin: &Origin,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+) -> Result<Transport, Error> {
     let tcp = connect_tcp(origin, deadlines)?;
     if origin.scheme == "https" {
-        return Ok(Transport::Tls(Box::new(tls.handshake(&origin.host, tcp, deadlines)?)));
+        return Ok(Transport::Tls(Box::new(tls.handshake(
+            &origin.host,
+            tcp,
+            deadlines,
+        )?)));
     }
     Ok(Transport::Plain(tcp))
 }

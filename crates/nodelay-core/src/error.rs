@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Read,
     Write,
     RemoteProtocol,
+    /// A body that cannot be decoded, or decodes beyond its bounds.
+    Decoding,
     /// A signal handler asked to abort (Ctrl-C); the caller holds the reason.
     Interrupted,
     /// The client was closed.

@@ -205,6 +205,23 @@ impl<'p> Exchange<'p> {
         )
     }
 
+    /// Values of every `name` header field, in order.
+    pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let head = &self.head_bytes;
+        self.head.headers.iter().filter_map(move |span| {
+            let field = &head[span.name.0 as usize..span.name.1 as usize];
+            field
+                .eq_ignore_ascii_case(name.as_bytes())
+                .then(|| &head[span.value.0 as usize..span.value.1 as usize])
+        })
+    }
+
+    /// The content codings to undo, in the order applied; `None` when one is
+    /// unknown (the body is then delivered as received).
+    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
+        crate::decode::parse_codings(self.header_values("content-encoding"))
+    }
+
     /// The exact body size when the server announced one.
     pub fn content_length(&self) -> Option<u64> {
         match self.body {
@@ -273,6 +290,8 @@ impl<'p> Exchange<'p> {
         out: &mut Vec<u8>,
         interrupt: &dyn Interrupt,
     ) -> Result<(), Error> {
+        // Bytes the caller already had are not part of this body's count.
+        let initial = out.len();
         loop {
             match &mut self.body {
                 BodyState::Done => return Ok(()),
@@ -314,7 +333,7 @@ impl<'p> Exchange<'p> {
                     {
                         return Err(Error::new(
                             ErrorKind::RemoteProtocol,
-                            format!("peer closed connection without sending complete message body: chunked body cut after {} bytes", out.len()),
+                            format!("peer closed connection without sending complete message body: chunked body cut after {} bytes", out.len() - initial),
                         ));
                     }
                 }

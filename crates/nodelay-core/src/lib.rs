@@ -9,6 +9,7 @@ mod client;
 mod conn;
 mod connect;
 mod deadline;
+pub mod decode;
 mod error;
 mod exchange;
 mod fork;

@@ -67,7 +67,9 @@ impl Target {
             Some(port) => format!("{bracketed}:{port}"),
             None => bracketed,
         };
-        let port = url.port_or_known_default().unwrap_or(if scheme == "https" { 443 } else { 80 });
+        let port = url
+            .port_or_known_default()
+            .unwrap_or(if scheme == "https" { 443 } else { 80 });
         let mut path_and_query = String::with_capacity(raw.len());
         path_and_query.push_str(url.path());
         if let Some(q) = url.query() {

@@ -11,7 +11,10 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned};
+use rustls::{
+    ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
+    StreamOwned,
+};
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
@@ -38,7 +41,12 @@ pub struct TlsOptions {
 
 impl Default for TlsOptions {
     fn default() -> Self {
-        TlsOptions { verify: true, ca_file: None, client_cert: None, client_key: None }
+        TlsOptions {
+            verify: true,
+            ca_file: None,
+            client_cert: None,
+            client_key: None,
+        }
     }
 }
 
@@ -56,7 +64,10 @@ static DEFAULT_CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::n
 
 impl TlsSetup {
     pub fn new(options: TlsOptions) -> Self {
-        TlsSetup { options, config: OnceLock::new() }
+        TlsSetup {
+            options,
+            config: OnceLock::new(),
+        }
     }
 
     fn config(&self) -> Result<Arc<ClientConfig>, Error> {
@@ -69,24 +80,41 @@ impl TlsSetup {
     }
 
     /// Runs the TLS handshake on a connected socket within the connect deadline.
-    pub fn handshake(&self, host: &str, mut sock: TcpStream, deadlines: &Deadlines) -> Result<TlsStream, Error> {
+    pub fn handshake(
+        &self,
+        host: &str,
+        mut sock: TcpStream,
+        deadlines: &Deadlines,
+    ) -> Result<TlsStream, Error> {
         let config = self.config()?;
         // A trailing dot is the same host for DNS but not for certificates.
         let host = host.strip_suffix('.').unwrap_or(host);
         // An IP literal becomes `ServerName::IpAddress`, for which rustls sends
         // no SNI (RFC 6066 §3 forbids literal addresses in SNI).
-        let name = ServerName::try_from(host.to_owned())
-            .map_err(|e| Error::new(ErrorKind::InvalidUrl, format!("invalid TLS server name {host:?}: {e}")))?;
+        let name = ServerName::try_from(host.to_owned()).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidUrl,
+                format!("invalid TLS server name {host:?}: {e}"),
+            )
+        })?;
         let mut conn = ClientConnection::new(config, name)
             .map_err(|e| Error::new(ErrorKind::Tls, format!("TLS setup failed: {e}")))?;
         while conn.is_handshaking() {
             let budget = match deadlines.budget(deadlines.timeouts.connect) {
-                Budget::Expired => return Err(Error::new(ErrorKind::ConnectTimeout, "total timeout expired during the TLS handshake")),
+                Budget::Expired => {
+                    return Err(Error::new(
+                        ErrorKind::ConnectTimeout,
+                        "total timeout expired during the TLS handshake",
+                    ))
+                }
                 Budget::Wait(t) => t,
             };
-            sock.set_read_timeout(budget).and_then(|()| sock.set_write_timeout(budget)).map_err(|e| {
-                Error::new(ErrorKind::Connect, format!("socket setup failed: {e}")).with_source(e)
-            })?;
+            sock.set_read_timeout(budget)
+                .and_then(|()| sock.set_write_timeout(budget))
+                .map_err(|e| {
+                    Error::new(ErrorKind::Connect, format!("socket setup failed: {e}"))
+                        .with_source(e)
+                })?;
             if let Err(e) = conn.complete_io(&mut sock) {
                 return Err(handshake_error(e));
             }
@@ -96,17 +124,34 @@ impl TlsSetup {
 }
 
 fn handshake_error(e: io::Error) -> Error {
-    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
-        return Error::new(ErrorKind::ConnectTimeout, "timed out during the TLS handshake").with_source(e);
+    if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return Error::new(
+            ErrorKind::ConnectTimeout,
+            "timed out during the TLS handshake",
+        )
+        .with_source(e);
     }
-    let tls_failure = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()).cloned();
+    let tls_failure = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .cloned();
     match tls_failure {
         Some(rustls::Error::InvalidCertificate(reason)) => Error::new(
             ErrorKind::Tls,
-            format!("certificate verify failed: {}", describe_certificate_error(&reason)),
+            format!(
+                "certificate verify failed: {}",
+                describe_certificate_error(&reason)
+            ),
         ),
         Some(other) => Error::new(ErrorKind::Tls, format!("TLS handshake failed: {other}")),
-        None => Error::new(ErrorKind::Connect, format!("connection failed during the TLS handshake: {e}")).with_source(e),
+        None => Error::new(
+            ErrorKind::Connect,
+            format!("connection failed during the TLS handshake: {e}"),
+        )
+        .with_source(e),
     }
 }
 
@@ -116,7 +161,9 @@ fn describe_certificate_error(e: &rustls::CertificateError) -> String {
         C::Expired | C::ExpiredContext { .. } => "certificate has expired".to_owned(),
         C::NotValidYet | C::NotValidYetContext { .. } => "certificate is not valid yet".to_owned(),
         C::UnknownIssuer => "self-signed certificate or unknown issuer".to_owned(),
-        C::NotValidForName | C::NotValidForNameContext { .. } => "certificate is not valid for this host name".to_owned(),
+        C::NotValidForName | C::NotValidForNameContext { .. } => {
+            "certificate is not valid for this host name".to_owned()
+        }
         C::Revoked => "certificate has been revoked".to_owned(),
         C::BadSignature => "bad certificate signature".to_owned(),
         other => format!("{other:?}"),
@@ -135,20 +182,29 @@ fn build_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
     let builder = if options.verify {
         builder.with_root_certificates(root_store(options)?)
     } else {
-        builder.dangerous().with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate {
-            algorithms: provider.signature_verification_algorithms,
-        }))
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate {
+                algorithms: provider.signature_verification_algorithms,
+            }))
     };
     let mut config = match &options.client_cert {
         None => builder.with_no_client_auth(),
         Some(cert_path) => {
             let chain = CertificateDer::pem_file_iter(cert_path)
                 .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| format!("cannot read client certificate {}: {e}", cert_path.display()))?;
+                .map_err(|e| {
+                    format!(
+                        "cannot read client certificate {}: {e}",
+                        cert_path.display()
+                    )
+                })?;
             let key_path = options.client_key.as_ref().unwrap_or(cert_path);
             let key = PrivateKeyDer::from_pem_file(key_path)
                 .map_err(|e| format!("cannot read client key {}: {e}", key_path.display()))?;
-            builder.with_client_auth_cert(chain, key).map_err(|e| format!("invalid client certificate: {e}"))?
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| format!("invalid client certificate: {e}"))?
         }
     };
     config.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();

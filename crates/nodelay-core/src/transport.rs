@@ -28,7 +28,9 @@ impl Transport {
         if !poll_readable(self.tcp()) {
             return true;
         }
-        let Transport::Tls(stream) = self else { return false };
+        let Transport::Tls(stream) = self else {
+            return false;
+        };
         if stream.sock.set_nonblocking(true).is_err() {
             return false;
         }
@@ -46,7 +48,11 @@ impl Transport {
 }
 
 fn poll_readable(sock: &TcpStream) -> bool {
-    let mut fds = libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut fds = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     // SAFETY: `fds` is a valid pollfd array of length 1 for the duration of the call.
     let ready = unsafe { libc::poll(&mut fds, 1, 0) };
     ready != 0

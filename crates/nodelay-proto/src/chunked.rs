@@ -11,7 +11,9 @@ use crate::limits::{MAX_CHUNK_EXTENSION_BYTES, MAX_CHUNK_SIZE_DIGITS, MAX_TRAILE
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Reading the hex size; `digits` read so far.
-    Size { digits: usize },
+    Size {
+        digits: usize,
+    },
     /// Whitespace after the size: only `;` may follow (BWS before an extension).
     SizeWhitespace,
     /// Inside a chunk extension, up to CR.
@@ -19,7 +21,9 @@ enum State {
     /// Expecting LF after the size line's CR.
     SizeLf,
     /// Reading chunk data; bytes still to come.
-    Data { remaining: u64 },
+    Data {
+        remaining: u64,
+    },
     DataCr,
     DataLf,
     /// At the start of a trailer line (or the final empty line).
@@ -48,7 +52,12 @@ impl Default for ChunkedDecoder {
 
 impl ChunkedDecoder {
     pub fn new() -> Self {
-        Self { state: State::Size { digits: 0 }, size: 0, extension_bytes: 0, trailer_bytes: 0 }
+        Self {
+            state: State::Size { digits: 0 },
+            size: 0,
+            extension_bytes: 0,
+            trailer_bytes: 0,
+        }
     }
 
     /// True once the last chunk and the trailer section were read.
@@ -71,7 +80,11 @@ impl ChunkedDecoder {
                 sink(&input[i..i + take]);
                 i += take;
                 let remaining = remaining - take as u64;
-                self.state = if remaining == 0 { State::DataCr } else { State::Data { remaining } };
+                self.state = if remaining == 0 {
+                    State::DataCr
+                } else {
+                    State::Data { remaining }
+                };
                 continue;
             }
             if self.state == State::Done {

@@ -48,14 +48,22 @@ impl fmt::Display for ProtoError {
             Self::HeadTooLarge => write!(f, "response head exceeds {MAX_HEAD_BYTES} bytes"),
             Self::TooManyHeaders => write!(f, "response has more than {MAX_HEADERS} header fields"),
             Self::InvalidContentLength => f.write_str("invalid or conflicting Content-Length"),
-            Self::InvalidTransferEncoding => f.write_str("unsupported or malformed Transfer-Encoding"),
+            Self::InvalidTransferEncoding => {
+                f.write_str("unsupported or malformed Transfer-Encoding")
+            }
             Self::TooManyInterimResponses => {
-                write!(f, "more than {MAX_INTERIM_RESPONSES} interim (1xx) responses")
+                write!(
+                    f,
+                    "more than {MAX_INTERIM_RESPONSES} interim (1xx) responses"
+                )
             }
             Self::UnexpectedUpgrade => f.write_str("unexpected 101 Switching Protocols"),
             Self::InvalidChunk(what) => write!(f, "malformed chunked body: {what}"),
             Self::ChunkExtensionsTooLarge => {
-                write!(f, "chunk extensions exceed {MAX_CHUNK_EXTENSION_BYTES} bytes")
+                write!(
+                    f,
+                    "chunk extensions exceed {MAX_CHUNK_EXTENSION_BYTES} bytes"
+                )
             }
             Self::TrailersTooLarge => write!(f, "trailers exceed {MAX_TRAILER_BYTES} bytes"),
         }

@@ -23,8 +23,23 @@ fn expects_body(method: &str) -> bool {
 
 /// RFC 9110 §5.6.2 `tchar`.
 fn is_tchar(b: u8) -> bool {
-    matches!(b, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
-        || b.is_ascii_alphanumeric()
+    matches!(
+        b,
+        b'!' | b'#'
+            | b'$'
+            | b'%'
+            | b'&'
+            | b'\''
+            | b'*'
+            | b'+'
+            | b'-'
+            | b'.'
+            | b'^'
+            | b'_'
+            | b'`'
+            | b'|'
+            | b'~'
+    ) || b.is_ascii_alphanumeric()
 }
 
 /// A header name must be a non-empty token.
@@ -75,7 +90,11 @@ pub fn encode_request_head(out: &mut Vec<u8>, head: &RequestHead<'_>) -> Result<
     let estimate = head.method.len()
         + head.target.len()
         + head.host.len()
-        + head.headers.iter().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>()
+        + head
+            .headers
+            .iter()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum::<usize>()
         + 64;
     out.reserve(estimate);
     out.extend_from_slice(head.method.as_bytes());

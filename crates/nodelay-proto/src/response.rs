@@ -64,7 +64,9 @@ pub fn parse_response_head(
         Some(1) => Version::Http11,
         _ => return Err(ProtoError::InvalidHead("unsupported HTTP version")),
     };
-    let status = response.code.ok_or(ProtoError::InvalidHead("missing status code"))?;
+    let status = response
+        .code
+        .ok_or(ProtoError::InvalidHead("missing status code"))?;
     if !(100..=999).contains(&status) {
         return Err(ProtoError::InvalidHead("status code out of range"));
     }
@@ -92,13 +94,24 @@ pub fn parse_response_head(
         } else if name.eq_ignore_ascii_case(b"connection") {
             framing.add_connection(field.value);
         }
-        headers.push(HeaderSpan { name: span(name), value: span(field.value) });
+        headers.push(HeaderSpan {
+            name: span(name),
+            value: span(field.value),
+        });
     }
     if status == 101 {
         return Err(ProtoError::UnexpectedUpgrade);
     }
     let (body, keep_alive) = framing.decide(version, status, request_was_head)?;
-    Ok(Some(ResponseHead { version, status, reason, headers, head_len, framing: body, keep_alive }))
+    Ok(Some(ResponseHead {
+        version,
+        status,
+        reason,
+        headers,
+        head_len,
+        framing: body,
+        keep_alive,
+    }))
 }
 
 /// Length of a line without its line end (`\n` already split off; a `\r`
@@ -125,7 +138,10 @@ fn check_line_lengths(head: &[u8]) -> Result<(), ProtoError> {
     if head.len() <= MAX_HEADER_LINE_BYTES {
         return Ok(());
     }
-    if head.split(|&b| b == b'\n').any(|line| line_len(line) > MAX_HEADER_LINE_BYTES) {
+    if head
+        .split(|&b| b == b'\n')
+        .any(|line| line_len(line) > MAX_HEADER_LINE_BYTES)
+    {
         return Err(ProtoError::HeadTooLarge);
     }
     Ok(())
@@ -136,9 +152,13 @@ fn check_line_lengths(head: &[u8]) -> Result<(), ProtoError> {
 /// head was validated: optional empty lines, then `HTTP/1.x NNN`, then either
 /// the line end or a space and the reason.
 fn raw_reason_span(head: &[u8]) -> (u32, u32) {
-    let start = head.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(0);
+    let start = head
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(0);
     let line = &head[start..];
-    let end = start + line_len(&line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())]);
+    let end =
+        start + line_len(&line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())]);
     let code_end = start + "HTTP/1.1 200".len();
     let reason_start = (code_end + 1).min(end);
     (reason_start as u32, end as u32)

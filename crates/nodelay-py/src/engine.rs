@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use std::path::PathBuf;
 
+use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{Client, Error, PoolConfig, RequestParts, Timeouts, TlsOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -31,6 +32,8 @@ type TimeoutTuple = (
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct Engine {
     client: Client,
+    /// Cap on a decoded (decompressed) body, in bytes.
+    max_decoded_size: u64,
 }
 
 fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
@@ -58,6 +61,7 @@ impl Engine {
         ca_file=None,
         cert_file=None,
         key_file=None,
+        max_decoded_size=DEFAULT_MAX_DECODED_BYTES,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -68,6 +72,7 @@ impl Engine {
         ca_file: Option<PathBuf>,
         cert_file: Option<PathBuf>,
         key_file: Option<PathBuf>,
+        max_decoded_size: u64,
     ) -> PyResult<Self> {
         if max_connections == Some(0) {
             return Err(PyValueError::new_err("max_connections must be at least 1"));
@@ -76,9 +81,21 @@ impl Engine {
             return Err(PyValueError::new_err("key_file needs cert_file"));
         }
         let keepalive_expiry = seconds("keepalive_expiry", keepalive_expiry)?;
-        let pool = PoolConfig { max_connections, max_keepalive, keepalive_expiry };
-        let tls = TlsOptions { verify, ca_file, client_cert: cert_file, client_key: key_file };
-        Ok(Engine { client: Client::with_tls(pool, tls) })
+        let pool = PoolConfig {
+            max_connections,
+            max_keepalive,
+            keepalive_expiry,
+        };
+        let tls = TlsOptions {
+            verify,
+            ca_file,
+            client_cert: cert_file,
+            client_key: key_file,
+        };
+        Ok(Engine {
+            client: Client::with_tls(pool, tls),
+            max_decoded_size,
+        })
     }
 
     /// Sends one request and reads the whole response (see `_core.pyi`).
@@ -125,14 +142,19 @@ impl Engine {
 
         let prepared = self.client.prepare(&parts).map_err(fail)?;
         let client = &self.client;
+        let max_decoded = self.max_decoded_size;
         let (mut exchange, unsized_body) = py
             .detach(|| {
                 let mut exchange = client.send(&prepared, body_bytes, timeouts, &signals)?;
-                match exchange.content_length() {
-                    Some(n) if n <= EXACT_BODY_MAX_BYTES => Ok((exchange, None)),
-                    _ => {
+                let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
+                match (codings, exchange.content_length()) {
+                    (None, Some(n)) if n <= EXACT_BODY_MAX_BYTES => Ok((exchange, None)),
+                    (codings, _) => {
                         let mut out = Vec::new();
                         exchange.read_to_end(&mut out, &signals)?;
+                        if let Some(codings) = codings.filter(|_| !out.is_empty()) {
+                            out = decode(&codings, out, max_decoded)?;
+                        }
                         Ok((exchange, Some(out)))
                     }
                 }

@@ -50,3 +50,7 @@ pub const LISTEN_BACKLOG: u32 = 1024;
 /// Pause after a failed `accept` (typically EMFILE: out of file descriptors)
 /// before trying again, so the accept loop does not spin at 100% CPU.
 pub const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Largest body the compressed routes (`/gzip/{n}`, `/brotli/{n}`, ...) encode:
+/// they compress per request, so the bound keeps one request's CPU small.
+pub const MAX_ENCODED_PAYLOAD_BYTES: u64 = 64 * 1024 * 1024;

@@ -4,6 +4,7 @@
 
 mod cookies;
 mod echo;
+mod encoded;
 mod inspect;
 mod payloads;
 mod redirect;
@@ -64,6 +65,11 @@ async fn route(req: Request<Incoming>, state: &State) -> Reply {
     if let Some(n) = path.strip_prefix("/redirect/") {
         return redirect::redirect(n);
     }
+    if let Some((coding, n)) = path[1..].split_once('/') {
+        if let Some(coding) = encoded::Coding::from_route(coding) {
+            return encoded::encoded(coding, n, state);
+        }
+    }
     match path {
         "/headers" => inspect::headers(&req),
         "/stats" => inspect::stats(&state.stats),
@@ -80,7 +86,11 @@ fn is_read(method: &Method) -> bool {
 
 /// Whether `path` belongs to a read-only route, so a wrong method gets 405, not 404.
 fn is_known_read_route(path: &str) -> bool {
-    const PREFIXES: [&str; 6] = [
+    const PREFIXES: [&str; 10] = [
+        "/gzip/",
+        "/deflate/",
+        "/brotli/",
+        "/zstd/",
         "/bytes/",
         "/chunked/",
         "/json/",
