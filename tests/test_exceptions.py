@@ -10,6 +10,8 @@ from nodelay import _exceptions
 
 TREE: dict[str, tuple[str, ...]] = {
     "HTTPError": ("Exception",),
+    "StreamError": ("RuntimeError",),
+    "StreamConsumed": ("StreamError",),
     "RequestError": ("HTTPError",),
     "TransportError": ("RequestError",),
     "TimeoutException": ("TransportError", "TimeoutError"),
@@ -38,7 +40,7 @@ REQUEST_ERRORS = [name for name in TREE if issubclass(getattr(nodelay, name), no
 
 
 def _cls(name: str) -> type[BaseException]:
-    builtin = {"Exception": Exception, "TimeoutError": TimeoutError}
+    builtin = {"Exception": Exception, "TimeoutError": TimeoutError, "RuntimeError": RuntimeError}
     if name in builtin:
         return builtin[name]
     cls = getattr(nodelay, name)

@@ -8,9 +8,11 @@ Use a ``Client`` (or a ``Session``, which follows redirects by default) to reuse
 connections; one client may be shared by many threads.
 """
 
-from ._api import delete, get, head, options, patch, post, put, request
+from ._api import delete, get, head, options, patch, post, put, request, stream
+from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
 from ._client import Client, Session
 from ._config import Limits, Timeout
+from ._cookies import Cookie, CookieJar
 from ._core import __version__
 from ._exceptions import (
     CloseError,
@@ -29,6 +31,8 @@ from ._exceptions import (
     ReadTimeout,
     RemoteProtocolError,
     RequestError,
+    StreamConsumed,
+    StreamError,
     TimeoutException,
     TLSError,
     TooManyRedirects,
@@ -40,11 +44,18 @@ from ._exceptions import (
 from ._models import Headers, Request, Response
 
 __all__ = [
+    "Auth",
+    "BasicAuth",
+    "BearerAuth",
     "Client",
     "CloseError",
     "ConnectError",
     "ConnectTimeout",
+    "Cookie",
+    "CookieJar",
     "DecodingError",
+    "DigestAuth",
+    "FunctionAuth",
     "HTTPError",
     "HTTPStatusError",
     "Headers",
@@ -62,6 +73,8 @@ __all__ = [
     "RequestError",
     "Response",
     "Session",
+    "StreamConsumed",
+    "StreamError",
     "TLSError",
     "Timeout",
     "TimeoutException",
@@ -79,4 +92,5 @@ __all__ = [
     "post",
     "put",
     "request",
+    "stream",
 ]

@@ -7,19 +7,24 @@ Redirects are not followed unless ``follow_redirects=True`` (or ``allow_redirect
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ._client import Client
 from ._config import UNSET, _Unset
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
+    from ._auth import AuthTypes
     from ._client import RequestContent, RequestData, RequestHeaderTypes
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
+    from ._cookies import CookieTypes
     from ._models import Response
     from ._urls import ParamTypes
 
-__all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request"]
+__all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request", "stream"]
 
 
 def request(
@@ -36,9 +41,17 @@ def request(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
-    """Send one request with a throw-away ``Client`` (see ``Client.request``)."""
-    with Client(verify=verify, cert=cert) as client:
+    """Send one request with a throw-away ``Client`` (see ``Client.request``).
+
+    ``cookies`` and ``auth`` apply to this request's origin only (never carried by a
+    redirect to another one); ``trust_env``: use ``.netrc`` credentials when no ``auth``.
+    """
+    with Client(verify=verify, cert=cert, trust_env=trust_env) as client:
         return client.request(
             method,
             url,
@@ -50,6 +63,9 @@ def request(
             timeout=timeout,
             follow_redirects=follow_redirects,
             allow_redirects=allow_redirects,
+            cookies=cookies,
+            auth=auth,
+            stream=stream,
         )
 
 
@@ -63,6 +79,10 @@ def get(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a GET request with a throw-away ``Client``."""
     return request(
@@ -75,6 +95,10 @@ def get(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
 
 
@@ -88,6 +112,10 @@ def head(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a HEAD request with a throw-away ``Client``."""
     return request(
@@ -100,6 +128,10 @@ def head(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
 
 
@@ -113,6 +145,10 @@ def options(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a OPTIONS request with a throw-away ``Client``."""
     return request(
@@ -125,6 +161,10 @@ def options(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
 
 
@@ -138,6 +178,10 @@ def delete(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a DELETE request with a throw-away ``Client``."""
     return request(
@@ -150,6 +194,10 @@ def delete(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
 
 
@@ -166,6 +214,10 @@ def post(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a POST request with a throw-away ``Client``."""
     return request(
@@ -181,6 +233,10 @@ def post(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
 
 
@@ -197,6 +253,10 @@ def put(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a PUT request with a throw-away ``Client``."""
     return request(
@@ -212,6 +272,10 @@ def put(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
 
 
@@ -228,6 +292,10 @@ def patch(
     cert: CertTypes | None = None,
     follow_redirects: bool | None = None,
     allow_redirects: bool | None = None,
+    cookies: CookieTypes | None = None,
+    auth: AuthTypes | None = None,
+    trust_env: bool = True,
+    stream: bool = False,
 ) -> Response:
     """Send a PATCH request with a throw-away ``Client``."""
     return request(
@@ -243,4 +311,17 @@ def patch(
         cert=cert,
         follow_redirects=follow_redirects,
         allow_redirects=allow_redirects,
+        cookies=cookies,
+        auth=auth,
+        trust_env=trust_env,
+        stream=stream,
     )
+
+
+@contextmanager
+def stream(method: str, url: str, **kwargs: Any) -> Iterator[Response]:
+    """``with nodelay.stream("GET", url) as r:`` — ``Client.stream`` with a throw-away client
+    (``verify``, ``cert`` and ``trust_env`` configure it; the rest go to the request)."""
+    client_options = {k: kwargs.pop(k) for k in ("verify", "cert", "trust_env") if k in kwargs}
+    with Client(**client_options) as client, client.stream(method, url, **kwargs) as response:
+        yield response

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import _get, bench
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -53,7 +55,7 @@ def _add_serve(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=_serve)
 
 
-_COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve]
+_COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _get.add_parser, bench.add_parser]
 
 
 def build_parser() -> argparse.ArgumentParser:

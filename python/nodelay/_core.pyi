@@ -51,6 +51,16 @@ class Engine:
         with a ``url`` attribute), or
         ``KeyboardInterrupt`` when Ctrl-C arrives during a blocking call.
         """
+    def open(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        timeout: TimeoutTuple,
+    ) -> RawStream:
+        """Like ``request`` but return once the response head arrived; the body stays on
+        the connection until ``RawStream.read`` reads it."""
     def close(self) -> None:
         """Close every idle connection; later requests open new ones."""
     def idle_connections(self) -> int:
@@ -70,6 +80,80 @@ class RawResponse:
     def header(self, name: str) -> str | None:
         """First value of the named header (ASCII case-insensitive), or None."""
 
+class CookieJar:
+    """The RFC 6265 cookie jar (crates/nodelay-core/src/cookies.rs); thread-safe.
+
+    Wrapped by ``nodelay.CookieJar``. Tuples of ``get_all``/``items`` are
+    ``(name, value, domain, host_only, path, secure, http_only, expires)``.
+    """
+
+    MAX_COOKIES_PER_RESPONSE: int
+    """Set-Cookie fields looked at per response (the rest are ignored)."""
+    MAX_COOKIES_PER_JAR: int
+    """Cookies kept at most; new ones are refused when full."""
+    def __init__(self) -> None: ...
+    def header_for(self, url: str) -> str | None:
+        """The Cookie header value for a request to ``url``, or None (at once when empty)."""
+    def extract(self, response: RawResponse | RawStream) -> bool:
+        """Store the response's Set-Cookie fields (from its URL); True if the jar changed."""
+    def store(self, url: str, set_cookie_values: list[str]) -> int:
+        """Store Set-Cookie values received from ``url``; returns how many changed."""
+    def set(
+        self,
+        name: str,
+        value: str,
+        domain: str = "",
+        path: str = "/",
+        *,
+        host_only: bool = False,
+        secure: bool = False,
+        http_only: bool = False,
+        expires: int | None = None,
+    ) -> None:
+        """Store one cookie (``domain=""``: sent to every host). ValueError if refused."""
+    def get_all(
+        self, name: str | None = None, domain: str | None = None, path: str | None = None
+    ) -> list[CookieTuple]: ...
+    def items(self) -> list[CookieTuple]: ...
+    def delete(
+        self, name: str | None = None, domain: str | None = None, path: str | None = None
+    ) -> int: ...
+    def clear(self, domain: str | None = None) -> None: ...
+    def __len__(self) -> int: ...
+    def to_netscape(self) -> str:
+        """The jar as Netscape cookies.txt text (session cookies with expiry 0)."""
+    def load_netscape(self, text: str) -> int:
+        """Add the cookies of cookies.txt text; returns how many were stored."""
+    def save(self, path: str) -> None:
+        """Write cookies.txt to ``path`` atomically (OSError on failure)."""
+    def load(self, path: str) -> int:
+        """Add the cookies of the cookies.txt file at ``path``."""
+
+CookieTuple = tuple[str, str, str, bool, str, bool, bool, int | None]
+
+class RawStream:
+    """A response whose body is still on the connection."""
+
+    status: int
+    version: str
+    reason: str
+    url: str
+    elapsed: float
+    """Seconds from the start of the request to the end of the head."""
+    is_closed: bool
+    """True once the body was read to the end, failed, or the stream was closed."""
+    def headers(self) -> list[tuple[str, str]]: ...
+    def header(self, name: str) -> str | None: ...
+    def elapsed_now(self) -> float:
+        """Seconds since the request started."""
+    def read(self, max_bytes: int = 262144, min_bytes: int = 65536, decode: bool = True) -> bytes:
+        """The next piece of the body (``min_bytes``..``max_bytes``, fewer only at the end),
+        ``b""`` at the end. ``decode=False`` on the first read keeps content codings."""
+    def read_all(self) -> bytes:
+        """The rest of the body, decoded."""
+    def close(self) -> None:
+        """End the stream; a body not read to the end closes its connection."""
+
 class TestServer:
     """The embedded server (crates/nodelay-server) running on background threads."""
 
@@ -82,6 +166,9 @@ class TestServer:
     def requests(self) -> int:
         """Requests served since start."""
     def close(self) -> None: ...
+
+def form_encode(pairs: list[tuple[str, str]]) -> bytes:
+    """``application/x-www-form-urlencoded`` body, byte-identical to ``urllib.parse.urlencode``."""
 
 def serve(
     host: str = "127.0.0.1",

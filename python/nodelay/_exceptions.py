@@ -25,6 +25,8 @@ Our exception hierarchy::
     │   └── TooManyRedirects       (.history)
     └── HTTPStatusError            (.request, .response)
     InvalidURL
+    StreamError                    (a RuntimeError: API misuse, not a network problem)
+    └── StreamConsumed
 
 The native module (``nodelay._core``) looks classes up by name in this module and
 raises them as ``cls(message, url=url)``; the Python layer then fills in ``request``.
@@ -59,6 +61,8 @@ __all__ = [
     "ReadTimeout",
     "RemoteProtocolError",
     "RequestError",
+    "StreamConsumed",
+    "StreamError",
     "TLSError",
     "TimeoutException",
     "TooManyRedirects",
@@ -256,3 +260,11 @@ class InvalidURL(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.message, {"url": self.url}))
+
+
+class StreamError(RuntimeError):
+    """A streamed response was used in a way its state does not allow."""
+
+
+class StreamConsumed(StreamError):
+    """The body of a streamed response was already iterated; it is read only once."""

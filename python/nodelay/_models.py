@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 from ._exceptions import HTTPStatusError
+from ._streaming import StreamRaw, iter_lines, rechunk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
     from typing import Any, Protocol, TypeAlias
+
+    from ._cookies import CookieJar
 
     HeaderTypes: TypeAlias = (
         "Headers | Mapping[str, str] | Mapping[bytes, bytes] | Iterable[tuple[str, str]]"
@@ -528,6 +531,14 @@ class Response:
     def history(self, value: list[Response]) -> None:
         self._history = list(value)
 
+    @property
+    def cookies(self) -> CookieJar:
+        """The cookies this response sets (its Set-Cookie fields read by the jar's rules,
+        for its URL), as a new ``CookieJar``."""
+        from ._cookies import from_response
+
+        return from_response(self._raw)
+
     # -- body -----------------------------------------------------------------------------
 
     @property
@@ -571,11 +582,78 @@ class Response:
 
         return json.loads(self._raw.content, **kwargs)
 
+    # -- streaming ------------------------------------------------------------------------
+    # A response from ``client.stream(...)`` or ``request(..., stream=True)`` still has its
+    # body on the connection; these read it piece by piece. On a response already read they
+    # iterate over ``content``.
+
+    def _pieces(self, decode: bool) -> Iterator[bytes]:
+        raw = self._raw
+        if isinstance(raw, StreamRaw):
+            return raw.pieces(decode=decode)
+        content = raw.content
+        return iter((content,) if content else ())
+
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        """The decoded body in chunks: as they arrive (64-256 KiB), or of ``chunk_size``."""
+        return rechunk(self._pieces(decode=True), chunk_size)
+
+    def iter_raw(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        """The body as received, content codings (gzip, br...) left in place."""
+        return rechunk(self._pieces(decode=False), chunk_size)
+
+    def iter_text(self, chunk_size: int | None = None) -> Iterator[str]:
+        """The body decoded with ``encoding``, chunk by chunk (multi-byte safe)."""
+        import codecs
+
+        try:
+            decoder = codecs.getincrementaldecoder(self.encoding)(errors="replace")
+        except LookupError:  # unknown charset name from the server
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        for chunk in self.iter_bytes(chunk_size):
+            if text := decoder.decode(chunk):
+                yield text
+        if text := decoder.decode(b"", True):
+            yield text
+
+    def iter_lines(self) -> Iterator[str]:
+        """Lines of the text body, without line endings."""
+        return iter_lines(self.iter_text())
+
+    def iter_content(
+        self, chunk_size: int | None = 1, decode_unicode: bool = False
+    ) -> Iterator[bytes] | Iterator[str]:
+        """requests' name: ``iter_bytes(chunk_size)``, or ``iter_text`` if ``decode_unicode``."""
+        if decode_unicode:
+            return self.iter_text(chunk_size)
+        return self.iter_bytes(chunk_size)
+
+    def read(self) -> bytes:
+        """Read the rest of a streamed body (and return ``content``)."""
+        return self._raw.content
+
+    def close(self) -> None:
+        """Release the connection: pooled when the body was read to the end, closed if not."""
+        raw = self._raw
+        if isinstance(raw, StreamRaw):
+            raw.stream.close()
+
+    @property
+    def is_closed(self) -> bool:
+        raw = self._raw
+        return raw.stream.is_closed if isinstance(raw, StreamRaw) else True
+
+    def __enter__(self) -> Response:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         return f"<Response [{self._raw.status} {self.reason_phrase}]>"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A detached copy: the native RawResponse does not pickle.
+        # A detached copy: the native RawResponse does not pickle (a stream is read first).
         raw = self._raw
         state = (
             raw.status,

@@ -2,6 +2,7 @@
 //! the calling thread: checkout → send → receive head, with one transparent
 //! retry when a reused connection turns out stale.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use nodelay_proto::{encode_request_head, RequestHead};
@@ -51,7 +52,7 @@ fn is_idempotent(method: &str) -> bool {
 
 /// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
 pub struct Client {
-    pool: Pool,
+    pool: Arc<Pool>,
 }
 
 impl Client {
@@ -61,7 +62,7 @@ impl Client {
 
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
         Client {
-            pool: Pool::new(config, TlsSetup::new(tls)),
+            pool: Arc::new(Pool::new(config, TlsSetup::new(tls))),
         }
     }
 
@@ -103,19 +104,22 @@ impl Client {
     /// Sends a prepared request and reads the response head. `body` must be
     /// the same body given to `prepare` (it is only read when too large to be
     /// inlined).
-    pub fn send<'p>(
-        &'p self,
-        prepared: &'p Prepared,
+    pub fn send(
+        &self,
+        prepared: &Prepared,
         body: Option<&[u8]>,
         timeouts: Timeouts,
         interrupt: &dyn Interrupt,
-    ) -> Result<Exchange<'p>, Error> {
+    ) -> Result<Exchange, Error> {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         let large_body = if prepared.body_inlined { None } else { body };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
-            let mut pooled = self.pool.checkout(&prepared.target.origin, &deadlines)?;
+            let fresh = retries_left < STALE_CONNECTION_RETRIES;
+            let mut pooled = self
+                .pool
+                .checkout(&prepared.target.origin, &deadlines, fresh)?;
             let attempt = send_request(
                 &mut pooled,
                 &prepared.wire,
@@ -129,9 +133,7 @@ impl Client {
             .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
             match attempt {
                 Ok((head, head_bytes)) => {
-                    return Ok(Exchange::new(
-                        pooled, &self.pool, head, head_bytes, deadlines, started,
-                    ))
+                    return Ok(Exchange::new(pooled, head, head_bytes, deadlines, started))
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle: send an

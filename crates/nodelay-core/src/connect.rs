@@ -32,7 +32,7 @@ pub(crate) fn connect(
 fn connect_tcp(origin: &Origin, deadlines: &Deadlines) -> Result<TcpStream, Error> {
     // Name resolution uses the system resolver (getaddrinfo), which has no
     // timeout of its own; literal IPs skip it.
-    let addrs = (origin.host.as_str(), origin.port)
+    let addrs = (&*origin.host, origin.port)
         .to_socket_addrs()
         .map_err(|e| {
             Error::new(

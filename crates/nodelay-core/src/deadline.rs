@@ -37,7 +37,12 @@ impl Deadlines {
     }
 
     /// Budget of a wait whose own timeout is `phase`.
+    /// A zero budget (a phase timeout of 0, or the total used up) is
+    /// `Expired`: a zero socket timeout would mean "wait forever" to the OS.
     pub fn budget(&self, phase: Option<Duration>) -> Budget {
+        if phase.is_some_and(|p| p.is_zero()) {
+            return Budget::Expired;
+        }
         let Some(total) = self.total else {
             return Budget::Wait(phase);
         };

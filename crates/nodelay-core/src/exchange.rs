@@ -13,12 +13,12 @@ use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 use crate::limits::UNKNOWN_BODY_INITIAL_BYTES;
-use crate::pool::{Pool, PooledConn};
+use crate::pool::PooledConn;
 
 /// Writes the request: `wire` holds the head (and a small body); a large
 /// `body` follows in the same vectored write.
 pub(crate) fn send_request(
-    pooled: &mut PooledConn<'_>,
+    pooled: &mut PooledConn,
     wire: &[u8],
     body: Option<&[u8]>,
     deadlines: &Deadlines,
@@ -39,7 +39,7 @@ pub(crate) fn send_request(
 /// with its bytes copied out of the read buffer (they are tiny and the buffer
 /// is about to be reused for the body).
 pub(crate) fn receive_head(
-    pooled: &mut PooledConn<'_>,
+    pooled: &mut PooledConn,
     request_was_head: bool,
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
@@ -52,6 +52,15 @@ pub(crate) fn receive_head(
     let mut scanned = 0;
     loop {
         let buffered = conn.buffered();
+        // Reject a response that is not HTTP/1.x (HTTP/0.9, garbage, a leading
+        // empty line) as soon as its first bytes show it, however they were
+        // segmented, instead of waiting for a blank line.
+        let prefix = buffered.len().min(STATUS_LINE_PREFIX.len());
+        if buffered[..prefix] != STATUS_LINE_PREFIX[..prefix] {
+            return Err(remote(ProtoError::InvalidHead(
+                "not an HTTP/1.x status line",
+            )));
+        }
         if let Some(end) = find_head_end(buffered, scanned) {
             let head = parse_response_head(&buffered[..end], request_was_head)
                 .map_err(remote)?
@@ -71,14 +80,6 @@ pub(crate) fn receive_head(
         }
         if buffered.len() >= MAX_HEAD_BYTES {
             return Err(remote(ProtoError::HeadTooLarge));
-        }
-        // Reject a response that is not HTTP/1.x (HTTP/0.9, garbage) as soon as
-        // its first bytes show it, instead of waiting for a blank line.
-        let prefix = buffered.len().min(STATUS_LINE_PREFIX.len());
-        if buffered[..prefix] != STATUS_LINE_PREFIX[..prefix] {
-            return Err(remote(ProtoError::InvalidHead(
-                "not an HTTP/1.x status line",
-            )));
         }
         scanned = buffered.len().saturating_sub(3);
         let n = conn
@@ -134,9 +135,8 @@ enum BodyState {
 }
 
 /// A response whose head arrived; the body is still on the connection.
-pub struct Exchange<'p> {
-    pooled: PooledConn<'p>,
-    pool: &'p Pool,
+pub struct Exchange {
+    pooled: PooledConn,
     head: ResponseHead,
     head_bytes: Box<[u8]>,
     body: BodyState,
@@ -145,10 +145,9 @@ pub struct Exchange<'p> {
     received: u64,
 }
 
-impl<'p> Exchange<'p> {
+impl Exchange {
     pub(crate) fn new(
-        pooled: PooledConn<'p>,
-        pool: &'p Pool,
+        pooled: PooledConn,
         head: ResponseHead,
         head_bytes: Box<[u8]>,
         deadlines: Deadlines,
@@ -162,7 +161,6 @@ impl<'p> Exchange<'p> {
         };
         Exchange {
             pooled,
-            pool,
             head,
             head_bytes,
             body,
@@ -352,6 +350,89 @@ impl<'p> Exchange<'p> {
         }
     }
 
+    /// True once the whole body was read.
+    pub fn is_complete(&self) -> bool {
+        matches!(self.body, BodyState::Done)
+    }
+
+    /// Reads the next piece of the body into `dst` (at most `dst.len()`
+    /// bytes); 0 means the body is complete. Content-Length and close-delimited
+    /// bodies go straight from the socket into `dst` when nothing is buffered,
+    /// so streaming with large `dst` costs one syscall per chunk and no copy.
+    pub fn read_some(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<usize, Error> {
+        if dst.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let conn = self.pooled.conn();
+            match &mut self.body {
+                BodyState::Done => return Ok(0),
+                BodyState::Length { remaining } => {
+                    let want = (*remaining).min(dst.len() as u64) as usize;
+                    let n = take_buffered(conn, &mut dst[..want]);
+                    let n = if n > 0 {
+                        n
+                    } else {
+                        match conn.read_direct(&mut dst[..want], &self.deadlines, interrupt)? {
+                            0 => return Err(incomplete(self.received, self.received + *remaining)),
+                            n => n,
+                        }
+                    };
+                    *remaining -= n as u64;
+                    self.received += n as u64;
+                    if *remaining == 0 {
+                        self.body = BodyState::Done;
+                    }
+                    return Ok(n);
+                }
+                BodyState::Chunked(decoder) => {
+                    if conn.buffered().is_empty()
+                        && conn.fill(
+                            crate::limits::READ_BUFFER_BYTES,
+                            &self.deadlines,
+                            interrupt,
+                        )? == 0
+                    {
+                        return Err(chunked_cut(self.received));
+                    }
+                    // Chunk data is never longer than the input that carries
+                    // it, so feeding at most dst.len() bytes bounds the output.
+                    let buffered = conn.buffered();
+                    let input = &buffered[..buffered.len().min(dst.len())];
+                    let mut written = 0;
+                    let used = decoder
+                        .decode(input, &mut |data| {
+                            dst[written..written + data.len()].copy_from_slice(data);
+                            written += data.len();
+                        })
+                        .map_err(remote)?;
+                    conn.consume(used);
+                    self.received += written as u64;
+                    if decoder.is_done() {
+                        self.body = BodyState::Done;
+                    }
+                    if written > 0 {
+                        return Ok(written);
+                    }
+                }
+                BodyState::UntilClose => {
+                    let n = take_buffered(conn, dst);
+                    if n > 0 {
+                        self.received += n as u64;
+                        return Ok(n);
+                    }
+                    match conn.read_direct(dst, &self.deadlines, interrupt)? {
+                        0 => self.body = BodyState::Done,
+                        n => {
+                            self.received += n as u64;
+                            return Ok(n);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Ends the exchange: a fully read body on a keep-alive connection with
     /// nothing extra buffered goes back to the pool; anything else is closed.
     /// Extra bytes after a complete body are a second response nobody asked
@@ -362,9 +443,25 @@ impl<'p> Exchange<'p> {
             && self.head.framing != BodyFraming::CloseDelimited
             && self.pooled.conn_ref().buffered().is_empty();
         if reusable {
-            self.pool.checkin(self.pooled);
+            self.pooled.return_to_pool();
         }
     }
+}
+
+/// Copies buffered bytes into `dst`; returns how many.
+fn take_buffered(conn: &mut crate::conn::Connection, dst: &mut [u8]) -> usize {
+    let buffered = conn.buffered();
+    let n = buffered.len().min(dst.len());
+    dst[..n].copy_from_slice(&buffered[..n]);
+    conn.consume(n);
+    n
+}
+
+fn chunked_cut(received: u64) -> Error {
+    Error::new(
+        ErrorKind::RemoteProtocol,
+        format!("peer closed connection without sending complete message body: chunked body cut after {received} bytes"),
+    )
 }
 
 fn incomplete(received: u64, expected: u64) -> Error {

@@ -3,7 +3,7 @@
 //! a liveness check before reuse.
 
 use std::collections::HashMap;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::conn::Connection;
@@ -66,16 +66,16 @@ impl State {
 
 /// A connection checked out of the pool. Dropping it closes the connection and
 /// frees its slot; `Pool::checkin` gives it back for reuse instead.
-pub(crate) struct PooledConn<'p> {
+pub(crate) struct PooledConn {
     /// Always `Some` until `Pool::checkin` takes it.
     conn: Option<Connection>,
     pub reused: bool,
-    pool: &'p Pool,
-    origin: &'p Origin,
+    pool: Arc<Pool>,
+    origin: Origin,
     generation: u64,
 }
 
-impl PooledConn<'_> {
+impl PooledConn {
     pub fn conn(&mut self) -> &mut Connection {
         self.conn
             .as_mut()
@@ -87,9 +87,15 @@ impl PooledConn<'_> {
             .as_ref()
             .expect("connection present until checkin")
     }
+
+    /// Gives the connection back to its pool for reuse.
+    pub fn return_to_pool(self) {
+        let pool = Arc::clone(&self.pool);
+        pool.checkin(self);
+    }
 }
 
-impl Drop for PooledConn<'_> {
+impl Drop for PooledConn {
     fn drop(&mut self) {
         if self.conn.take().is_some() {
             self.pool.release_slot(self.generation);
@@ -124,21 +130,27 @@ impl Pool {
 
     /// Takes an idle live connection to `origin`, or opens a new one when a slot
     /// is free, or waits for one until the pool deadline (`PoolTimeout`).
-    pub fn checkout<'p>(
-        &'p self,
-        origin: &'p Origin,
+    /// `fresh` skips the idle connections (the retry after a stale one: its
+    /// idle siblings are likely stale too).
+    pub fn checkout(
+        self: &Arc<Self>,
+        origin: &Origin,
         deadlines: &Deadlines,
-    ) -> Result<PooledConn<'p>, Error> {
+        fresh: bool,
+    ) -> Result<PooledConn, Error> {
         let mut state = self.lock();
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
             let generation = state.generation;
-            if let Some(conn) = self.pop_idle(&mut state, origin) {
+            if let Some(conn) = (!fresh)
+                .then(|| self.pop_idle(&mut state, origin))
+                .flatten()
+            {
                 return Ok(PooledConn {
                     conn: Some(conn),
                     reused: true,
-                    pool: self,
-                    origin,
+                    pool: Arc::clone(self),
+                    origin: origin.clone(),
                     generation,
                 });
             }
@@ -160,8 +172,8 @@ impl Pool {
                 return Ok(PooledConn {
                     conn: Some(Connection::new(stream)),
                     reused: false,
-                    pool: self,
-                    origin,
+                    pool: Arc::clone(self),
+                    origin: origin.clone(),
                     generation,
                 });
             }
@@ -206,7 +218,7 @@ impl Pool {
     }
 
     /// Returns a connection whose response was read completely.
-    pub fn checkin(&self, mut pooled: PooledConn<'_>) {
+    pub fn checkin(&self, mut pooled: PooledConn) {
         let Some(mut conn) = pooled.conn.take() else {
             return;
         };
@@ -222,7 +234,7 @@ impl Pool {
         if keep {
             conn.served += 1;
             conn.idle_since = Instant::now();
-            match state.idle.get_mut(pooled.origin) {
+            match state.idle.get_mut(&pooled.origin) {
                 Some(stack) => stack.push(conn),
                 None => {
                     state.idle.insert(pooled.origin.clone(), vec![conn]);

@@ -1,5 +1,7 @@
 //! Where a request goes: the origin (pool key) and what goes on the wire.
 
+use std::sync::Arc;
+
 use url::{Host, Url};
 
 use crate::error::{Error, ErrorKind};
@@ -9,7 +11,8 @@ use crate::error::{Error, ErrorKind};
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Origin {
     pub scheme: &'static str,
-    pub host: String,
+    /// Shared, so cloning an origin (once per request) is a refcount bump.
+    pub host: Arc<str>,
     pub port: u16,
 }
 
@@ -28,8 +31,11 @@ impl Target {
         // The URL parser silently strips tabs and newlines; a URL carrying them
         // is an injection attempt and is refused before anything is sent
         // (HOSTILE.md F25).
-        if raw.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
-            return Err(Error::new(ErrorKind::LocalProtocol, "CR, LF or NUL in URL"));
+        if raw.bytes().any(|b| matches!(b, b'\r' | b'\n' | b'\t' | 0)) {
+            return Err(Error::new(
+                ErrorKind::LocalProtocol,
+                "CR, LF, TAB or NUL in URL",
+            ));
         }
         let url = Url::parse(raw).map_err(|e| match e {
             url::ParseError::RelativeUrlWithoutBase => Error::new(
@@ -77,7 +83,11 @@ impl Target {
             path_and_query.push_str(q);
         }
         Ok(Target {
-            origin: Origin { scheme, host, port },
+            origin: Origin {
+                scheme,
+                host: host.into(),
+                port,
+            },
             authority,
             path_and_query,
         })

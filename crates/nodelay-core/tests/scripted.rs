@@ -323,11 +323,7 @@ fn prepare(client: &Client, method: &str, url: &str, body: Option<&[u8]>) -> Pre
         .expect("valid request")
 }
 
-fn send<'p>(
-    client: &'p Client,
-    prepared: &'p Prepared,
-    t: Timeouts,
-) -> Result<Exchange<'p>, Error> {
+fn send(client: &Client, prepared: &Prepared, t: Timeouts) -> Result<Exchange, Error> {
     client.send(prepared, None, t, &NeverInterrupt)
 }
 

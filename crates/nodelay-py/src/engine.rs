@@ -4,17 +4,20 @@
 use std::time::Duration;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
-use nodelay_core::{Client, Error, PoolConfig, RequestParts, Timeouts, TlsOptions};
+use nodelay_core::{Client, Error, Exchange, PoolConfig, RequestParts, Timeouts, TlsOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::body::uninit_bytes;
 use crate::errors::to_py_err;
+use crate::head::Head;
 use crate::response::RawResponse;
 use crate::signals::SignalCheck;
+use crate::stream::RawStream;
 
 /// Content-Length bodies up to this size are read straight into one `bytes`
 /// object of the exact size; larger announced sizes are not trusted for a
@@ -108,6 +111,88 @@ impl Engine {
         body: Option<&Bound<'py, PyBytes>>,
         timeout: TimeoutTuple,
     ) -> PyResult<RawResponse> {
+        let signals = Arc::new(SignalCheck::default());
+        let mut exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
+        let fail = |e: Error| to_py_err(py, e, url, &signals);
+        let codings = exchange
+            .content_codings()
+            .map_err(fail)?
+            .filter(|c| !c.is_empty());
+        let content = match (codings, exchange.content_length()) {
+            // The common case: a known length, read straight into the final
+            // bytes object; no GIL release when it already arrived with the head.
+            (None, Some(len)) if len <= EXACT_BODY_MAX_BYTES => {
+                let (bytes, view) = uninit_bytes(py, len as usize)?;
+                if exchange.is_body_buffered() {
+                    exchange.read_exact_into(view, &*signals).map_err(fail)?;
+                } else {
+                    py.detach(|| exchange.read_exact_into(view, &*signals))
+                        .map_err(fail)?;
+                }
+                bytes
+            }
+            (codings, _) => {
+                let max_decoded = self.max_decoded_size;
+                let out = py
+                    .detach(|| {
+                        let mut out = Vec::new();
+                        exchange.read_to_end(&mut out, &*signals)?;
+                        match codings.filter(|_| !out.is_empty()) {
+                            Some(codings) => decode(&codings, out, max_decoded),
+                            None => Ok(out),
+                        }
+                    })
+                    .map_err(fail)?;
+                PyBytes::new(py, &out)
+            }
+        };
+        let elapsed = exchange.started().elapsed().as_secs_f64();
+        let response = RawResponse::new(Head::take(&mut exchange), url, content, elapsed);
+        exchange.finish();
+        Ok(response)
+    }
+
+    /// Sends one request and returns once the response head arrived; the body
+    /// is read with `RawStream.read` (see `_core.pyi`).
+    fn open<'py>(
+        &self,
+        py: Python<'py>,
+        method: &Bound<'py, PyString>,
+        url: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyList>,
+        body: Option<&Bound<'py, PyBytes>>,
+        timeout: TimeoutTuple,
+    ) -> PyResult<RawStream> {
+        let signals = Arc::new(SignalCheck::default());
+        let exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
+        RawStream::new(py, exchange, url, signals, self.max_decoded_size)
+    }
+
+    /// Closes every idle connection.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.client.close());
+    }
+
+    fn idle_connections(&self) -> usize {
+        self.client.idle_connections()
+    }
+}
+
+impl Engine {
+    /// Extracts the arguments (borrowing the Python strings), prepares the
+    /// request with the GIL held (no I/O), then sends it and reads the
+    /// response head with the GIL released.
+    #[allow(clippy::too_many_arguments)]
+    fn send_head<'py>(
+        &self,
+        py: Python<'py>,
+        method: &Bound<'py, PyString>,
+        url: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyList>,
+        body: Option<&Bound<'py, PyBytes>>,
+        timeout: TimeoutTuple,
+        signals: &Arc<SignalCheck>,
+    ) -> PyResult<Exchange> {
         let timeouts = Timeouts {
             connect: seconds("connect", timeout.0)?,
             read: seconds("read", timeout.1)?,
@@ -137,57 +222,11 @@ impl Engine {
             headers: &pairs,
             body: body_bytes,
         };
-        let signals = SignalCheck::default();
-        let fail = |e: Error| to_py_err(py, e, url, &signals);
-
+        let fail = |e: Error| to_py_err(py, e, url, signals);
         let prepared = self.client.prepare(&parts).map_err(fail)?;
         let client = &self.client;
-        let max_decoded = self.max_decoded_size;
-        let (mut exchange, unsized_body) = py
-            .detach(|| {
-                let mut exchange = client.send(&prepared, body_bytes, timeouts, &signals)?;
-                let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-                match (codings, exchange.content_length()) {
-                    (None, Some(n)) if n <= EXACT_BODY_MAX_BYTES => Ok((exchange, None)),
-                    (codings, _) => {
-                        let mut out = Vec::new();
-                        exchange.read_to_end(&mut out, &signals)?;
-                        if let Some(codings) = codings.filter(|_| !out.is_empty()) {
-                            out = decode(&codings, out, max_decoded)?;
-                        }
-                        Ok((exchange, Some(out)))
-                    }
-                }
-            })
-            .map_err(fail)?;
-
-        let content = match unsized_body {
-            Some(out) => PyBytes::new(py, &out),
-            None => {
-                let len = exchange.content_length().unwrap_or(0) as usize;
-                let (bytes, view) = uninit_bytes(py, len)?;
-                if exchange.is_body_buffered() {
-                    exchange.read_exact_into(view, &signals).map_err(fail)?;
-                } else {
-                    py.detach(|| exchange.read_exact_into(view, &signals))
-                        .map_err(fail)?;
-                }
-                bytes
-            }
-        };
-        let elapsed = exchange.started().elapsed().as_secs_f64();
-        let response = RawResponse::new(py, &mut exchange, url, content, elapsed);
-        exchange.finish();
-        Ok(response)
-    }
-
-    /// Closes every idle connection.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| self.client.close());
-    }
-
-    fn idle_connections(&self) -> usize {
-        self.client.idle_connections()
+        py.detach(|| client.send(&prepared, body_bytes, timeouts, &**signals))
+            .map_err(fail)
     }
 }
 
@@ -196,4 +235,28 @@ fn extend<'a>(s: &str) -> &'a str {
     // SAFETY: callers keep the owning Python object alive for 'a; CPython
     // caches a str's UTF-8 form for the object's lifetime and never moves it.
     unsafe { &*(s as *const str) }
+}
+
+/// `application/x-www-form-urlencoded` body of `(name, value)` string pairs,
+/// byte-identical to `urllib.parse.urlencode` (see `nodelay_core::form`).
+#[pyfunction]
+pub(crate) fn form_encode<'py>(
+    py: Python<'py>,
+    pairs: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let items: Vec<Bound<'py, PyAny>> = pairs.iter().collect();
+    let mut strings: Vec<(&str, &str)> = Vec::with_capacity(items.len());
+    for item in &items {
+        let tuple = item.cast::<PyTuple>()?;
+        if tuple.len() != 2 {
+            return Err(PyValueError::new_err(
+                "form data must be (name, value) pairs",
+            ));
+        }
+        let name = tuple.get_item(0)?.cast_into::<PyString>()?;
+        let value = tuple.get_item(1)?.cast_into::<PyString>()?;
+        // The str objects are owned by the tuples in `items`, which outlive `strings`.
+        strings.push((extend(name.to_str()?), extend(value.to_str()?)));
+    }
+    Ok(PyBytes::new(py, &nodelay_core::form::urlencode(strings)))
 }

@@ -5,18 +5,24 @@
 use pyo3::prelude::*;
 
 mod body;
+mod cookies;
 mod engine;
 mod errors;
+mod head;
 mod response;
 mod server;
 mod signals;
+mod stream;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<engine::Engine>()?;
     m.add_class::<response::RawResponse>()?;
+    m.add_class::<stream::RawStream>()?;
+    m.add_class::<cookies::CookieJar>()?;
     m.add_class::<server::TestServer>()?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::form_encode, m)?)?;
     Ok(())
 }

@@ -1,0 +1,49 @@
+//! `application/x-www-form-urlencoded` bodies, byte-identical to Python's
+//! `urllib.parse.urlencode` (what requests and httpx send), in one pass.
+
+/// Bytes sent as themselves: ASCII letters, digits and `_.-~` (RFC 3986
+/// unreserved, as `quote_plus` leaves them). Space becomes `+`.
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'~')
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+fn push_encoded(out: &mut Vec<u8>, text: &str) {
+    for &b in text.as_bytes() {
+        if is_unreserved(b) {
+            out.push(b);
+        } else if b == b' ' {
+            out.push(b'+');
+        } else {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]]);
+        }
+    }
+}
+
+/// Encodes `pairs` as `name=value&name=value`, UTF-8 percent-encoded.
+pub fn urlencode<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    for (i, (name, value)) in pairs.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'&');
+        }
+        push_encoded(&mut out, name);
+        out.push(b'=');
+        push_encoded(&mut out, value);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::urlencode;
+
+    #[test]
+    fn matches_python_urlencode() {
+        // urllib.parse.urlencode([("a b", "1&2"), ("é", "~*/+")]) in CPython 3.11:
+        let expected = b"a+b=1%262&%C3%A9=~%2A%2F%2B";
+        assert_eq!(urlencode([("a b", "1&2"), ("é", "~*/+")]), expected);
+        assert_eq!(urlencode(std::iter::empty()), b"");
+    }
+}

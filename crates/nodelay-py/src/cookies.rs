@@ -1,0 +1,221 @@
+//! `_core.CookieJar`: the engine's cookie jar (`nodelay_core::cookies`) for
+//! Python. `nodelay.CookieJar` (python/nodelay/_cookies.py) wraps it.
+//!
+//! The two calls on a client's request path are `header_for(url)` before and
+//! `extract(raw_response)` after each exchange; both return at once when
+//! there is nothing to do (empty jar; no Set-Cookie field), without building
+//! a Python object. The GIL is kept: every method takes microseconds and never
+//! calls back into Python while holding the jar's lock, so no deadlock.
+
+use std::path::PathBuf;
+
+use nodelay_core::cookies::{self, CookieInfo, NewCookie};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::head::Head;
+use crate::response::RawResponse;
+use crate::stream::RawStream;
+
+/// `(name, value, domain, host_only, path, secure, http_only, expires)`.
+type CookieTuple = (
+    String,
+    String,
+    String,
+    bool,
+    String,
+    bool,
+    bool,
+    Option<i64>,
+);
+
+fn tuple(c: CookieInfo) -> CookieTuple {
+    (
+        c.name,
+        c.value,
+        c.domain,
+        c.host_only,
+        c.path,
+        c.secure,
+        c.http_only,
+        c.expires,
+    )
+}
+
+#[pyclass(frozen, module = "nodelay._core")]
+pub(crate) struct CookieJar {
+    jar: cookies::CookieJar,
+}
+
+#[pymethods]
+impl CookieJar {
+    #[new]
+    fn new() -> Self {
+        CookieJar {
+            jar: cookies::CookieJar::new(),
+        }
+    }
+
+    #[classattr]
+    const MAX_COOKIES_PER_RESPONSE: usize = cookies::MAX_COOKIES_PER_RESPONSE;
+    #[classattr]
+    const MAX_COOKIES_PER_JAR: usize = cookies::MAX_COOKIES_PER_JAR;
+
+    /// The Cookie header value for a request to `url`, or None.
+    fn header_for(&self, url: &str) -> Option<String> {
+        self.jar.header_for_str(url)
+    }
+
+    /// Stores the Set-Cookie fields of an engine response (one call, no Python
+    /// objects built); True when the jar changed.
+    fn extract(&self, response: &Bound<'_, PyAny>) -> bool {
+        if let Ok(whole) = response.cast::<RawResponse>() {
+            let whole = whole.get();
+            return self.store_head(whole.head(), whole.url_str(response.py()));
+        }
+        if let Ok(streamed) = response.cast::<RawStream>() {
+            let streamed = streamed.get();
+            return self.store_head(streamed.head(), streamed.url_str(response.py()));
+        }
+        false
+    }
+
+    /// Stores Set-Cookie values received from `url`; returns how many cookies
+    /// were added, replaced or deleted.
+    fn store(&self, url: &str, set_cookie_values: Vec<String>) -> PyResult<usize> {
+        self.jar
+            .store_response_str(url, set_cookie_values.iter().map(|v| v.as_bytes()))
+            .ok_or_else(|| PyValueError::new_err(format!("invalid URL {url:?}")))
+    }
+
+    /// Stores one cookie; `domain=""` makes a cookie sent to every host.
+    #[pyo3(signature = (name, value, domain = "", path = "/", *, host_only = false, secure = false, http_only = false, expires = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn set(
+        &self,
+        name: &str,
+        value: &str,
+        domain: &str,
+        path: &str,
+        host_only: bool,
+        secure: bool,
+        http_only: bool,
+        expires: Option<i64>,
+    ) -> PyResult<()> {
+        if name.is_empty() || name.contains([';', '=', ',', ' ', '\t', '\r', '\n', '\0']) {
+            return Err(PyValueError::new_err(format!(
+                "invalid cookie name {name:?}"
+            )));
+        }
+        if value.contains([';', '\r', '\n', '\0']) {
+            return Err(PyValueError::new_err(format!(
+                "invalid cookie value {value:?}"
+            )));
+        }
+        let new = NewCookie {
+            name,
+            value,
+            domain,
+            host_only,
+            path,
+            secure,
+            http_only,
+            expires,
+        };
+        if self.jar.set(&new) {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!(
+                "cookie {name:?} not stored (bad domain/path, or the jar holds {} cookies)",
+                cookies::MAX_COOKIES_PER_JAR
+            )))
+        }
+    }
+
+    /// Matching cookies as tuples `(name, value, domain, host_only, path,
+    /// secure, http_only, expires)`; `None` filters match anything.
+    #[pyo3(signature = (name = None, domain = None, path = None))]
+    fn get_all(
+        &self,
+        name: Option<&str>,
+        domain: Option<&str>,
+        path: Option<&str>,
+    ) -> Vec<CookieTuple> {
+        let domain = domain.map(|d| d.trim_start_matches('.'));
+        self.jar
+            .cookies()
+            .into_iter()
+            .filter(|c| {
+                !(name.is_some_and(|n| n != c.name)
+                    || domain.is_some_and(|d| !d.eq_ignore_ascii_case(&c.domain))
+                    || path.is_some_and(|p| p != c.path))
+            })
+            .map(tuple)
+            .collect()
+    }
+
+    /// Every cookie as tuples (see `get_all`).
+    fn items(&self) -> Vec<CookieTuple> {
+        self.jar.cookies().into_iter().map(tuple).collect()
+    }
+
+    /// Removes matching cookies (`None` matches anything); returns how many.
+    #[pyo3(signature = (name = None, domain = None, path = None))]
+    fn delete(&self, name: Option<&str>, domain: Option<&str>, path: Option<&str>) -> usize {
+        self.jar.remove(name, domain, path)
+    }
+
+    /// Removes every cookie, or those of one domain.
+    #[pyo3(signature = (domain = None))]
+    fn clear(&self, domain: Option<&str>) {
+        match domain {
+            None => self.jar.clear(),
+            Some(d) => {
+                self.jar.remove(None, Some(d), None);
+            }
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.jar.len()
+    }
+
+    /// The jar as Netscape cookies.txt text.
+    fn to_netscape(&self) -> String {
+        self.jar.to_netscape()
+    }
+
+    /// Adds the cookies of cookies.txt text; returns how many were stored.
+    fn load_netscape(&self, text: &str) -> usize {
+        self.jar.load_netscape(text)
+    }
+
+    /// Writes the jar to `path` in cookies.txt format (atomically).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.jar.save(&path)).map_err(PyErr::from)
+    }
+
+    /// Adds the cookies of the cookies.txt file at `path`; returns how many.
+    fn load(&self, py: Python<'_>, path: PathBuf) -> PyResult<usize> {
+        py.detach(|| self.jar.load(&path)).map_err(PyErr::from)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<CookieJar [{} cookies]>", self.jar.len())
+    }
+}
+
+impl CookieJar {
+    /// Stores the Set-Cookie fields of a response head from `url`; True when
+    /// the jar changed. No Python objects are built.
+    fn store_head(&self, head: &Head, url: Option<&str>) -> bool {
+        let mut values = head.values("set-cookie").peekable();
+        if values.peek().is_none() {
+            return false;
+        }
+        let Some(url) = url else { return false };
+        self.jar
+            .store_response_str(url, values)
+            .is_some_and(|n| n > 0)
+    }
+}

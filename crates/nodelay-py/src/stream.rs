@@ -1,0 +1,225 @@
+//! `_core.RawStream`: a response whose body is read on demand
+//! (`client.stream(...)`, `iter_bytes()`, requests' `stream=True`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use nodelay_core::decode::Coding;
+use nodelay_core::{BodyStream, Error, Exchange, Interrupt};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+
+use crate::errors::to_py_err;
+use crate::head::Head;
+use crate::signals::SignalCheck;
+
+/// Default largest piece `read` returns: big enough that a fast download is a
+/// few hundred Python iterations per 10 MiB.
+const DEFAULT_READ_MAX_BYTES: usize = 256 * 1024;
+
+/// Default smallest piece `read` returns before the end of the body: reads
+/// continue until this much arrived, so chunks are ≥ 64 KiB (BENCHMARKS d).
+const DEFAULT_READ_MIN_BYTES: usize = 64 * 1024;
+
+/// Where the body stands. Decoding is chosen by the first read, so the same
+/// response can be read decoded (`iter_bytes`) or raw (`iter_raw`).
+enum Body {
+    NotStarted(Box<Exchange>),
+    Streaming {
+        stream: BodyStream,
+        /// Reused between reads; allocated once per stream.
+        buffer: Vec<u8>,
+    },
+    /// Read to the end, failed or closed: the connection is pooled or closed.
+    Finished,
+}
+
+#[pyclass(frozen, module = "nodelay._core")]
+pub(crate) struct RawStream {
+    head: Head,
+    #[pyo3(get)]
+    url: Py<PyString>,
+    started: Instant,
+    /// Seconds from the start of the request to the end of the head.
+    #[pyo3(get)]
+    elapsed: f64,
+    body: Mutex<Body>,
+    signals: Arc<SignalCheck>,
+    max_decoded_bytes: u64,
+    /// Content codings to undo when the body is read decoded.
+    codings: Vec<Coding>,
+}
+
+impl RawStream {
+    /// Fails (DecodingError) when the head announces more content codings
+    /// than allowed.
+    pub fn new(
+        py: Python<'_>,
+        mut exchange: Exchange,
+        url: &Bound<'_, PyString>,
+        signals: Arc<SignalCheck>,
+        max_decoded_bytes: u64,
+    ) -> PyResult<RawStream> {
+        // An unknown coding means the body is delivered as received.
+        let codings = exchange
+            .content_codings()
+            .map_err(|e| to_py_err(py, e, url, &signals))?
+            .unwrap_or_default();
+        let head = Head::take(&mut exchange);
+        let started = exchange.started();
+        Ok(RawStream {
+            head,
+            url: url.clone().unbind(),
+            started,
+            elapsed: started.elapsed().as_secs_f64(),
+            body: Mutex::new(Body::NotStarted(Box::new(exchange))),
+            signals,
+            max_decoded_bytes,
+            codings,
+        })
+    }
+
+    pub(crate) fn head(&self) -> &Head {
+        &self.head
+    }
+
+    /// The URL, for Rust-side readers (the cookie jar).
+    pub(crate) fn url_str<'a>(&'a self, py: Python<'a>) -> Option<&'a str> {
+        self.url.bind(py).to_str().ok()
+    }
+
+    fn fail(&self, py: Python<'_>, e: Error) -> PyErr {
+        to_py_err(py, e, self.url.bind(py), &self.signals)
+    }
+
+    /// Reads the next piece with the GIL released. At the end of the body, or
+    /// on error, the body is dropped (its connection pooled or closed).
+    fn next_piece(
+        &self,
+        py: Python<'_>,
+        max: usize,
+        min: usize,
+        decode: bool,
+    ) -> Result<Vec<u8>, Error> {
+        py.detach(|| {
+            let mut slot = self.body.lock().unwrap_or_else(|p| p.into_inner());
+            if matches!(*slot, Body::NotStarted(_)) {
+                let Body::NotStarted(exchange) = std::mem::replace(&mut *slot, Body::Finished)
+                else {
+                    unreachable!("checked above")
+                };
+                let interrupt: Arc<dyn Interrupt + Send + Sync> = self.signals.clone();
+                let codings: &[Coding] = if decode { &self.codings } else { &[] };
+                let stream =
+                    BodyStream::new(*exchange, interrupt, codings, self.max_decoded_bytes)?;
+                *slot = Body::Streaming {
+                    stream,
+                    buffer: Vec::new(),
+                };
+            }
+            let Body::Streaming { stream, buffer } = &mut *slot else {
+                return Ok(Vec::new());
+            };
+            if buffer.len() < max {
+                buffer.resize(max, 0);
+            }
+            match stream.read(&mut buffer[..max], min.min(max)) {
+                Ok(0) => {
+                    *slot = Body::Finished;
+                    Ok(Vec::new())
+                }
+                Ok(n) => Ok(buffer[..n].to_vec()),
+                Err(e) => {
+                    *slot = Body::Finished;
+                    Err(e)
+                }
+            }
+        })
+    }
+}
+
+#[pymethods]
+impl RawStream {
+    #[getter]
+    fn status(&self) -> u16 {
+        self.head.status
+    }
+
+    #[getter]
+    fn version(&self) -> &'static str {
+        self.head.version
+    }
+
+    #[getter]
+    fn reason<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.head.reason(py)
+    }
+
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.head.headers(py)
+    }
+
+    fn header<'py>(&self, py: Python<'py>, name: &str) -> Option<Bound<'py, PyString>> {
+        self.head.header(py, name)
+    }
+
+    /// Seconds since the request started (for `Response.elapsed` at close).
+    fn elapsed_now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// The next piece of the body: between `min_bytes` and `max_bytes`
+    /// bytes (fewer only at the end); `b""` once the body is complete.
+    /// `decode=False` (on the first read) delivers the body as received,
+    /// content codings left in place.
+    #[pyo3(signature = (max_bytes=DEFAULT_READ_MAX_BYTES, min_bytes=DEFAULT_READ_MIN_BYTES, decode=true))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        max_bytes: usize,
+        min_bytes: usize,
+        decode: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let piece = self
+            .next_piece(py, max_bytes.max(1), min_bytes, decode)
+            .map_err(|e| self.fail(py, e))?;
+        Ok(PyBytes::new(py, &piece))
+    }
+
+    /// The rest of the body.
+    fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut all = Vec::new();
+        loop {
+            let piece = self
+                .next_piece(py, DEFAULT_READ_MAX_BYTES, DEFAULT_READ_MAX_BYTES, true)
+                .map_err(|e| self.fail(py, e))?;
+            if piece.is_empty() {
+                return Ok(PyBytes::new(py, &all));
+            }
+            if all.is_empty() {
+                all = piece;
+            } else {
+                all.extend_from_slice(&piece);
+            }
+        }
+    }
+
+    /// True once the body was read to the end (or the stream closed).
+    #[getter]
+    fn is_closed(&self) -> bool {
+        matches!(
+            *self.body.lock().unwrap_or_else(|p| p.into_inner()),
+            Body::Finished
+        )
+    }
+
+    /// Ends the stream. A body not read to the end closes its connection
+    /// (it is never pooled half-read: HOSTILE.md H29).
+    fn close(&self) {
+        *self.body.lock().unwrap_or_else(|p| p.into_inner()) = Body::Finished;
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<RawStream [{}]>", self.head.status)
+    }
+}

@@ -1,0 +1,337 @@
+"""``nodelay get URL``: a small curl/httpie-like command over ``nodelay.Client``.
+
+Exit codes follow curl's for the main failures (see ``EXIT_CODES``). ``-v`` prints the
+request and response heads to stderr and the one timing the engine measures today,
+``elapsed`` (request start to end of body); per-phase timings (connect, TLS, first byte)
+are not invented: they will be printed once the engine reports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json as _json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from ._client import Client
+    from ._models import Response
+
+    Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+__all__ = ["EXIT_CODES", "add_parser", "exit_code", "main"]
+
+EXIT_CODES = {
+    "unsupported_protocol": 1,
+    "malformed_url": 3,
+    "couldnt_resolve_host": 6,
+    "couldnt_connect": 7,
+    "weird_server_reply": 8,
+    "http_error": 22,
+    "write_error": 23,
+    "timeout": 28,
+    "too_many_redirects": 47,
+    "send_error": 55,
+    "recv_error": 56,
+}
+"""curl's exit codes (``man curl``, EXIT CODES) for the failures ``nodelay get`` reports."""
+
+_FORM = "application/x-www-form-urlencoded"
+PROGRESS_INTERVAL = 0.25
+"""Seconds between two updates of the download indicator."""
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    """Register ``nodelay get`` (``handler`` is this module's ``main``)."""
+    p = subparsers.add_parser(
+        "get",
+        help="send one HTTP request and print the response (curl-like)",
+        description="Send one HTTP request with nodelay and print the response body. "
+        "Exit codes follow curl's (6 resolve, 7 connect, 28 timeout, 22 HTTP >= 400 with "
+        "-f, 47 redirects, 56 receive, 1 protocol, 3 URL).",
+    )
+    p.add_argument("url", help="URL to request (http:// is assumed when no scheme is given)")
+    p.add_argument("-X", "--request", dest="method", metavar="METHOD", help="request method")
+    p.add_argument(
+        "-H",
+        "--header",
+        dest="headers",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="add a request header (repeatable); 'NAME:' with no value removes a default one",
+    )
+    p.add_argument(
+        "-d",
+        "--data",
+        action="append",
+        default=[],
+        metavar="DATA",
+        help="send DATA as a urlencoded body (POST); @FILE reads it from FILE; repeated -d "
+        "are joined with '&'",
+    )
+    p.add_argument("--json", metavar="JSON", help="send JSON (POST, Content-Type application/json)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the body to FILE")
+    p.add_argument("-I", "--head", action="store_true", help="send HEAD; print the response head")
+    p.add_argument("-i", "--include", action="store_true", help="print the response head too")
+    p.add_argument("-L", "--location", action="store_true", help="follow redirects")
+    p.add_argument(
+        "--max-redirs",
+        type=int,
+        default=50,
+        metavar="N",
+        help="redirects to follow with -L (default: %(default)s, like curl)",
+    )
+    p.add_argument(
+        "-f", "--fail", action="store_true", help="exit 22 (no body) for HTTP status >= 400"
+    )
+    p.add_argument("-m", "--max-time", type=float, metavar="SECONDS", help="total time allowed")
+    p.add_argument(
+        "--connect-timeout", type=float, metavar="SECONDS", help="time allowed to connect"
+    )
+    p.add_argument("-s", "--silent", action="store_true", help="no progress, no error messages")
+    p.add_argument("-v", "--verbose", action="store_true", help="print heads and timings to stderr")
+    p.set_defaults(handler=main)
+
+
+def _with_scheme(url: str) -> str:
+    return url if "://" in url else f"http://{url}"
+
+
+def _header_pairs(values: list[str]) -> dict[str, str | None]:
+    headers: dict[str, str | None] = {}
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"bad header {value!r}: expected 'Name: value'")
+        rest = rest.strip()
+        headers[name.strip()] = rest if rest else None
+    return headers
+
+
+def _data_body(values: list[str]) -> bytes:
+    parts = []
+    for value in values:
+        if value.startswith("@"):
+            source = value[1:]
+            raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+            parts.append(raw.replace(b"\r", b"").replace(b"\n", b""))  # like curl -d @file
+        else:
+            parts.append(value.encode("utf-8"))
+    return b"&".join(parts)
+
+
+def exit_code(exc: BaseException) -> int:
+    """curl's exit code for a nodelay exception."""
+    from . import _exceptions as e
+
+    if isinstance(exc, e.InvalidURL):
+        return EXIT_CODES["malformed_url"]
+    if isinstance(exc, e.UnsupportedProtocol):
+        return EXIT_CODES["unsupported_protocol"]
+    if isinstance(exc, e.TooManyRedirects):
+        return EXIT_CODES["too_many_redirects"]
+    if isinstance(exc, e.TimeoutException):
+        return EXIT_CODES["timeout"]
+    if isinstance(exc, e.ConnectError):
+        # The engine says "failed to resolve HOST" for DNS failures (no subclass yet).
+        if "resolve" in str(exc):
+            return EXIT_CODES["couldnt_resolve_host"]
+        return EXIT_CODES["couldnt_connect"]
+    if isinstance(exc, e.WriteError):
+        return EXIT_CODES["send_error"]
+    if isinstance(exc, e.ReadError | e.RemoteProtocolError):
+        return EXIT_CODES["recv_error"]
+    return 1
+
+
+def _head_lines(response: Response) -> list[str]:
+    lines = [f"{response.http_version} {response.status_code} {response.reason_phrase}"]
+    lines += [f"{name}: {value}" for name, value in response.headers.multi_items()]
+    return lines
+
+
+def _print_request(response: Response, err: IO[str]) -> None:
+    req = response.request
+    if req is None:
+        return
+    parts = urlsplit(str(req.url))
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    err.write(f"> {req.method} {target} HTTP/1.1\n")
+    names = {name.lower() for name, _ in req.headers.multi_items()}
+    if "host" not in names:
+        err.write(f"> Host: {parts.netloc}\n")  # added by the engine
+    for name, value in req.headers.multi_items():
+        err.write(f"> {name}: {value}\n")
+    body = req.content
+    if body and "content-length" not in names:
+        err.write(f"> Content-Length: {len(body)}\n")  # added by the engine
+    err.write(">\n")
+
+
+class _Indicator:
+    """A download indicator on stderr while the body arrives.
+
+    The engine returns the body in one piece (no streaming API yet), so the bytes received
+    so far are unknown: the indicator shows the elapsed time, and the final line the size
+    and rate. It runs only when stderr is a terminal.
+    """
+
+    def __init__(self, target: str, err: IO[str]) -> None:
+        self.target = target
+        self.err = err
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.start = time.perf_counter()
+
+    def _run(self) -> None:
+        spinner = "|/-\\"
+        i = 0
+        while not self.stop.wait(PROGRESS_INTERVAL):
+            elapsed = time.perf_counter() - self.start
+            self.err.write(f"\r{spinner[i % 4]} downloading {self.target}  {elapsed:6.1f} s")
+            self.err.flush()
+            i += 1
+
+    def __enter__(self) -> _Indicator:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=1.0)
+        self.err.write("\r\033[K")
+
+
+def _send(client: Client, args: argparse.Namespace, url: str) -> Response:
+    headers = _header_pairs(args.headers)
+    kwargs: dict[str, Any] = {}
+    method = args.method
+    if args.json is not None:
+        _json.loads(args.json)  # refuse invalid JSON before sending
+        kwargs["content"] = args.json.encode("utf-8")
+        lower = {k.lower() for k in headers}
+        if "content-type" not in lower:
+            headers["Content-Type"] = "application/json"
+        if "accept" not in lower:
+            headers["Accept"] = "application/json"
+        method = method or "POST"
+    elif args.data:
+        kwargs["content"] = _data_body(args.data)
+        if "content-type" not in {k.lower() for k in headers}:
+            headers["Content-Type"] = _FORM
+        method = method or "POST"
+    if args.head:
+        method = "HEAD"
+    kwargs["headers"] = headers or None
+    response: Response = client.request((method or "GET").upper(), url, **kwargs)
+    return response
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``nodelay get`` with parsed arguments; returns curl's exit code."""
+    from . import _exceptions as e
+    from ._client import Client
+    from ._config import Timeout
+
+    out = sys.stdout.buffer
+    err = sys.stderr
+    url = _with_scheme(args.url)
+
+    def fail(code: int, message: str) -> int:
+        if not args.silent:
+            err.write(f"nodelay: ({code}) {message}\n")
+        return code
+
+    total = args.max_time
+    timeout = Timeout(
+        connect=args.connect_timeout if args.connect_timeout is not None else 10.0,
+        read=total if total is not None else 30.0,
+        write=total if total is not None else 30.0,
+        pool=total if total is not None else 30.0,
+        total=total,
+    )
+    show_indicator = args.output is not None and not args.silent and err.isatty()
+    try:
+        with Client(
+            timeout=timeout, follow_redirects=args.location, max_redirects=args.max_redirs
+        ) as client:
+            t0 = time.perf_counter()
+            if show_indicator:
+                with _Indicator(url, err):
+                    response = _send(client, args, url)
+            else:
+                response = _send(client, args, url)
+            wall = time.perf_counter() - t0
+    except (e.HTTPError, e.InvalidURL) as exc:  # first: timeouts are also OSErrors
+        return fail(exit_code(exc), str(exc))
+    except ValueError as exc:
+        if isinstance(exc, _json.JSONDecodeError):
+            return fail(2, f"--json is not valid JSON: {exc}")
+        return fail(2, str(exc))
+    except OSError as exc:  # -d @FILE that cannot be read (curl's 26)
+        return fail(26, f"cannot read data: {exc}")
+    if args.verbose:
+        for hop in [*response.history, response]:
+            _print_request(hop, err)
+            for line in _head_lines(hop):
+                err.write(f"< {line}\n")
+            err.write("<\n")
+            err.write(
+                f"* elapsed {hop.elapsed.total_seconds() * 1000:.3f} ms "
+                "(request start to end of body, measured by the engine)\n"
+            )
+        err.write(
+            "* per-phase timings (connect, TLS, first byte, body) are not reported by the "
+            f"engine yet; wall time in this command: {wall * 1000:.3f} ms\n"
+        )
+    if args.fail and response.status_code >= 400:
+        return fail(
+            EXIT_CODES["http_error"],
+            f"The requested URL returned error: {response.status_code}",
+        )
+    head = ("\r\n".join(_head_lines(response)) + "\r\n\r\n").encode("latin-1")
+    if args.head:
+        out.write(head)
+        out.flush()
+        return 0
+    body = response.content
+    try:
+        if args.output is not None:
+            if args.include:
+                body = head + body
+            args.output.write_bytes(body)
+            if not args.silent and err.isatty():
+                rate = len(body) / wall / 1e6 if wall > 0 else 0.0
+                err.write(
+                    f"saved {len(body):,} bytes to {args.output} in {wall:.3f} s "
+                    f"({rate:,.1f} MB/s)\n"
+                )
+        else:
+            if args.include:
+                out.write(head)
+            out.write(body)
+            out.flush()
+    except OSError as exc:
+        return fail(EXIT_CODES["write_error"], f"failed writing the body: {exc}")
+    return 0
+
+
+def run(argv: list[str] | None = None) -> int:
+    """``python -m nodelay._get URL ...`` (until ``nodelay get`` is registered)."""
+    parser = argparse.ArgumentParser(prog="nodelay")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["get", *(sys.argv[1:] if argv is None else argv)])
+    handler: Any = args.handler
+    return int(handler(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(run())

@@ -1,0 +1,93 @@
+"""The tiny interface every client adapter implements, in a sync and an async flavour.
+
+An adapter owns one client object (a session, a pool, a connection) and answers
+``get(url) -> (status, body)`` and ``post_form(url, form, body) -> (status, body)``.
+Optional powers: ``get_json`` (the client's own JSON decoding), ``stream`` (chunk sizes
+of a streamed body) and ``run_concurrent`` (a client-native way to keep many requests in
+flight, e.g. pycurl's CurlMulti). Anything an adapter lacks is reported as a skipped row
+with ``unsupported`` giving the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = ["TIMEOUT", "AsyncAdapter", "Reply", "SyncAdapter"]
+
+Reply = tuple[int, bytes]
+"""(status, whole body)."""
+
+TIMEOUT = 30.0
+"""Seconds each adapter allows one request: a stuck server fails the row, never hangs."""
+
+
+class _Common:
+    name: ClassVar[str] = ""
+    module: ClassVar[str] = ""
+    """Import name probed before the run (find_spec, no import in the lab process)."""
+    distribution: ClassVar[str] = ""
+    """PyPI name whose version the results record (defaults to ``module``)."""
+    flavour: ClassVar[str] = "sync"
+    thread_safe: ClassVar[bool] = True
+    """Sync only: may threads share one instance (workload f)? Else one per thread."""
+    unsupported: ClassVar[dict[str, str]] = {}
+    """Variant or feature ("json()", "stream", "concurrent") → why this client skips it."""
+    concurrency_note: ClassVar[str] = ""
+    """How the client keeps requests in flight for workload f (shown in the table)."""
+
+
+class SyncAdapter(_Common):
+    """A blocking client."""
+
+    def get(self, url: str) -> Reply:
+        raise NotImplementedError
+
+    def post_form(self, url: str, form: dict[str, str], body: bytes) -> Reply:
+        """POST ``form`` urlencoded (``body`` is the same, pre-encoded, for clients
+        without a form API); Content-Type application/x-www-form-urlencoded."""
+        raise NotImplementedError
+
+    def get_json(self, url: str) -> tuple[int, Any]:
+        raise NotImplementedError
+
+    def stream(self, url: str) -> tuple[int, list[int]]:
+        """GET with a streamed body; returns the status and the size of every chunk."""
+        raise NotImplementedError
+
+    def version(self) -> str:
+        """HTTP version of the last response, as "HTTP/1.1" ("?" if unknown)."""
+        return "?"
+
+    def close(self) -> None:
+        pass
+
+    def run_concurrent(self, url: str, n: int, concurrency: int) -> list[Reply] | None:
+        """Client-native concurrency; None means "use threads sharing this adapter"."""
+        return None
+
+
+class AsyncAdapter(_Common):
+    """An asyncio client: ``setup`` runs inside the event loop before any request."""
+
+    flavour: ClassVar[str] = "async"
+
+    async def setup(self) -> None:
+        pass
+
+    async def get(self, url: str) -> Reply:
+        raise NotImplementedError
+
+    async def post_form(self, url: str, form: dict[str, str], body: bytes) -> Reply:
+        raise NotImplementedError
+
+    async def get_json(self, url: str) -> tuple[int, Any]:
+        raise NotImplementedError
+
+    async def stream(self, url: str) -> tuple[int, list[int]]:
+        raise NotImplementedError
+
+    def version(self) -> str:
+        return "?"
+
+    async def close(self) -> None:
+        pass

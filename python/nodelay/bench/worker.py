@@ -1,0 +1,373 @@
+"""The measuring subprocess: one client x one workload, warm-up then R timed repetitions.
+
+Run by the lab as ``python -m nodelay.bench.worker SPEC_JSON``; prints one JSON object on
+its last stdout line: ``{"reps": [...], "protocol", "peak_rss_kb", "chunks", "note"}`` or
+``{"skipped": reason}``. Every loop is bounded by the request count; a run of
+``MAX_CONSECUTIVE_ERRORS`` failures in a row ends the repetition (the rest count as errors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .checks import body_check, json_ok
+from .clients import load
+from .clients.base import AsyncAdapter, SyncAdapter
+from .workloads import FORM, WORKLOADS, Workload, form_body
+
+MAX_CONSECUTIVE_ERRORS = 20
+
+Op = Callable[[], tuple[bool, int]]
+"""One request: (answer right?, body bytes)."""
+AsyncOp = Callable[[], Awaitable[tuple[bool, int]]]
+
+
+class Chunks:
+    """Chunk sizes seen by streamed rows (sizes of the client's natural reads)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0
+        self.min = 0
+        self.max = 0
+        self.responses = 0
+
+    def add(self, sizes: list[int]) -> None:
+        if sizes:
+            self.min = min(sizes) if self.count == 0 else min(self.min, *sizes)
+            self.max = max(self.max, *sizes)
+        self.count += len(sizes)
+        self.total += sum(sizes)
+        self.responses += 1
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "chunks_per_response": self.count / self.responses if self.responses else 0.0,
+            "mean": self.total / self.count if self.count else 0.0,
+            "min": self.min,
+            "max": self.max,
+        }
+
+
+def _rusage() -> tuple[float, float]:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
+
+
+def _tally(results: list[tuple[bool, int]]) -> tuple[int, int]:
+    errors = sum(1 for ok, _ in results if not ok)
+    return errors, sum(size for ok, size in results if ok)
+
+
+def _run_seq(op: Op, n: int) -> tuple[int, int]:
+    """(errors, body bytes) of ``n`` sequential requests."""
+    errors = nbytes = streak = 0
+    for i in range(n):
+        try:
+            ok, size = op()
+        except Exception:
+            ok, size = False, 0
+        if ok:
+            nbytes += size
+            streak = 0
+        else:
+            errors += 1
+            streak += 1
+            if streak >= MAX_CONSECUTIVE_ERRORS:
+                return errors + (n - i - 1), nbytes
+    return errors, nbytes
+
+
+async def _run_seq_async(op: AsyncOp, n: int) -> tuple[int, int]:
+    errors = nbytes = streak = 0
+    for i in range(n):
+        try:
+            ok, size = await op()
+        except Exception:
+            ok, size = False, 0
+        if ok:
+            nbytes += size
+            streak = 0
+        else:
+            errors += 1
+            streak += 1
+            if streak >= MAX_CONSECUTIVE_ERRORS:
+                return errors + (n - i - 1), nbytes
+    return errors, nbytes
+
+
+def _shares(n: int, parts: int) -> list[int]:
+    return [n // parts + (1 if i < n % parts else 0) for i in range(parts)]
+
+
+def _sync_op(
+    cls: type[SyncAdapter],
+    shared: SyncAdapter,
+    w: Workload,
+    variant: str,
+    url: str,
+    chunks: Chunks,
+) -> Op:
+    """The per-request callable for a sync client (``shared`` or one adapter per thread)."""
+    local = threading.local()
+
+    def adapter() -> SyncAdapter:
+        if cls.thread_safe or w.concurrency == 1:
+            return shared
+        a: SyncAdapter | None = getattr(local, "adapter", None)
+        if a is None:
+            a = local.adapter = cls()
+        return a
+
+    check = body_check(w)
+    if w.fresh_client:
+
+        def fresh() -> tuple[bool, int]:
+            a = cls()
+            try:
+                status, body = a.get(url)
+            finally:
+                a.close()
+            return check(status, body), len(body)
+
+        return fresh
+    if variant == "json()":
+
+        def get_json() -> tuple[bool, int]:
+            status, doc = adapter().get_json(url)
+            return status == 200 and json_ok(doc), 0
+
+        return get_json
+    if variant == "stream":
+
+        def stream() -> tuple[bool, int]:
+            status, sizes = adapter().stream(url)
+            chunks.add(sizes)
+            total = sum(sizes)
+            return status == 200 and total == w.expect_length, total
+
+        return stream
+    if w.method == "POST":
+        body = form_body()
+
+        def post() -> tuple[bool, int]:
+            status, data = adapter().post_form(url, FORM, body)
+            return check(status, data), len(data)
+
+        return post
+    if w.concurrency == 1:
+        get = shared.get
+
+        def plain_get() -> tuple[bool, int]:
+            status, data = get(url)
+            return check(status, data), len(data)
+
+        return plain_get
+
+    def threaded_get() -> tuple[bool, int]:
+        status, data = adapter().get(url)
+        return check(status, data), len(data)
+
+    return threaded_get
+
+
+def _measure(
+    run: Callable[[int], tuple[int, int]], n: int, warmup: int, repeat: int
+) -> list[dict[str, Any]]:
+    run(warmup)
+    reps = []
+    for _ in range(repeat):
+        u0, s0 = _rusage()
+        t0 = time.perf_counter()
+        errors, nbytes = run(n)
+        seconds = time.perf_counter() - t0
+        u1, s1 = _rusage()
+        reps.append(
+            {
+                "seconds": seconds,
+                "requests": n - errors,
+                "bytes": nbytes,
+                "cpu_user": u1 - u0,
+                "cpu_sys": s1 - s0,
+                "errors": errors,
+            }
+        )
+    return reps
+
+
+def run_sync(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
+    w = WORKLOADS[spec["workload"]]
+    url, variant = spec["url"], spec["variant"]
+    chunks = Chunks()
+    shared = cls()
+    op = _sync_op(cls, shared, w, variant, url, chunks)
+    conc = w.concurrency
+    if conc == 1:
+
+        def run(n: int) -> tuple[int, int]:
+            return _run_seq(op, n)
+
+        pool = None
+    else:
+        pool = ThreadPoolExecutor(max_workers=conc)
+        check = body_check(w)
+
+        def run(n: int) -> tuple[int, int]:
+            native = shared.run_concurrent(url, n, conc)
+            if native is not None:
+                return _tally([(check(s, b), len(b)) for s, b in native])
+            futures = [pool.submit(_run_seq, op, k) for k in _shares(n, conc) if k]
+            parts = [f.result() for f in futures]
+            return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+    try:
+        reps = _measure(run, spec["n"], spec["warmup"], spec["repeat"])
+        protocol = shared.version()
+        if protocol == "?":
+            # Rows where the shared adapter sent nothing (j, f with one client per
+            # thread) or does not record it: one untimed request tells the protocol.
+            try:
+                if w.method == "POST":
+                    shared.post_form(url, FORM, form_body())
+                else:
+                    shared.get(url)
+                protocol = shared.version()
+            except Exception:
+                pass
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        shared.close()
+    return {
+        "reps": reps,
+        "protocol": protocol,
+        "chunks": chunks.to_dict() if chunks.count else None,
+    }
+
+
+async def _run_async(cls: type[AsyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
+    w = WORKLOADS[spec["workload"]]
+    url, variant = spec["url"], spec["variant"]
+    chunks = Chunks()
+    check = body_check(w)
+    a = cls()
+    await a.setup()
+
+    async def op() -> tuple[bool, int]:
+        if w.fresh_client:
+            b = cls()
+            await b.setup()
+            try:
+                status, body = await b.get(url)
+            finally:
+                await b.close()
+            return check(status, body), len(body)
+        if variant == "json()":
+            status, doc = await a.get_json(url)
+            return status == 200 and json_ok(doc), 0
+        if variant == "stream":
+            status, sizes = await a.stream(url)
+            chunks.add(sizes)
+            return status == 200 and sum(sizes) == w.expect_length, sum(sizes)
+        if w.method == "POST":
+            status, body = await a.post_form(url, FORM, form_body())
+            return check(status, body), len(body)
+        status, body = await a.get(url)
+        return check(status, body), len(body)
+
+    async def run(n: int) -> tuple[int, int]:
+        if w.concurrency == 1:
+            return await _run_seq_async(op, n)
+        parts = await asyncio.gather(
+            *(_run_seq_async(op, k) for k in _shares(n, w.concurrency) if k)
+        )
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+    await run(spec["warmup"])
+    reps = []
+    for _ in range(spec["repeat"]):
+        u0, s0 = _rusage()
+        t0 = time.perf_counter()
+        errors, nbytes = await run(spec["n"])
+        seconds = time.perf_counter() - t0
+        u1, s1 = _rusage()
+        reps.append(
+            {
+                "seconds": seconds,
+                "requests": spec["n"] - errors,
+                "bytes": nbytes,
+                "cpu_user": u1 - u0,
+                "cpu_sys": s1 - s0,
+                "errors": errors,
+            }
+        )
+    protocol = a.version()
+    if protocol == "?":
+        try:
+            if w.method == "POST":
+                await a.post_form(url, FORM, form_body())
+            else:
+                await a.get(url)
+            protocol = a.version()
+        except Exception:
+            pass
+    await a.close()
+    return {
+        "reps": reps,
+        "protocol": protocol,
+        "chunks": chunks.to_dict() if chunks.count else None,
+    }
+
+
+def skip_reason(
+    cls: type[SyncAdapter] | type[AsyncAdapter], w: Workload, variant: str
+) -> str | None:
+    """Why ``cls`` cannot run this row, or None."""
+    u = cls.unsupported
+    if "*" in u:
+        return u["*"]
+    if variant and variant in u:
+        return u[variant]
+    if w.concurrency > 1 and "concurrent" in u:
+        return u["concurrent"]
+    return None
+
+
+def measure(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one spec in this process (the worker's job); returns the result object."""
+    try:
+        cls = load(spec["client"])
+    except ImportError as exc:
+        return {"skipped": f"import failed: {exc}"}
+    w = WORKLOADS[spec["workload"]]
+    reason = skip_reason(cls, w, spec["variant"])
+    if reason is not None:
+        return {"skipped": reason}
+    if issubclass(cls, AsyncAdapter):
+        result = asyncio.run(_run_async(cls, spec))
+    else:
+        assert issubclass(cls, SyncAdapter)
+        result = run_sync(cls, spec)
+    result["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result["note"] = cls.concurrency_note if w.concurrency > 1 else ""
+    return result
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[0])
+    result = measure(spec)
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

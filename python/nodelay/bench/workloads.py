@@ -1,0 +1,184 @@
+"""The workload registry (BENCHMARKS.md, workloads a-j).
+
+A ``Workload`` says what to send, how many times, how many in flight, and how to check
+each answer, so a fast wrong client cannot win. Workloads that need a feature nodelay
+does not have yet (HTTP/2, cookies) sit in ``PENDING`` with the reason; enabling one is
+moving it into ``WORKLOADS`` (plus, for g, a ``protocol="h2"`` field the runner passes on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlencode
+
+__all__ = [
+    "DEFAULT_WORKLOADS",
+    "FORM",
+    "PENDING",
+    "WORKLOADS",
+    "Workload",
+    "form_body",
+    "parse_ids",
+]
+
+Check = Literal["bytes", "json", "echo"]
+Unit = Literal["req/s", "MB/s"]
+
+FORM: dict[str, str] = {
+    "user": "bench",
+    "action": "update",
+    "id": "42",
+    "note": "a small urlencoded body, like a login or a form post",
+}
+"""The body of workload e, sent with each client's own form API where it has one."""
+
+
+def form_body() -> bytes:
+    """``FORM`` urlencoded: what the server must echo back."""
+    return urlencode(FORM).encode("ascii")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark workload; ``requests`` is the count at ``--scale 1``."""
+
+    id: str
+    title: str
+    path: str
+    requests: int
+    check: Check
+    unit: Unit = "req/s"
+    method: str = "GET"
+    expect_length: int | None = None
+    """Exact body length to check (None: checked another way, e.g. JSON)."""
+    concurrency: int = 1
+    fresh_client: bool = False
+    """True: a new client per request (workload j)."""
+    variants: tuple[str, ...] = ()
+    """Extra rows: "json()" (decode with the client's own JSON method), "stream"."""
+    variant_only: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Variant → the only clients that get that row (absent: every client)."""
+    natives: tuple[str, ...] = ()
+    """Native references that can run it: floor, wrk, ab, h2load, curl."""
+    protocol: str = "HTTP/1.1"
+    seed: str = ""
+
+    def count(self, scale: float) -> int:
+        """Requests per repetition at ``scale`` (at least 1, at least the concurrency)."""
+        return max(1, self.concurrency, round(self.requests * scale))
+
+    def warmup(self, scale: float) -> int:
+        """Untimed requests before the first repetition: a tenth, 2..200."""
+        return max(2, min(200, self.count(scale) // 10))
+
+
+_SEQ_NATIVES = ("floor", "wrk", "ab")
+
+WORKLOADS: dict[str, Workload] = {
+    w.id: w
+    for w in (
+        Workload(
+            "a",
+            "202 B GET, sequential keep-alive",
+            "/bytes/202",
+            5000,
+            "bytes",
+            expect_length=202,
+            natives=_SEQ_NATIVES,
+            seed="Perl comparison",
+        ),
+        Workload(
+            "b",
+            "16 KiB JSON GET + json.loads + check key",
+            "/json/16384",
+            3000,
+            "json",
+            variants=("json()",),
+            variant_only={"json()": ("nodelay", "nodelay-async")},
+            natives=_SEQ_NATIVES,
+            seed="Ruby/Java comparison",
+        ),
+        Workload(
+            "c",
+            "335 KiB GET",
+            "/bytes/343040",
+            500,
+            "bytes",
+            unit="MB/s",
+            expect_length=343040,
+            natives=(*_SEQ_NATIVES, "curl"),
+            seed="Perl comparison",
+        ),
+        Workload(
+            "d",
+            "10 MiB GET, whole body",
+            "/bytes/10485760",
+            20,
+            "bytes",
+            unit="MB/s",
+            expect_length=10485760,
+            variants=("stream",),
+            natives=("floor", "curl"),
+            seed="Ruby Net::HTTP buffers",
+        ),
+        Workload(
+            "e",
+            "small urlencoded POST /echo, sequential",
+            "/echo",
+            3000,
+            "echo",
+            method="POST",
+            natives=_SEQ_NATIVES,
+            seed="Perl curl/LWP POSTs; Nagle stall",
+        ),
+        Workload(
+            "f",
+            "202 B GET, 32 in flight",
+            "/bytes/202",
+            1000,
+            "bytes",
+            expect_length=202,
+            concurrency=32,
+            natives=("floor", "wrk", "ab", "h2load"),
+            seed="concurrency",
+        ),
+        Workload(
+            "j",
+            "new client per request",
+            "/bytes/202",
+            500,
+            "bytes",
+            expect_length=202,
+            fresh_client=True,
+            natives=("floor",),
+            seed="common misuse",
+        ),
+    )
+}
+
+PENDING: dict[str, str] = {
+    "g": "HTTP/2 (h2c and ALPN) is not in nodelay yet",
+    "h": "cookies are not in nodelay yet",
+    "i": "the crawl compares h1 with h2, which is not in nodelay yet",
+}
+"""Workloads of BENCHMARKS.md the lab cannot run yet, with the reason."""
+
+DEFAULT_WORKLOADS = tuple(WORKLOADS)
+
+
+def parse_ids(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """``"a,b,g"`` → (runnable ids, [(pending id, reason)]); unknown ids raise ValueError."""
+    ids = [part.strip().lower() for part in text.split(",") if part.strip()]
+    runnable: list[str] = []
+    pending: list[tuple[str, str]] = []
+    for wid in ids:
+        if wid in WORKLOADS:
+            if wid not in runnable:
+                runnable.append(wid)
+        elif wid in PENDING:
+            pending.append((wid, PENDING[wid]))
+        else:
+            known = ", ".join(sorted([*WORKLOADS, *PENDING]))
+            raise ValueError(f"unknown workload {wid!r} (known: {known})")
+    return runnable, pending

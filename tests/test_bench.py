@@ -1,0 +1,207 @@
+"""The benchmark lab: statistics, parsers, ratios, the report, and one end-to-end run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from nodelay import _core
+from nodelay.bench import native, stats, syscalls
+from nodelay.bench.results import SCHEMA, Row, add_ratios
+from nodelay.bench.server import json_document, pattern_bytes
+from nodelay.bench.stats import Rep
+from nodelay.bench.workloads import PENDING, WORKLOADS, parse_ids
+
+
+def rep(seconds: float, requests: int = 1000, nbytes: int = 0, cpu: float = 0.05) -> Rep:
+    return Rep(seconds, requests, nbytes, cpu, 0.0)
+
+
+# -- statistics ---------------------------------------------------------------------------
+
+
+def test_summarize_median_min_max() -> None:
+    s = stats.summarize([3.0, 1.0, 2.0, 10.0])
+    assert (s.median, s.min, s.max, s.n) == (2.5, 1.0, 10.0, 4)
+    assert s.mean == pytest.approx(4.0)
+    with pytest.raises(ValueError):
+        stats.summarize([])
+
+
+def test_rate_and_cpu_per_request() -> None:
+    r = Rep(seconds=2.0, requests=1000, bytes=4_000_000, cpu_user=0.03, cpu_sys=0.01)
+    assert stats.rate(r, "req/s") == 500.0
+    assert stats.rate(r, "MB/s") == 2.0
+    assert stats.rate(Rep(0.0, 1, 1, 0, 0), "req/s") == 0.0
+    assert stats.cpu_us_per_request([r]) == pytest.approx(40.0)
+    assert stats.cpu_us_per_request([]) is None
+
+
+def test_ratio_handles_missing_values() -> None:
+    assert stats.ratio(3.0, 2.0) == 1.5
+    assert stats.ratio(None, 2.0) is None
+    assert stats.ratio(1.0, 0.0) is None
+
+
+# -- workloads ----------------------------------------------------------------------------
+
+
+def test_workload_ids_and_pending() -> None:
+    runnable, pending = parse_ids("a, b,g,a")
+    assert runnable == ["a", "b"]
+    assert pending == [("g", PENDING["g"])]
+    with pytest.raises(ValueError, match="unknown workload"):
+        parse_ids("z")
+
+
+def test_workload_counts_scale() -> None:
+    a, f = WORKLOADS["a"], WORKLOADS["f"]
+    assert a.count(1.0) == 5000 and a.count(0.05) == 250
+    assert f.count(0.001) == 32  # never fewer requests than in flight
+    assert 2 <= a.warmup(0.05) <= 200
+
+
+def test_lab_payloads_match_the_embedded_server(server: _core.TestServer) -> None:
+    import nodelay
+
+    assert nodelay.get(f"{server.url}/json/16384").content == json_document(16384).encode()
+    assert nodelay.get(f"{server.url}/bytes/1000").content == pattern_bytes(1000)
+
+
+# -- ratios and the report ------------------------------------------------------------------
+
+
+def _rows() -> list[Row]:
+    return [
+        Row("a", "nodelay", "python", "req/s", reps=[rep(0.1), rep(0.12)]),
+        Row("a", "pycurl", "python", "req/s", reps=[rep(0.2)]),
+        Row("a", "broken", "python", "req/s", reps=[Rep(0.01, 900, 0, 0.0, 0.0, errors=100)]),
+        Row("a", "floor", "floor", "req/s", reps=[rep(0.08)]),
+        Row("a", "nodelay", "python", "req/s", variant="json()", reps=[rep(0.05)]),
+        Row("a", "httpx", "python", "req/s", status="skipped", reason="not installed"),
+    ]
+
+
+def test_ratios_use_the_fastest_correct_peer_and_the_floor() -> None:
+    rows = _rows()
+    add_ratios(rows)
+    nodelay_row, json_row = rows[0], rows[4]
+    # nodelay median of 10,000 and 8,333 req/s; pycurl 5,000; the broken row never counts.
+    assert nodelay_row.fastest_peer == "pycurl"
+    assert nodelay_row.ratio_fastest_peer == pytest.approx(9166.67 / 5000, rel=1e-3)
+    assert nodelay_row.ratio_floor == pytest.approx(9166.67 / 12500, rel=1e-3)
+    assert json_row.ratio_fastest_peer == pytest.approx(4.0)  # compared with plain rows
+    assert rows[1].ratio_fastest_peer is None
+
+
+def test_report_renders_ratios_and_skips() -> None:
+    pytest.importorskip("rich")
+    from nodelay.bench.report import render
+    from rich.console import Console
+
+    rows = _rows()
+    add_ratios(rows)
+    console = Console(record=True, width=220)
+    render(rows, [("g", PENDING["g"])], console, syscalls=True)
+    text = console.export_text()
+    assert "1.83x (pycurl)" in text
+    assert "0.73x" in text
+    assert "not installed" in text and "pending" in text
+    assert "nodelay json()" in text
+
+
+# -- parsers of native tools ---------------------------------------------------------------
+
+
+def test_parse_wrk() -> None:
+    out = (
+        "Running 3s test @ http://127.0.0.1:1/bytes/202\n"
+        "  40215 requests in 3.00s, 14.42MB read\n"
+        "  Non-2xx or 3xx responses: 15\nRequests/sec:  13404.12\n"
+    )
+    done, seconds, nbytes, errors = native._wrk_parse(out, WORKLOADS["a"], 0)
+    assert (done, seconds, errors) == (40200, 3.0, 15)
+    assert nbytes == 40200 * 202
+
+
+def test_parse_ab() -> None:
+    out = (
+        "Complete requests:      5000\nFailed requests:        2\n"
+        "Time taken for tests:   0.348 seconds\nNon-2xx responses:      1\n"
+    )
+    assert native._ab_parse(out, WORKLOADS["a"], 5000) == (4997, 0.348, 4997 * 202, 3)
+
+
+def test_parse_h2load_and_curl() -> None:
+    out = (
+        "finished in 20.50ms, 48780.49 req/s, 13.12MB/s\n"
+        "requests: 1000 total, 1000 started, 1000 done, 999 succeeded, 1 failed, 0 errored, "
+        "0 timeout\n"
+    )
+    assert native._h2load_parse(out, WORKLOADS["f"], 1000) == (999, 0.0205, 999 * 202, 1)
+    d = WORKLOADS["d"]
+    size = d.expect_length
+    curl = f"200 {size} 0.005\n200 {size} 0.004\n404 0 0.001\n"
+    assert native._curl_parse(curl, d, 3) == (2, pytest.approx(0.010), 2 * size, 1)
+
+
+def test_parse_strace_summary() -> None:
+    text = (
+        "% time     seconds  usecs/call     calls    errors syscall\n"
+        "------ ----------- ----------- --------- --------- ----------------\n"
+        " 90.00    0.000900           3       251           write\n"
+        " 10.00    0.000100           2        50         1 sendto\n"
+        "------ ----------- ----------- --------- --------- ----------------\n"
+        "100.00    0.001000           3       301         1 total\n"
+    )
+    assert syscalls.parse_strace_summary(text) == 301
+
+
+# -- end to end -----------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_lab_end_to_end_writes_json_and_png(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    pytest.importorskip("matplotlib")
+    out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nodelay.bench",
+            "--quick",
+            "--scale",
+            "0.05",
+            "--workloads",
+            "a",
+            "--clients",
+            "nodelay,http.client",
+            "--json",
+            str(out_json),
+            "--plot",
+            str(out_png),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "nodelay" in proc.stdout and "http.client" in proc.stdout
+    doc = json.loads(out_json.read_text())
+    assert doc["schema"] == SCHEMA
+    assert doc["command"][1:3] == ["-m", "nodelay.bench"]
+    assert doc["environment"]["cpu_model"] and "nodelay" in doc["environment"]["packages"]
+    assert doc["options"]["repeat"] == 1 and doc["options"]["workloads"] == ["a"]
+    rows = {r["client"]: r for r in doc["rows"]}
+    assert set(rows) == {"nodelay", "http.client"}
+    for row in rows.values():
+        assert row["status"] == "ok" and row["errors"] == 0
+        assert len(row["reps"]) == 1 and row["reps"][0]["requests"] == 250
+        assert row["summary"]["median"] > 0 and row["cpu_us_per_request"] > 0
+        assert row["protocol"] == "HTTP/1.1" and row["peak_rss_kb"] > 0
+    assert rows["nodelay"]["ratio_fastest_peer"] > 0
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
