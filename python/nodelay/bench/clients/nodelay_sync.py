@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import nodelay
 
@@ -13,9 +13,6 @@ class Adapter(SyncAdapter):
     name = "nodelay"
     module = "nodelay"
     concurrency_note = "threads sharing one Client"
-    unsupported: ClassVar[dict[str, str]] = {
-        "stream": "nodelay has no streaming API yet (client.stream arrives later)"
-    }
 
     def __init__(self) -> None:
         self.client = nodelay.Client(timeout=TIMEOUT)
@@ -32,6 +29,11 @@ class Adapter(SyncAdapter):
     def get_json(self, url: str) -> tuple[int, Any]:
         r = self.last = self.client.get(url)
         return r.status_code, r.json()
+
+    def stream(self, url: str) -> tuple[int, list[int]]:
+        with self.client.stream("GET", url) as r:
+            self.last = r
+            return r.status_code, [len(chunk) for chunk in r.iter_bytes()]
 
     def version(self) -> str:
         return self.last.http_version if self.last is not None else "?"
