@@ -203,18 +203,7 @@ impl Engine {
         // Borrowed views of the Python strings: no copies; valid while we hold
         // references to the objects, GIL or not (str and bytes are immutable).
         let header_items: Vec<Bound<'py, PyAny>> = headers.iter().collect();
-        let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(header_items.len());
-        for item in &header_items {
-            let tuple = item.cast::<PyTuple>()?;
-            if tuple.len() != 2 {
-                return Err(PyValueError::new_err("headers must be (name, value) pairs"));
-            }
-            let name = tuple.get_item(0)?.cast_into::<PyString>()?;
-            let value = tuple.get_item(1)?.cast_into::<PyString>()?;
-            // SAFETY of the lifetime extension: the str objects are owned by
-            // the tuples in `header_items`, which outlive `pairs`.
-            pairs.push((extend(name.to_str()?), extend(value.to_str()?)));
-        }
+        let pairs = str_pairs(&header_items, "headers")?;
         let body_bytes = body.map(|b| b.as_bytes());
         let parts = RequestParts {
             method: method.to_str()?,
@@ -228,6 +217,27 @@ impl Engine {
         py.detach(|| client.send(&prepared, body_bytes, timeouts, &**signals))
             .map_err(fail)
     }
+}
+
+/// Borrowed `(name, value)` views of a list of `(str, str)` tuples: no
+/// copies. The views borrow from the tuples in `items`, which own the str
+/// objects and outlive the returned vector; `what` names the argument in errors.
+fn str_pairs<'a>(items: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<(&'a str, &'a str)>> {
+    let mut pairs = Vec::with_capacity(items.len());
+    for item in items {
+        let tuple = item.cast::<PyTuple>()?;
+        if tuple.len() != 2 {
+            return Err(PyValueError::new_err(format!(
+                "{what} must be (name, value) pairs"
+            )));
+        }
+        let name = tuple.get_item(0)?.cast_into::<PyString>()?;
+        let value = tuple.get_item(1)?.cast_into::<PyString>()?;
+        // The str objects are owned by the tuples in `items` (alive for 'a);
+        // `name` and `value` are only extra references to them.
+        pairs.push((extend(name.to_str()?), extend(value.to_str()?)));
+    }
+    Ok(pairs)
 }
 
 /// Extends a borrow of a Python string's UTF-8 buffer to the caller's scope.
@@ -245,18 +255,6 @@ pub(crate) fn form_encode<'py>(
     pairs: &Bound<'py, PyList>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let items: Vec<Bound<'py, PyAny>> = pairs.iter().collect();
-    let mut strings: Vec<(&str, &str)> = Vec::with_capacity(items.len());
-    for item in &items {
-        let tuple = item.cast::<PyTuple>()?;
-        if tuple.len() != 2 {
-            return Err(PyValueError::new_err(
-                "form data must be (name, value) pairs",
-            ));
-        }
-        let name = tuple.get_item(0)?.cast_into::<PyString>()?;
-        let value = tuple.get_item(1)?.cast_into::<PyString>()?;
-        // The str objects are owned by the tuples in `items`, which outlive `strings`.
-        strings.push((extend(name.to_str()?), extend(value.to_str()?)));
-    }
+    let strings = str_pairs(&items, "form data")?;
     Ok(PyBytes::new(py, &nodelay_core::form::urlencode(strings)))
 }

@@ -60,7 +60,7 @@ impl Body for ResponseBody {
 
     fn is_end_stream(&self) -> bool {
         match self {
-            ResponseBody::Full(slot) => slot.as_ref().map_or(true, Bytes::is_empty),
+            ResponseBody::Full(slot) => slot.as_ref().is_none_or(Bytes::is_empty),
             // Never claim the end up front: hyper would then send Content-Length: 0
             // instead of chunked framing for `/chunked/0`.
             ResponseBody::Chunked(_) => false,
