@@ -114,7 +114,9 @@ fn decode_one(
     read_bounded(coding, reader, received, max_bytes)
 }
 
-fn is_zlib_header(input: &[u8]) -> bool {
+/// RFC 9110 "deflate" is zlib-wrapped; some servers send raw deflate. The
+/// zlib header's check bits (RFC 1950 §2.2) tell them apart.
+pub(crate) fn is_zlib_header(input: &[u8]) -> bool {
     matches!(input, [cmf, flg, ..] if cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0)
 }
 

@@ -9,7 +9,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::decode::{Coding, MAX_DECODE_RATIO, RATIO_GUARD_FLOOR_BYTES};
+use crate::decode::{is_zlib_header, Coding, MAX_DECODE_RATIO, RATIO_GUARD_FLOOR_BYTES};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::Exchange;
 use crate::interrupt::Interrupt;
@@ -86,9 +86,7 @@ impl<R: BufRead + Send + 'static> Read for SniffDeflate<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.decoder.is_none() {
             let mut inner = self.inner.take().expect("input present until sniffed");
-            let head = inner.fill_buf()?;
-            let zlib = matches!(head, [cmf, flg, ..] if cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0);
-            self.decoder = Some(if zlib {
+            self.decoder = Some(if is_zlib_header(inner.fill_buf()?) {
                 Box::new(flate2::bufread::ZlibDecoder::new(inner))
             } else {
                 Box::new(flate2::bufread::DeflateDecoder::new(inner))

@@ -111,7 +111,9 @@ impl Engine {
         body: Option<&Bound<'py, PyBytes>>,
         timeout: TimeoutTuple,
     ) -> PyResult<RawResponse> {
-        let signals = Arc::new(SignalCheck::default());
+        // Only streams share their signal check with the body reader (an Arc);
+        // a whole response keeps it on the stack.
+        let signals = SignalCheck::default();
         let mut exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
         let fail = |e: Error| to_py_err(py, e, url, &signals);
         let codings = exchange
@@ -124,9 +126,9 @@ impl Engine {
             (None, Some(len)) if len <= EXACT_BODY_MAX_BYTES => {
                 let (bytes, view) = uninit_bytes(py, len as usize)?;
                 if exchange.is_body_buffered() {
-                    exchange.read_exact_into(view, &*signals).map_err(fail)?;
+                    exchange.read_exact_into(view, &signals).map_err(fail)?;
                 } else {
-                    py.detach(|| exchange.read_exact_into(view, &*signals))
+                    py.detach(|| exchange.read_exact_into(view, &signals))
                         .map_err(fail)?;
                 }
                 bytes
@@ -136,7 +138,7 @@ impl Engine {
                 let out = py
                     .detach(|| {
                         let mut out = Vec::new();
-                        exchange.read_to_end(&mut out, &*signals)?;
+                        exchange.read_to_end(&mut out, &signals)?;
                         match codings.filter(|_| !out.is_empty()) {
                             Some(codings) => decode(&codings, out, max_decoded),
                             None => Ok(out),
@@ -191,7 +193,7 @@ impl Engine {
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyBytes>>,
         timeout: TimeoutTuple,
-        signals: &Arc<SignalCheck>,
+        signals: &SignalCheck,
     ) -> PyResult<Exchange> {
         let timeouts = Timeouts {
             connect: seconds("connect", timeout.0)?,
@@ -214,7 +216,7 @@ impl Engine {
         let fail = |e: Error| to_py_err(py, e, url, signals);
         let prepared = self.client.prepare(&parts).map_err(fail)?;
         let client = &self.client;
-        py.detach(|| client.send(&prepared, body_bytes, timeouts, &**signals))
+        py.detach(|| client.send(&prepared, body_bytes, timeouts, signals))
             .map_err(fail)
     }
 }
