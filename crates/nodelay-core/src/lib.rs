@@ -18,6 +18,7 @@ pub mod form;
 mod interrupt;
 pub mod limits;
 mod pool;
+pub mod runtime;
 mod stream;
 mod target;
 mod tls;
