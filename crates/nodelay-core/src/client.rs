@@ -11,11 +11,12 @@ use crate::deadline::{Deadlines, Timeouts};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{receive_head, send_request, Exchange};
 use crate::interrupt::Interrupt;
-use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES};
+use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES, UPLOAD_CHUNK_BYTES};
 use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
 use crate::target::Target;
 use crate::tls::{TlsOptions, TlsSetup};
+use crate::upload::{send_streamed, BodySource, StreamFraming};
 
 /// A request as the caller describes it.
 pub struct RequestParts<'a> {
@@ -31,6 +32,8 @@ pub struct Prepared {
     /// Head, followed by the body when it is small (one write).
     wire: Vec<u8>,
     body_inlined: bool,
+    /// Set when the body is streamed from a [`BodySource`] (`send_streamed`).
+    streamed: Option<StreamFraming>,
     is_head: bool,
     idempotent: bool,
 }
@@ -48,6 +51,46 @@ fn is_idempotent(method: &str) -> bool {
         method,
         "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
     )
+}
+
+fn has_header(headers: &[(&str, &str)], lower_name: &str) -> bool {
+    headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(lower_name))
+}
+
+/// The framing of a streamed body once the caller's own framing headers are
+/// taken into account (see `Client::prepare_streamed`).
+fn framing_with_headers(
+    headers: &[(&str, &str)],
+    framing: StreamFraming,
+) -> Result<StreamFraming, Error> {
+    let refuse = |message: String| Err(Error::new(ErrorKind::LocalProtocol, message));
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case("transfer-encoding")
+            && (framing != StreamFraming::Chunked || !value.trim().eq_ignore_ascii_case("chunked"))
+        {
+            return refuse(format!(
+                "Transfer-Encoding: {value} is not allowed on a streamed body of known size (only chunked for one of unknown size)"
+            ));
+        }
+    }
+    let Some((_, given)) = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+    else {
+        return Ok(framing);
+    };
+    let Ok(given) = given.trim().parse::<u64>() else {
+        return refuse(format!("invalid Content-Length header: {given:?}"));
+    };
+    match framing {
+        StreamFraming::Length(n) if n != given => refuse(format!(
+            "the Content-Length header ({given}) contradicts the body's size ({n} bytes)"
+        )),
+        _ if has_header(headers, "transfer-encoding") => {
+            refuse("both Content-Length and Transfer-Encoding given".to_owned())
+        }
+        _ => Ok(StreamFraming::Length(given)),
+    }
 }
 
 /// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
@@ -96,9 +139,105 @@ impl Client {
             target,
             wire,
             body_inlined,
+            streamed: None,
             is_head: parts.method == "HEAD",
             idempotent: is_idempotent(parts.method),
         })
+    }
+
+    /// Encodes a request whose body will be streamed from a [`BodySource`]
+    /// (`parts.body` is ignored): `Content-Length` for a known size,
+    /// `Transfer-Encoding: chunked` otherwise. A `Content-Length` header from
+    /// the caller makes a stream of unknown size a stream of that size; one
+    /// that contradicts a known size, or a transfer coding other than
+    /// chunked, is refused.
+    pub fn prepare_streamed(
+        &self,
+        parts: &RequestParts<'_>,
+        framing: StreamFraming,
+    ) -> Result<Prepared, Error> {
+        let target = Target::parse(parts.url)?;
+        let framing = framing_with_headers(parts.headers, framing)?;
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(parts.headers.len() + 1);
+        headers.extend_from_slice(parts.headers);
+        let has_te = has_header(parts.headers, "transfer-encoding");
+        if framing == StreamFraming::Chunked && !has_te {
+            headers.push(("Transfer-Encoding", "chunked"));
+        }
+        let mut wire = Vec::with_capacity(256);
+        encode_request_head(
+            &mut wire,
+            &RequestHead {
+                method: parts.method,
+                target: &target.path_and_query,
+                host: &target.authority,
+                headers: &headers,
+                content_length: match framing {
+                    StreamFraming::Length(n) => Some(n),
+                    StreamFraming::Chunked => None,
+                },
+            },
+        )
+        .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
+        Ok(Prepared {
+            target,
+            wire,
+            body_inlined: false,
+            streamed: Some(framing),
+            is_head: parts.method == "HEAD",
+            idempotent: is_idempotent(parts.method),
+        })
+    }
+
+    /// Sends a request prepared by `prepare_streamed`, pulling its body from
+    /// `source`, and reads the response head. A stale reused connection is
+    /// replaced (as in `send`) only when `source` can rewind.
+    pub fn send_streamed(
+        &self,
+        prepared: &Prepared,
+        source: &mut dyn BodySource,
+        timeouts: Timeouts,
+        interrupt: &dyn Interrupt,
+    ) -> Result<Exchange, Error> {
+        let framing = prepared
+            .streamed
+            .expect("send_streamed needs a request from prepare_streamed");
+        let started = Instant::now();
+        let deadlines = Deadlines::start(timeouts, started);
+        let mut buf = Vec::with_capacity(UPLOAD_CHUNK_BYTES);
+        let mut retries_left = STALE_CONNECTION_RETRIES;
+        loop {
+            let fresh = retries_left < STALE_CONNECTION_RETRIES;
+            let mut pooled = self
+                .pool
+                .checkout(&prepared.target.origin, &deadlines, fresh)?;
+            let attempt = send_streamed(
+                &mut pooled,
+                &prepared.wire,
+                framing,
+                source,
+                &mut buf,
+                &deadlines,
+                interrupt,
+            )
+            .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
+            match attempt {
+                Ok((head, head_bytes)) => {
+                    return Ok(Exchange::new(pooled, head, head_bytes, deadlines, started))
+                }
+                Err(e)
+                    if pooled.reused
+                        && retries_left > 0
+                        && prepared.idempotent
+                        && e.nothing_received()
+                        && !e.is_interrupted()
+                        && source.rewind()? =>
+                {
+                    retries_left -= 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Sends a prepared request and reads the response head. `body` must be
@@ -111,6 +250,10 @@ impl Client {
         timeouts: Timeouts,
         interrupt: &dyn Interrupt,
     ) -> Result<Exchange, Error> {
+        debug_assert!(
+            prepared.streamed.is_none(),
+            "a streamed body goes through send_streamed"
+        );
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         let large_body = if prepared.body_inlined { None } else { body };

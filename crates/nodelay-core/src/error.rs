@@ -29,6 +29,8 @@ pub enum ErrorKind {
     Interrupted,
     /// The client was closed.
     Closed,
+    /// A streamed request body's source failed (a file or iterator raised).
+    BodySource,
 }
 
 /// An engine error. Cheap to move (one box).
@@ -55,6 +57,11 @@ impl Error {
                 nothing_received: false,
             }),
         }
+    }
+
+    /// A streamed request body's source failed; `message` says how.
+    pub fn body_source(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::BodySource, message)
     }
 
     pub(crate) fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {

@@ -23,6 +23,7 @@ mod stream;
 mod target;
 mod tls;
 mod transport;
+mod upload;
 
 pub use client::{Client, PoolConfig, Prepared, RequestParts};
 pub use deadline::Timeouts;
@@ -33,3 +34,4 @@ pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};
 pub use stream::BodyStream;
 pub use target::{Origin, Target};
 pub use tls::TlsOptions;
+pub use upload::{BodySource, StreamFraming};

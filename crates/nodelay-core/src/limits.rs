@@ -33,3 +33,8 @@ pub const DEFAULT_MAX_KEEPALIVE: usize = 20;
 /// How many times a request is sent again on a fresh connection when a reused
 /// connection failed before any response byte (stale keep-alive, HOSTILE.md H28).
 pub const STALE_CONNECTION_RETRIES: usize = 1;
+
+/// Size of one piece of a streamed upload (a file is read in pieces of this
+/// size into one reused buffer): ≥ 64 KiB so a large upload is few syscalls
+/// and few trips into Python, small enough that memory stays flat.
+pub const UPLOAD_CHUNK_BYTES: usize = 256 * 1024;
