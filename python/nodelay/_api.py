@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._models import Response
+    from ._upload import RequestFiles
     from ._urls import ParamTypes
 
 __all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request", "stream"]
@@ -35,6 +36,7 @@ def request(
     headers: RequestHeaderTypes | None = None,
     content: RequestContent | None = None,
     data: RequestData | None = None,
+    files: RequestFiles | None = None,
     json: Any = None,
     timeout: TimeoutTypes | _Unset = UNSET,
     verify: VerifyTypes = True,
@@ -59,6 +61,7 @@ def request(
             headers=headers,
             content=content,
             data=data,
+            files=files,
             json=json,
             timeout=timeout,
             follow_redirects=follow_redirects,
@@ -206,6 +209,7 @@ def post(
     *,
     content: RequestContent | None = None,
     data: RequestData | None = None,
+    files: RequestFiles | None = None,
     json: Any = None,
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
@@ -225,6 +229,7 @@ def post(
         url,
         content=content,
         data=data,
+        files=files,
         json=json,
         params=params,
         headers=headers,
@@ -245,6 +250,7 @@ def put(
     *,
     content: RequestContent | None = None,
     data: RequestData | None = None,
+    files: RequestFiles | None = None,
     json: Any = None,
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
@@ -264,6 +270,7 @@ def put(
         url,
         content=content,
         data=data,
+        files=files,
         json=json,
         params=params,
         headers=headers,
@@ -284,6 +291,7 @@ def patch(
     *,
     content: RequestContent | None = None,
     data: RequestData | None = None,
+    files: RequestFiles | None = None,
     json: Any = None,
     params: ParamTypes | None = None,
     headers: RequestHeaderTypes | None = None,
@@ -303,6 +311,7 @@ def patch(
         url,
         content=content,
         data=data,
+        files=files,
         json=json,
         params=params,
         headers=headers,

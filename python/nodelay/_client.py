@@ -25,13 +25,14 @@ from ._cookies import CookieJar, cookie_header
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Headers, Request, Response, _response_from_raw, _to_str, override_pairs
 from ._streaming import StreamRaw
+from ._upload import encode_content, encode_multipart
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from types import TracebackType
-    from typing import Any, Self, TypeAlias
+    from typing import IO, Any, Self, TypeAlias
 
     from ._auth import Auth, AuthTypes
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
@@ -41,7 +42,11 @@ if TYPE_CHECKING:
     from ._urls import ParamTypes
 
     RequestHeaderTypes: TypeAlias = "HeaderTypes | Mapping[str, str | None]"
-    RequestContent: TypeAlias = "bytes | bytearray | memoryview | str"
+    from ._upload import Body, RequestFiles
+
+    RequestContent: TypeAlias = (
+        "bytes | bytearray | memoryview | str | IO[bytes] | Iterable[bytes]"
+    )
     RequestData: TypeAlias = "Mapping[str, Any] | Sequence[tuple[str, Any]] | str | bytes"
     Pairs: TypeAlias = "list[tuple[str, str]]"
 
@@ -122,12 +127,21 @@ def _encode_body(
     content: RequestContent | None,
     data: RequestData | None,
     json: Any,
-) -> tuple[bytes | None, str | None]:
-    """``(body, content_type)`` for the body arguments (at most one may be given)."""
+    files: RequestFiles | None = None,
+) -> tuple[Body | None, str | None]:
+    """``(body, content_type)`` for the body arguments (at most one may be given, except
+    ``data`` fields with ``files``). The body is bytes, or an ``Upload`` streamed by the
+    engine (iterables, files, multipart forms with files)."""
     if (content is not None) + (data is not None) + (json is not None) > 1:
         raise TypeError("give at most one of content=, data= and json=")
+    if files is not None:
+        if content is not None or json is not None:
+            raise TypeError("files= combines with data= only, not with content= or json=")
+        if isinstance(data, str | bytes | bytearray | memoryview):
+            raise TypeError("with files=, data= must be a dict or (name, value) pairs")
+        return encode_multipart(data, files)
     if content is not None:
-        return _content_bytes(content), None
+        return encode_content(content), None
     if data is not None:
         if isinstance(data, str | bytes | bytearray | memoryview):
             return _content_bytes(data), None  # requests: str/bytes data is the raw body
@@ -350,6 +364,7 @@ class Client:
         headers: RequestHeaderTypes | None = None,
         content: RequestContent | None = None,
         data: RequestData | None = None,
+        files: RequestFiles | None = None,
         json: Any = None,
         timeout: TimeoutTypes | _Unset = UNSET,
         follow_redirects: bool | None = None,
@@ -360,8 +375,10 @@ class Client:
     ) -> Response:
         """Send a request and read the whole response.
 
-        ``content`` (bytes, or str sent as UTF-8), ``data`` (a dict or pairs, form-encoded;
-        str/bytes are sent as is) and ``json`` (compact JSON) are mutually exclusive.
+        ``content`` (bytes, str sent as UTF-8, a binary file or an iterable of bytes, both
+        streamed), ``data`` (a dict or pairs, form-encoded; str/bytes are sent as is) and
+        ``json`` (compact JSON) are mutually exclusive; ``files`` (multipart/form-data,
+        with ``data`` fields) as in requests/httpx, files streamed (see ``_upload``).
         ``allow_redirects`` is requests' name for ``follow_redirects``. ``cookies``: sent
         with this request only (merged over the jar's, by name; not on redirects).
         ``auth``: this request's auth, instead of the client's. ``stream=True`` (requests'
@@ -375,7 +392,7 @@ class Client:
             url = join_base(self._base, url)
         url = with_query(url, merge_params(self._params, param_pairs(params)))
         pairs = override_pairs(self._headers._list, _header_items(headers))
-        body, content_type = _encode_body(method, content, data, json)
+        body, content_type = _encode_body(method, content, data, json, files)
         if content_type is not None and not _has_header(pairs, "content-type"):
             pairs = [*pairs, ("Content-Type", content_type)]
         ttuple = self._ttuple if timeout is UNSET else timeout_tuple(timeout)
@@ -415,19 +432,19 @@ class Client:
         method: str,
         url: str,
         pairs: Pairs,
-        body: bytes | None,
+        body: Body | None,
         ttuple: TimeoutTuple,
         extra: Mapping[str, str] | None,
         stream: bool = False,
-    ) -> tuple[Response, str, str, Pairs, bytes | None]:
+    ) -> tuple[Response, str, str, Pairs, Body | None]:
         """Run ``auth``'s flow; returns the last response and the request that got it."""
         flow = auth.auth_flow(Request._make(method, url, pairs, body))
         request = next(flow)
         while True:
             method, url = request.method, request.url
             pairs = request.headers._list
-            if body is not None or request.content:
-                body = request.content
+            if type(body) is not _core.Upload and (body is not None or request.content):
+                body = request.content  # an auth that signs or rewrites a bytes body
             response = self._send(method, url, pairs, body, ttuple, extra, stream)
             try:
                 request = flow.send(response)
@@ -440,7 +457,7 @@ class Client:
         method: str,
         url: str,
         pairs: Pairs,
-        body: bytes | None,
+        body: Body | None,
         ttuple: TimeoutTuple,
         cookies: Mapping[str, str] | None = None,
         stream: bool = False,
@@ -476,7 +493,7 @@ class Client:
         method: str,
         url: str,
         pairs: Pairs,
-        body: bytes | None,
+        body: Body | None,
         ttuple: TimeoutTuple,
         cookies: Mapping[str, str] | None = None,
         stream: bool = False,
@@ -672,6 +689,7 @@ class Client:
         *,
         content: RequestContent | None = None,
         data: RequestData | None = None,
+        files: RequestFiles | None = None,
         json: Any = None,
         params: ParamTypes | None = None,
         headers: RequestHeaderTypes | None = None,
@@ -688,6 +706,7 @@ class Client:
             url,
             content=content,
             data=data,
+            files=files,
             json=json,
             params=params,
             headers=headers,
@@ -705,6 +724,7 @@ class Client:
         *,
         content: RequestContent | None = None,
         data: RequestData | None = None,
+        files: RequestFiles | None = None,
         json: Any = None,
         params: ParamTypes | None = None,
         headers: RequestHeaderTypes | None = None,
@@ -721,6 +741,7 @@ class Client:
             url,
             content=content,
             data=data,
+            files=files,
             json=json,
             params=params,
             headers=headers,
@@ -738,6 +759,7 @@ class Client:
         *,
         content: RequestContent | None = None,
         data: RequestData | None = None,
+        files: RequestFiles | None = None,
         json: Any = None,
         params: ParamTypes | None = None,
         headers: RequestHeaderTypes | None = None,
@@ -754,6 +776,7 @@ class Client:
             url,
             content=content,
             data=data,
+            files=files,
             json=json,
             params=params,
             headers=headers,

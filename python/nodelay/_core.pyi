@@ -4,7 +4,7 @@ This file is the contract between the Rust engine and the Python layer.
 Everything here is implemented in Rust; the Python modules wrap it.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 __version__: str
 
@@ -37,7 +37,7 @@ class Engine:
         method: str,
         url: str,
         headers: list[tuple[str, str]],
-        body: bytes | None,
+        body: bytes | Upload | None,
         timeout: TimeoutTuple,
     ) -> RawResponse:
         """Send one request and read the whole response.
@@ -45,6 +45,10 @@ class Engine:
         ``url`` is absolute (http or https) and already carries the query.
         ``headers`` are sent in order; ``Host`` is added when missing, and
         ``Content-Length`` when ``body`` is not None and no framing header was given.
+        An ``Upload`` body is streamed: ``Content-Length`` when its size is known, else
+        ``Transfer-Encoding: chunked``; an exception raised by its iterator or file is
+        re-raised as is; an upload sent before that cannot start over raises
+        ``StreamConsumed``.
         Bodies with a Content-Encoding the engine knows (gzip, deflate, br, zstd) are
         decoded, bounded by ``max_decoded_size`` and a ratio guard. Raises the most
         specific ``nodelay`` exception (instances of classes from ``nodelay._exceptions``
@@ -56,7 +60,7 @@ class Engine:
         method: str,
         url: str,
         headers: list[tuple[str, str]],
-        body: bytes | None,
+        body: bytes | Upload | None,
         timeout: TimeoutTuple,
     ) -> RawStream:
         """Like ``request`` but return once the response head arrived; the body stays on
@@ -65,6 +69,23 @@ class Engine:
         """Close every idle connection; later requests open new ones."""
     def idle_connections(self) -> int:
         """Number of idle pooled connections (for tests and diagnostics)."""
+
+class Upload:
+    """A request body streamed from Python objects, pulled piece by piece by the engine
+    with the GIL released (taken briefly per piece)."""
+
+    def __init__(self, parts: list[bytes | tuple[object, int] | Iterable[bytes]]) -> None:
+        """``parts`` in wire order: bytes; ``(binary_file, size)`` (``size`` bytes read
+        with ``readinto``, or ``read`` for file-likes without it, from the position the
+        file has now; a seekable file is sought back there to send the body again);
+        iterables of bytes (any iterable part makes the body chunked)."""
+    @property
+    def length(self) -> int | None:
+        """The body's size (sent as Content-Length), or None for chunked coding."""
+    @property
+    def replayable(self) -> bool:
+        """Whether it can be sent (again): never sent yet, or every part can start over
+        (bytes, seekable files, re-iterable collections; not generators)."""
 
 class RawResponse:
     status: int

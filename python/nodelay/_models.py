@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         " | Iterable[tuple[bytes, bytes]]"
     )
 
-    _RequestRef: TypeAlias = "tuple[str, str, list[tuple[str, str]], bytes | None]"
+    _RequestRef: TypeAlias = "tuple[str, str, list[tuple[str, str]], object]"
     """(method, url, header pairs, body): a Request not built yet."""
 
     class _RawLike(Protocol):
@@ -289,15 +289,16 @@ class Request:
 
     @classmethod
     def _make(
-        cls, method: str, url: str, pairs: list[tuple[str, str]], body: bytes | None
+        cls, method: str, url: str, pairs: list[tuple[str, str]], body: object
     ) -> Request:
-        """Cheap constructor for the client: ``pairs`` is shared, never mutated."""
+        """Cheap constructor for the client: ``pairs`` is shared, never mutated. A
+        streamed body (``_core.Upload``) is not kept: ``content`` is then empty."""
         self = cls.__new__(cls)
         self.method = method
         self.url = url
         self._pairs = pairs
         self._headers = None
-        self.content = b"" if body is None else body
+        self.content = body if type(body) is bytes else b""
         return self
 
     @property

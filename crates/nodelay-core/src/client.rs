@@ -54,7 +54,9 @@ fn is_idempotent(method: &str) -> bool {
 }
 
 fn has_header(headers: &[(&str, &str)], lower_name: &str) -> bool {
-    headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(lower_name))
+    headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case(lower_name))
 }
 
 /// The framing of a streamed body once the caller's own framing headers are

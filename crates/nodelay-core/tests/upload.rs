@@ -282,7 +282,9 @@ fn get(client: &Client, url: &str) {
     let mut exchange = client
         .send(&prepared, None, timeouts(), &NeverInterrupt)
         .unwrap();
-    exchange.read_to_end(&mut Vec::new(), &NeverInterrupt).unwrap();
+    exchange
+        .read_to_end(&mut Vec::new(), &NeverInterrupt)
+        .unwrap();
     exchange.finish();
 }
 
@@ -381,7 +383,10 @@ fn streamed_content_length_upload_is_exact_and_read_in_large_pieces() {
 fn a_source_shorter_or_longer_than_its_length_is_a_local_error() {
     let server = Server::start(vec![vec![Answer::Ok], vec![Answer::Ok]]);
     let client = client();
-    for (pieces, what) in [(&[&b"abc"[..]][..], "3 given"), (&[b"abcdef", b"gh"], "more given")] {
+    for (pieces, what) in [
+        (&[&b"abc"[..]][..], "3 given"),
+        (&[b"abcdef", b"gh"], "more given"),
+    ] {
         let mut source = Pieces::new(pieces, false);
         let e = upload(
             &client,
@@ -443,7 +448,10 @@ fn contradicting_framing_headers_are_refused_before_any_io() {
     let cases: [(&[(&str, &str)], StreamFraming); 3] = [
         (&[("Content-Length", "3")], StreamFraming::Length(4)),
         (&[("Transfer-Encoding", "gzip")], StreamFraming::Chunked),
-        (&[("Transfer-Encoding", "chunked")], StreamFraming::Length(4)),
+        (
+            &[("Transfer-Encoding", "chunked")],
+            StreamFraming::Length(4),
+        ),
     ];
     for (headers, framing) in cases {
         let e = client

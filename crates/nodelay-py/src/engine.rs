@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{Client, Error, Exchange, PoolConfig, RequestParts, Timeouts, TlsOptions};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -18,6 +18,7 @@ use crate::head::Head;
 use crate::response::RawResponse;
 use crate::signals::SignalCheck;
 use crate::stream::RawStream;
+use crate::upload::Upload;
 
 /// Content-Length bodies up to this size are read straight into one `bytes`
 /// object of the exact size; larger announced sizes are not trusted for a
@@ -108,7 +109,7 @@ impl Engine {
         method: &Bound<'py, PyString>,
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
-        body: Option<&Bound<'py, PyBytes>>,
+        body: Option<&Bound<'py, PyAny>>,
         timeout: TimeoutTuple,
     ) -> PyResult<RawResponse> {
         // Only streams share their signal check with the body reader (an Arc);
@@ -162,7 +163,7 @@ impl Engine {
         method: &Bound<'py, PyString>,
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
-        body: Option<&Bound<'py, PyBytes>>,
+        body: Option<&Bound<'py, PyAny>>,
         timeout: TimeoutTuple,
     ) -> PyResult<RawStream> {
         let signals = Arc::new(SignalCheck::default());
@@ -191,7 +192,7 @@ impl Engine {
         method: &Bound<'py, PyString>,
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
-        body: Option<&Bound<'py, PyBytes>>,
+        body: Option<&Bound<'py, PyAny>>,
         timeout: TimeoutTuple,
         signals: &SignalCheck,
     ) -> PyResult<Exchange> {
@@ -206,7 +207,24 @@ impl Engine {
         // references to the objects, GIL or not (str and bytes are immutable).
         let header_items: Vec<Bound<'py, PyAny>> = headers.iter().collect();
         let pairs = str_pairs(&header_items, "headers")?;
-        let body_bytes = body.map(|b| b.as_bytes());
+        let body = body.filter(|b| !b.is_none());
+        if let Some(upload) = body.and_then(|b| b.cast::<Upload>().ok()) {
+            let parts = RequestParts {
+                method: method.to_str()?,
+                url: url.to_str()?,
+                headers: &pairs,
+                body: None,
+            };
+            return self.send_upload(py, &parts, upload.get(), url, timeouts, signals);
+        }
+        let body_bytes = match body {
+            Some(b) => Some(
+                b.cast::<PyBytes>()
+                    .map_err(|_| PyTypeError::new_err("body must be bytes or a _core.Upload"))?
+                    .as_bytes(),
+            ),
+            None => None,
+        };
         let parts = RequestParts {
             method: method.to_str()?,
             url: url.to_str()?,
@@ -218,6 +236,31 @@ impl Engine {
         let client = &self.client;
         py.detach(|| client.send(&prepared, body_bytes, timeouts, signals))
             .map_err(fail)
+    }
+}
+
+impl Engine {
+    /// Sends a request whose body is streamed from Python objects: each piece
+    /// is pulled with the GIL taken briefly, and written with it released.
+    /// An exception raised by the body's iterator or file is re-raised as is.
+    fn send_upload(
+        &self,
+        py: Python<'_>,
+        parts: &RequestParts<'_>,
+        upload: &Upload,
+        url: &Bound<'_, PyString>,
+        timeouts: Timeouts,
+        signals: &SignalCheck,
+    ) -> PyResult<Exchange> {
+        let fail = |e: Error| to_py_err(py, e, url, signals);
+        let prepared = self
+            .client
+            .prepare_streamed(parts, upload.framing())
+            .map_err(fail)?;
+        let mut source = upload.begin(py)?;
+        let client = &self.client;
+        let sent = py.detach(|| client.send_streamed(&prepared, &mut source, timeouts, signals));
+        sent.map_err(|e| source.take_error().unwrap_or_else(|| fail(e)))
     }
 }
 

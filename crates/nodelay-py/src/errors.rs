@@ -25,7 +25,9 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",
         ErrorKind::Decoding => "DecodingError",
-        ErrorKind::Interrupted | ErrorKind::Closed => "TransportError",
+        // A body source's Python exception is re-raised as is; this class
+        // only shows when that exception was lost.
+        ErrorKind::Interrupted | ErrorKind::Closed | ErrorKind::BodySource => "TransportError",
     }
 }
 

@@ -13,6 +13,7 @@ mod response;
 mod server;
 mod signals;
 mod stream;
+mod upload;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -20,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::Engine>()?;
     m.add_class::<response::RawResponse>()?;
     m.add_class::<stream::RawStream>()?;
+    m.add_class::<upload::Upload>()?;
     m.add_class::<cookies::CookieJar>()?;
     m.add_class::<server::TestServer>()?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Routes (GET and HEAD unless noted; an unknown path is `404`):
-//! `/bytes/{n}`, `/chunked/{n}`, `/json/{n}`, `/echo` (any method),
+//! `/bytes/{n}`, `/chunked/{n}`, `/json/{n}`, `/echo` and `/count` (any method),
 //! `/anything*` (any method), `/headers`, `/status/{code}`, `/delay/{ms}`,
 //! `/redirect/{n}`, `/redirect-to?url=U&status_code=C` (any method),
 //! `/cookies/set?name=value`, `/cookies`, `/stats`.

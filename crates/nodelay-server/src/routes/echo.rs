@@ -28,6 +28,20 @@ pub(super) async fn echo(req: Request<Incoming>) -> Reply {
     reply
 }
 
+/// `/count` (any method): reads the request body frame by frame without keeping it
+/// and answers `{"body_len": N}`, so upload tests measure the client, not the echo.
+pub(super) async fn count(req: Request<Incoming>) -> Reply {
+    let mut body = req.into_body();
+    let mut received: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => received += frame.data_ref().map_or(0, |d| d.len() as u64),
+            Err(_) => return response::bad_request("could not read request body\n"),
+        }
+    }
+    response::json(format!("{{\"body_len\": {received}}}"))
+}
+
 /// Reads a whole request body of at most `limit` bytes. A body that arrived in one
 /// piece is returned without copying.
 pub(super) async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Reply> {

@@ -32,6 +32,9 @@ async fn route(req: Request<Incoming>, state: &State) -> Reply {
     if path == "/echo" {
         return echo::echo(req).await;
     }
+    if path == "/count" {
+        return echo::count(req).await;
+    }
     if path.starts_with("/anything") {
         return inspect::anything(req).await;
     }
