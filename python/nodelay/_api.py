@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._auth import AuthTypes
-    from ._client import RequestContent, RequestData, RequestHeaderTypes
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._models import Response
+    from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._urls import ParamTypes
 
 __all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request", "stream"]
