@@ -8,7 +8,7 @@ from __future__ import annotations
 from ._auth import build_auth, load_netrc, netrc_auth
 from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple
 from ._cookies import CookieJar
-from ._flow import request_flow
+from ._flow import Send, request_flow
 from ._models import Headers, override_pairs
 from ._prepare import default_headers, encode_body, has_header, header_items, request_cookies
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ._config import TimeoutTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
-    from ._flow import Send
     from ._models import HeaderTypes, Response
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
     from ._urls import ParamTypes
@@ -153,8 +152,10 @@ class BaseClient:
         allow_redirects: bool | None,
         cookies: CookieTypes | None,
         auth: AuthTypes | None,
-    ) -> tuple[Generator[Send, Response, Response], TimeoutTuple]:
-        """A call's arguments merged with the client's defaults, as a flow (no I/O)."""
+    ) -> tuple[Send | Generator[Send, Response, Response], TimeoutTuple]:
+        """A call's arguments merged with the client's defaults (no I/O): a flow, or just
+        its one ``Send`` when there is nothing to follow (no auth, no redirects): the
+        common case skips the generator."""
         method = method.upper()
         if type(url) is not str:
             url = str(url)
@@ -172,5 +173,7 @@ class BaseClient:
         auth_obj = self._auth if auth is None else build_auth(auth)
         if auth_obj is None and self._netrc is not None:
             auth_obj = netrc_auth(self._netrc, url)
+        if auth_obj is None and not follow_redirects:
+            return Send(method, url, pairs, body, extra), ttuple
         max_redirects = self.max_redirects if follow_redirects else None
         return request_flow(method, url, pairs, body, extra, auth_obj, max_redirects), ttuple

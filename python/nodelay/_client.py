@@ -16,7 +16,7 @@ from . import _core
 from ._base import BaseClient
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, redirect_flow
+from ._flow import REDIRECT_STATUSES, Send, redirect_flow
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
 from ._streaming import StreamRaw
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ._config import CertTypes, Limits, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
-    from ._flow import Send
     from ._models import HeaderTypes
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._urls import ParamTypes
@@ -189,6 +188,8 @@ class Client(BaseClient):
             cookies,
             auth,
         )
+        if isinstance(flow, Send):
+            return self._send(flow, ttuple, stream)
         return self._run(flow, ttuple, stream)
 
     @contextmanager
