@@ -33,3 +33,8 @@ pub const DEFAULT_MAX_KEEPALIVE: usize = 20;
 /// How many times a request is sent again on a fresh connection when a reused
 /// connection failed before any response byte (stale keep-alive, HOSTILE.md H28).
 pub const STALE_CONNECTION_RETRIES: usize = 1;
+
+/// Most name lookups allowed to be still running (each on its own thread, see
+/// `resolve.rs`) after their callers gave up at the connect deadline; past it,
+/// new lookups fail at once instead of piling up threads behind a dead DNS server.
+pub const MAX_PENDING_LOOKUPS: usize = 64;
