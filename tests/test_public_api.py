@@ -30,6 +30,7 @@ EXPECTED = {
     "ProtocolError",
     "LocalProtocolError",
     "RemoteProtocolError",
+    "HeaderTooLarge",
     "ProxyError",
     "UnsupportedProtocol",
     "DecodingError",

@@ -24,6 +24,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Read => "ReadError",
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",
+        ErrorKind::HeaderTooLarge => "HeaderTooLarge",
         ErrorKind::Decoding => "DecodingError",
         ErrorKind::Interrupted | ErrorKind::Closed => "TransportError",
     }
