@@ -28,6 +28,7 @@ TREE: dict[str, tuple[str, ...]] = {
     "ProtocolError": ("TransportError",),
     "LocalProtocolError": ("ProtocolError",),
     "RemoteProtocolError": ("ProtocolError",),
+    "HeaderTooLarge": ("RemoteProtocolError",),
     "ProxyError": ("TransportError",),
     "UnsupportedProtocol": ("TransportError",),
     "DecodingError": ("RequestError",),

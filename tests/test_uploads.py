@@ -13,7 +13,7 @@ from pathlib import Path
 import nodelay
 import pytest
 from nodelay import _core
-from nodelay._client import _encode_body
+from nodelay._prepare import encode_body as _encode_body
 from scripted import Close, Recv, ScriptedServer, Send, response
 
 MIB = 1024 * 1024

@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._auth import AuthTypes
-    from ._client import RequestContent, RequestData, RequestHeaderTypes
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._models import Response
+    from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
 

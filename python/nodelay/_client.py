@@ -3,65 +3,40 @@
 The hot path is ``client.get(url)`` with no keyword arguments: it hands the engine the
 precomputed default header list (the ``Headers`` object's internal list, which is never
 mutated in place) and the precomputed timeout tuple, and wraps the result lazily. Anything
-else (params, base_url, per-request headers or timeout, bodies) goes through ``request()``.
+else (params, base_url, per-request headers or timeout, bodies, auth, redirects) builds a
+request flow (``_flow.py``, shared with ``AsyncClient``) that ``_run`` drives.
 """
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 from . import _core
-from ._auth import build_auth, load_netrc, netrc_auth
-from ._config import (
-    DEFAULT_MAX_REDIRECTS,
-    UNSET,
-    Limits,
-    Timeout,
-    _Unset,
-    timeout_tuple,
-    tls_engine_options,
-)
-from ._cookies import CookieJar, cookie_header
-from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
-from ._models import Headers, Request, Response, _response_from_raw, _to_str, override_pairs
+from ._base import BaseClient
+from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
+from ._exceptions import RequestError
+from ._flow import REDIRECT_STATUSES, Send, redirect_flow
+from ._models import Request, Response, _response_from_raw
+from ._prepare import with_cookies
 from ._streaming import StreamRaw
-from ._upload import encode_content, encode_multipart
-from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Generator, Iterator
     from types import TracebackType
-    from typing import IO, Any, Self, TypeAlias
+    from typing import Any, Self
 
-    from ._auth import Auth, AuthTypes
-    from ._config import CertTypes, TimeoutTypes, VerifyTypes
+    from ._auth import AuthTypes
+    from ._config import CertTypes, Limits, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
+    from ._prepare import RequestContent, RequestData, RequestHeaderTypes
+    from ._upload import RequestFiles
     from ._urls import ParamTypes
 
-    RequestHeaderTypes: TypeAlias = "HeaderTypes | Mapping[str, str | None]"
-    from ._upload import Body, RequestFiles
-
-    RequestContent: TypeAlias = (
-        "bytes | bytearray | memoryview | str | IO[bytes] | Iterable[bytes]"
-    )
-    RequestData: TypeAlias = "Mapping[str, Any] | Sequence[tuple[str, Any]] | str | bytes"
-    Pairs: TypeAlias = "list[tuple[str, str]]"
-
 __all__ = ["Client", "Session"]
-
-_REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
-_BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))
-_FORM = "application/x-www-form-urlencoded"
-_JSON = "application/json"
-# Dropped when a redirect turns the request into a body-less GET.
-_BODY_HEADERS = frozenset(("content-type", "content-length", "transfer-encoding"))
-# Dropped for good once a redirect leaves the origin (HOSTILE.md, E.22). Host is
-# recomputed by the engine for the new origin.
-_ORIGIN_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie", "host"))
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class _ClosedEngine:
@@ -85,112 +60,7 @@ class _ClosedEngine:
 _CLOSED_ENGINE = _ClosedEngine()
 
 
-# Everything the engine decodes (gzip incl. multi-member, zlib/raw deflate, brotli, zstd).
-ACCEPT_ENCODING = "gzip, deflate, br, zstd"
-
-
-def _default_headers() -> Pairs:
-    return [
-        ("User-Agent", f"nodelay/{_core.__version__}"),
-        ("Accept", "*/*"),
-        ("Accept-Encoding", ACCEPT_ENCODING),
-    ]
-
-
-def _header_items(headers: RequestHeaderTypes | None) -> list[tuple[str, str | None]]:
-    """Per-request headers as pairs; ``None`` values (Mapping only) mean "remove"."""
-    if headers is None:
-        return []
-    if isinstance(headers, Headers):
-        return list(headers._list)
-    if hasattr(headers, "items"):
-        return [(_to_str(k), None if v is None else _to_str(v)) for k, v in headers.items()]
-    return [(_to_str(k), _to_str(v)) for k, v in headers]
-
-
-def _has_header(pairs: Pairs, lower_name: str) -> bool:
-    return any(name.lower() == lower_name for name, _ in pairs)
-
-
-def _content_bytes(content: RequestContent) -> bytes:
-    if isinstance(content, bytes):
-        return content
-    if isinstance(content, str):
-        return content.encode("utf-8")
-    if isinstance(content, bytearray | memoryview):
-        return bytes(content)
-    raise TypeError(f"content must be bytes or str, got {type(content).__name__}")
-
-
-def _encode_body(
-    method: str,
-    content: RequestContent | None,
-    data: RequestData | None,
-    json: Any,
-    files: RequestFiles | None = None,
-) -> tuple[Body | None, str | None]:
-    """``(body, content_type)`` for the body arguments (at most one may be given, except
-    ``data`` fields with ``files``). The body is bytes, or an ``Upload`` streamed by the
-    engine (iterables, files, multipart forms with files)."""
-    if (content is not None) + (data is not None) + (json is not None) > 1:
-        raise TypeError("give at most one of content=, data= and json=")
-    if files is not None:
-        if content is not None or json is not None:
-            raise TypeError("files= combines with data= only, not with content= or json=")
-        if isinstance(data, str | bytes | bytearray | memoryview):
-            raise TypeError("with files=, data= must be a dict or (name, value) pairs")
-        return encode_multipart(data, files)
-    if content is not None:
-        return encode_content(content), None
-    if data is not None:
-        if isinstance(data, str | bytes | bytearray | memoryview):
-            return _content_bytes(data), None  # requests: str/bytes data is the raw body
-        # Encoded in Rust, byte-identical to urllib.parse.urlencode (~10x faster).
-        return _core.form_encode(param_pairs(data)), _FORM
-    if json is not None:
-        import json as _json
-
-        text = _json.dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode("utf-8"), _JSON
-    # No body: POST/PUT/PATCH still say "Content-Length: 0" (b""), others send none.
-    return (b"" if method in _BODY_METHODS else None), None
-
-
-def _origin(url: str) -> tuple[str, str | None, int | None] | None:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        return (scheme, parts.hostname, parts.port or _DEFAULT_PORTS.get(scheme))
-    except ValueError:
-        return None  # unparsable: never equal to anything, so credentials get stripped
-
-
-def _without(pairs: Pairs, lower_names: frozenset[str]) -> Pairs:
-    return [pair for pair in pairs if pair[0].lower() not in lower_names]
-
-
-def _with_cookies(
-    pairs: Pairs, jar_header: str | None, extra: Mapping[str, str] | None
-) -> Pairs:
-    """``pairs`` plus a ``Cookie`` header from the jar's value and per-request cookies,
-    unless the user set a ``Cookie`` header (then it is sent as given)."""
-    if _has_header(pairs, "cookie"):
-        return pairs
-    value = cookie_header(jar_header, extra) if extra else jar_header
-    return [*pairs, ("Cookie", value)] if value else pairs
-
-
-def _request_cookies(cookies: CookieTypes, url: str) -> dict[str, str]:
-    """Per-request ``cookies=`` as name → value (a jar gives the cookies it has for url)."""
-    if isinstance(cookies, CookieJar):
-        header = cookies.header_for(url)
-        return dict(p.partition("=")[::2] for p in header.split("; ")) if header else {}
-    return {_to_str(k): _to_str(v) for k, v in cookies.items()}
-
-
-class Client:
+class Client(BaseClient):
     """An HTTP client with a connection pool, default headers, params and timeout.
 
     ``base_url``: relative request URLs are joined onto it (its path kept, one ``/`` between).
@@ -232,103 +102,24 @@ class Client:
         auth: AuthTypes | None = None,
         trust_env: bool = True,
     ) -> None:
-        if limits is None:
-            limits = Limits()
-        self._limits = limits
+        super().__init__(
+            base_url=base_url,
+            headers=headers,
+            params=params,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            max_redirects=max_redirects,
+            limits=limits,
+            cookies=cookies,
+            auth=auth,
+            trust_env=trust_env,
+        )
         self._engine: _core.Engine | _ClosedEngine = _core.Engine(
-            max_connections=limits.max_connections,
-            max_keepalive=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
+            max_connections=self._limits.max_connections,
+            max_keepalive=self._limits.max_keepalive_connections,
+            keepalive_expiry=self._limits.keepalive_expiry,
             **tls_engine_options(verify, cert),
         )
-        self._headers = Headers._from_list(
-            override_pairs(_default_headers(), _header_items(headers))
-        )
-        self._params: Pairs = param_pairs(params)
-        self._base = normalize_base(base_url)
-        self._plain = not self._params and not self._base
-        self._timeout = timeout if isinstance(timeout, Timeout) else Timeout(timeout)
-        self._ttuple: TimeoutTuple = self._timeout.as_tuple()
-        self.follow_redirects = follow_redirects
-        self.max_redirects = max_redirects
-        self.cookies = cookies  # the setter takes a dict (or None) too
-        self._auth = build_auth(auth)
-        self.trust_env = trust_env
-
-    # -- settings ---------------------------------------------------------------------------
-
-    @property
-    def headers(self) -> Headers:
-        """Default headers (mutable: changes apply to the next request)."""
-        return self._headers
-
-    @headers.setter
-    def headers(self, value: HeaderTypes) -> None:
-        self._headers = Headers(value)
-
-    @property
-    def params(self) -> tuple[tuple[str, str], ...]:
-        """Default query parameters as ``(name, value)`` pairs; assign to change them."""
-        return tuple(self._params)
-
-    @params.setter
-    def params(self, value: ParamTypes | None) -> None:
-        self._params = param_pairs(value)
-        self._plain = not self._params and not self._base
-
-    @property
-    def base_url(self) -> str:
-        """The base URL, normalised to end with ``/`` (or ``""``)."""
-        return self._base
-
-    @base_url.setter
-    def base_url(self, value: str) -> None:
-        self._base = normalize_base(value)
-        self._plain = not self._params and not self._base
-
-    @property
-    def timeout(self) -> Timeout:
-        return self._timeout
-
-    @timeout.setter
-    def timeout(self, value: TimeoutTypes) -> None:
-        self._timeout = value if isinstance(value, Timeout) else Timeout(value)
-        self._ttuple = self._timeout.as_tuple()
-
-    @property
-    def limits(self) -> Limits:
-        return self._limits
-
-    @property
-    def cookies(self) -> CookieJar:
-        """The client's cookie jar; assign a ``CookieJar`` (shared) or a dict (copied)."""
-        return self._cookies
-
-    @cookies.setter
-    def cookies(self, value: CookieTypes | None) -> None:
-        self._cookies = value if isinstance(value, CookieJar) else CookieJar(value)
-        self._jar = self._cookies._jar
-
-    @property
-    def auth(self) -> Auth | None:
-        """The default auth (an ``Auth`` or ``None``); assign any ``auth=`` value."""
-        return self._auth
-
-    @auth.setter
-    def auth(self, value: AuthTypes | None) -> None:
-        self._auth = build_auth(value)
-        self._auth_off = self._auth is None and self._netrc is None
-
-    @property
-    def trust_env(self) -> bool:
-        """Whether ``.netrc`` credentials are used for requests without ``auth``."""
-        return self._trust_env
-
-    @trust_env.setter
-    def trust_env(self, value: bool) -> None:
-        self._trust_env = value
-        self._netrc = load_netrc() if value else None
-        self._auth_off = self._auth is None and self._netrc is None
 
     @property
     def is_closed(self) -> bool:
@@ -352,6 +143,8 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    # -- sending ----------------------------------------------------------------------------
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -385,32 +178,24 @@ class Client:
         name) returns before the body is read: iterate it with ``iter_bytes()``... and
         ``close()`` the response, or use ``client.stream()``.
         """
-        method = method.upper()
-        if type(url) is not str:
-            url = str(url)
-        if not self._plain:
-            url = join_base(self._base, url)
-        url = with_query(url, merge_params(self._params, param_pairs(params)))
-        pairs = override_pairs(self._headers._list, _header_items(headers))
-        body, content_type = _encode_body(method, content, data, json, files)
-        if content_type is not None and not _has_header(pairs, "content-type"):
-            pairs = [*pairs, ("Content-Type", content_type)]
-        ttuple = self._ttuple if timeout is UNSET else timeout_tuple(timeout)
-        if follow_redirects is None:
-            follow_redirects = self.follow_redirects if allow_redirects is None else allow_redirects
-        extra = None if cookies is None else _request_cookies(cookies, url)
-        auth_obj = self._auth if auth is None else build_auth(auth)
-        if auth_obj is None and self._netrc is not None:
-            auth_obj = netrc_auth(self._netrc, url)
-        if auth_obj is None:
-            response = self._send(method, url, pairs, body, ttuple, extra, stream)
-        else:
-            response, method, url, pairs, body = self._send_auth(
-                auth_obj, method, url, pairs, body, ttuple, extra, stream
-            )
-        if follow_redirects and response._raw.status in _REDIRECT_STATUSES:
-            return self._redirect(response, method, url, pairs, body, ttuple, extra, stream)
-        return response
+        flow, ttuple = self._build_flow(
+            method,
+            url,
+            params,
+            headers,
+            content,
+            data,
+            files,
+            json,
+            timeout,
+            follow_redirects,
+            allow_redirects,
+            cookies,
+            auth,
+        )
+        if isinstance(flow, Send):
+            return self._send(flow, ttuple, stream)
+        return self._run(flow, ttuple, stream)
 
     @contextmanager
     def stream(self, method: str, url: str, **kwargs: Any) -> Iterator[Response]:
@@ -426,52 +211,42 @@ class Client:
         finally:
             response.close()
 
-    def _send_auth(
+    def _run(
         self,
-        auth: Auth,
-        method: str,
-        url: str,
-        pairs: Pairs,
-        body: Body | None,
+        flow: Generator[Send, Response, Response],
         ttuple: TimeoutTuple,
-        extra: Mapping[str, str] | None,
-        stream: bool = False,
-    ) -> tuple[Response, str, str, Pairs, Body | None]:
-        """Run ``auth``'s flow; returns the last response and the request that got it."""
-        flow = auth.auth_flow(Request._make(method, url, pairs, body))
-        request = next(flow)
-        while True:
-            method, url = request.method, request.url
-            pairs = request.headers._list
-            if type(body) is not _core.Upload and (body is not None or request.content):
-                body = request.content  # an auth that signs or rewrites a bytes body
-            response = self._send(method, url, pairs, body, ttuple, extra, stream)
-            try:
-                request = flow.send(response)
-            except StopIteration:
-                return response, method, url, pairs, body
-            response.read()  # a challenge answered: free its connection for the retry
-
-    def _send(
-        self,
-        method: str,
-        url: str,
-        pairs: Pairs,
-        body: Body | None,
-        ttuple: TimeoutTuple,
-        cookies: Mapping[str, str] | None = None,
-        stream: bool = False,
+        stream: bool,
     ) -> Response:
+        """Drive ``flow`` with blocking engine calls (``AsyncClient`` awaits instead)."""
+        try:
+            send = next(flow)
+            while True:
+                if send.discard is not None:
+                    send.discard.read()
+                if send.delay:
+                    time.sleep(send.delay)
+                try:
+                    response = self._send(send, ttuple, stream)
+                except RequestError as exc:
+                    send = flow.throw(exc)  # a retry policy may answer with another Send
+                    continue
+                send = flow.send(response)
+        except StopIteration as stop:
+            result: Response = stop.value
+            return result
+
+    def _send(self, send: Send, ttuple: TimeoutTuple, stream: bool = False) -> Response:
         """One exchange with the engine; engine errors get ``request`` filled in.
         With ``stream`` the body is left on the connection (see ``StreamRaw``).
 
-        The jar adds its ``Cookie`` header (merged with ``cookies``) and stores the
+        The jar adds its ``Cookie`` header (merged with ``send.cookies``) and stores the
         response's Set-Cookie fields: one native call each way, both no-ops when the jar
         is empty and the response sets nothing."""
+        method, url, pairs, body = send.method, send.url, send.pairs, send.body
         jar = self._jar
         jar_header = jar.header_for(url)
-        if jar_header is not None or cookies:
-            pairs = _with_cookies(pairs, jar_header, cookies)
+        if jar_header is not None or send.cookies:
+            pairs = with_cookies(pairs, jar_header, send.cookies)
         try:
             if stream:
                 streamed = self._engine.open(method, url, pairs, body, ttuple)
@@ -486,60 +261,6 @@ class Client:
         if jar.extract(raw):
             self._cookies._changed()
         return _response_from_raw(raw, (method, url, pairs, body))
-
-    def _redirect(
-        self,
-        response: Response,
-        method: str,
-        url: str,
-        pairs: Pairs,
-        body: Body | None,
-        ttuple: TimeoutTuple,
-        cookies: Mapping[str, str] | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Follow ``response``'s redirect chain (http/https only, at most max_redirects)."""
-        from urllib.parse import urljoin
-
-        history: list[Response] = []
-        while True:
-            raw = response._raw
-            status = raw.status
-            if status not in _REDIRECT_STATUSES:
-                break
-            location = raw.header("location")
-            if location is None:
-                break
-            if len(history) >= self.max_redirects:
-                raise TooManyRedirects(
-                    f"Exceeded the maximum of {self.max_redirects} redirects",
-                    request=response.request,
-                    url=url,
-                    history=[*history, response],
-                )
-            next_url = urljoin(url, location.strip()).partition("#")[0]
-            scheme = next_url.partition(":")[0].lower() if ":" in next_url else ""
-            if scheme not in _DEFAULT_PORTS:
-                raise UnsupportedProtocol(
-                    f"Refusing to follow a redirect to {next_url!r}: "
-                    "only http and https are allowed",
-                    request=response.request,
-                    url=next_url,
-                )
-            if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-                method = "GET"
-                body = None
-                pairs = _without(pairs, _BODY_HEADERS)
-            if _origin(next_url) != _origin(url) or _origin(url) is None:
-                pairs = _without(pairs, _ORIGIN_HEADERS)
-                cookies = None  # per-request cookies stay with the first origin too
-            response.read()  # a streamed hop: read its (small) body so the connection is reused
-            response._history = history[:]
-            history.append(response)
-            url = next_url
-            response = self._send(method, url, pairs, body, ttuple, cookies, stream)
-        response._history = history
-        return response
 
     def get(
         self,
@@ -576,7 +297,7 @@ class Client:
             jar = self._jar
             jar_header = jar.header_for(url)  # None at once for an empty jar
             if jar_header is not None:
-                sent = _with_cookies(pairs, jar_header, None)
+                sent = with_cookies(pairs, jar_header, None)
             try:
                 raw = self._engine.request("GET", url, sent, None, ttuple)
             except RequestError as exc:
@@ -586,8 +307,9 @@ class Client:
             if jar.extract(raw):  # False at once when no Set-Cookie
                 self._cookies._changed()
             response = _response_from_raw(raw, ("GET", url, sent, None))
-            if self.follow_redirects and raw.status in _REDIRECT_STATUSES:
-                return self._redirect(response, "GET", url, pairs, None, ttuple)
+            if self.follow_redirects and raw.status in REDIRECT_STATUSES:
+                flow = redirect_flow(self.max_redirects, response, "GET", url, pairs, None)
+                return self._run(flow, ttuple, False)
             return response
         return self.request(
             "GET",

@@ -19,6 +19,7 @@ Our exception hierarchy::
     │   │   ├── ProtocolError
     │   │   │   ├── LocalProtocolError
     │   │   │   └── RemoteProtocolError
+    │   │   │       └── HeaderTooLarge
     │   │   ├── ProxyError
     │   │   └── UnsupportedProtocol
     │   ├── DecodingError
@@ -51,6 +52,7 @@ __all__ = [
     "DecodingError",
     "HTTPError",
     "HTTPStatusError",
+    "HeaderTooLarge",
     "InvalidURL",
     "LocalProtocolError",
     "NetworkError",
@@ -205,6 +207,11 @@ class LocalProtocolError(ProtocolError):
 
 class RemoteProtocolError(ProtocolError):
     """The protocol was violated by the server (malformed or truncated response)."""
+
+
+class HeaderTooLarge(RemoteProtocolError):
+    """The response head is beyond the limits (a line over 64 KiB, a head over 256 KiB,
+    or more than 128 header fields). The connection is closed."""
 
 
 # Other request exceptions...

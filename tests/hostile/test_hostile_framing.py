@@ -375,7 +375,7 @@ def test_a7_leading_empty_line_same_outcome_whatever_the_segmentation(
 def test_a8_200k_header_line(scripted: Factory, client: nodelay.Client) -> None:
     wire = OK_HEAD + b"X-Big: " + b"a" * (200 * 1024) + b"\r\nContent-Length: 0\r\n\r\n"
     hostile_case(
-        scripted, client, [Recv(), Send(wire)], nodelay.RemoteProtocolError, match="exceeds"
+        scripted, client, [Recv(), Send(wire)], nodelay.HeaderTooLarge, match="exceeds"
     )
 
 
@@ -386,7 +386,7 @@ def test_a8_endless_header_line_refused_at_the_line_limit(
         scripted,
         client,
         [Recv(), _flood(OK_HEAD + b"X-Big: ", b"a", FLOOD_BYTES)],  # type: ignore[list-item]
-        nodelay.RemoteProtocolError,
+        nodelay.HeaderTooLarge,
         match="exceeds",
         poison=False,
     )
@@ -394,12 +394,12 @@ def test_a8_endless_header_line_refused_at_the_line_limit(
 
 def test_a8_100000_tiny_headers(scripted: Factory, client: nodelay.Client) -> None:
     wire = OK_HEAD + b"a: b\r\n" * 100_000 + b"Content-Length: 0\r\n\r\n"
-    hostile_case(scripted, client, [Recv(), Send(wire)], nodelay.RemoteProtocolError)
+    hostile_case(scripted, client, [Recv(), Send(wire)], nodelay.HeaderTooLarge)
 
 
 def test_a8_129_short_headers(scripted: Factory, client: nodelay.Client) -> None:
     wire = OK_HEAD + b"".join(b"X-%d: v\r\n" % i for i in range(128)) + b"Content-Length: 0\r\n\r\n"
-    hostile_case(scripted, client, [Recv(), Send(wire)], nodelay.RemoteProtocolError, match="128")
+    hostile_case(scripted, client, [Recv(), Send(wire)], nodelay.HeaderTooLarge, match="128")
 
 
 def test_a8_endless_tiny_headers_stop_at_the_head_limit(
@@ -409,7 +409,7 @@ def test_a8_endless_tiny_headers_stop_at_the_head_limit(
         scripted,
         client,
         [Recv(), _flood(OK_HEAD, b"a: b\r\n", FLOOD_BYTES)],  # type: ignore[list-item]
-        nodelay.RemoteProtocolError,
+        nodelay.HeaderTooLarge,
         poison=False,
     )
 

@@ -1,10 +1,11 @@
 //! Opening TCP connections within the connect deadline.
 
 use std::io;
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
+use crate::resolve::resolve;
 use crate::target::Origin;
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
@@ -30,17 +31,7 @@ pub(crate) fn connect(
 }
 
 fn connect_tcp(origin: &Origin, deadlines: &Deadlines) -> Result<TcpStream, Error> {
-    // Name resolution uses the system resolver (getaddrinfo), which has no
-    // timeout of its own; literal IPs skip it.
-    let addrs = (&*origin.host, origin.port)
-        .to_socket_addrs()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Connect,
-                format!("failed to resolve {}: {e}", origin.host),
-            )
-            .with_source(e)
-        })?;
+    let addrs = resolve(&origin.host, origin.port, deadlines)?;
     let mut last_error: Option<io::Error> = None;
     for addr in addrs {
         let attempt = match deadlines.budget(deadlines.timeouts.connect) {

@@ -23,6 +23,9 @@ pub enum ErrorKind {
     Read,
     Write,
     RemoteProtocol,
+    /// The response head is beyond the header limits (HOSTILE.md A8): a kind
+    /// of remote protocol error.
+    HeaderTooLarge,
     /// A body that cannot be decoded, or decodes beyond its bounds.
     Decoding,
     /// A signal handler asked to abort (Ctrl-C); the caller holds the reason.
@@ -75,6 +78,10 @@ impl Error {
     }
 
     pub(crate) fn protocol(e: ProtoError, kind: ErrorKind) -> Self {
+        let kind = match e {
+            ProtoError::HeadTooLarge | ProtoError::TooManyHeaders => ErrorKind::HeaderTooLarge,
+            _ => kind,
+        };
         Error::new(kind, e.to_string()).with_source(e)
     }
 

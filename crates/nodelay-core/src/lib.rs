@@ -18,6 +18,7 @@ pub mod form;
 mod interrupt;
 pub mod limits;
 mod pool;
+mod resolve;
 pub mod runtime;
 mod stream;
 mod target;

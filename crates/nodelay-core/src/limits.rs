@@ -38,3 +38,8 @@ pub const STALE_CONNECTION_RETRIES: usize = 1;
 /// size into one reused buffer): ≥ 64 KiB so a large upload is few syscalls
 /// and few trips into Python, small enough that memory stays flat.
 pub const UPLOAD_CHUNK_BYTES: usize = 256 * 1024;
+
+/// Most name lookups allowed to be still running (each on its own thread, see
+/// `resolve.rs`) after their callers gave up at the connect deadline; past it,
+/// new lookups fail at once instead of piling up threads behind a dead DNS server.
+pub const MAX_PENDING_LOOKUPS: usize = 64;

@@ -781,7 +781,7 @@ fn a8_oversized_head_on_the_wire_is_refused() {
     let server = Server::start(vec![vec![ReadRequest, Write(huge), Hang]]);
     let started = Instant::now();
     let e = expect_error(fetch(&client(), "GET", &server.url("/")));
-    assert_eq!(e.kind(), ErrorKind::RemoteProtocol, "{e:?}");
+    assert_eq!(e.kind(), ErrorKind::HeaderTooLarge, "{e:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 

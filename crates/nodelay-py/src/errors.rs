@@ -24,6 +24,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Read => "ReadError",
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",
+        ErrorKind::HeaderTooLarge => "HeaderTooLarge",
         ErrorKind::Decoding => "DecodingError",
         // A body source's Python exception is re-raised as is; this class
         // only shows when that exception was lost.

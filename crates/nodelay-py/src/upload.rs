@@ -43,7 +43,8 @@ pub(crate) struct Upload {
     parts: Vec<Part>,
     /// Total size when every part's size is known (`Content-Length`), else chunked.
     length: Option<u64>,
-    /// Whether a request started sending it.
+    /// Whether a request pulled from it (a request that failed before its
+    /// first piece, e.g. on connect, leaves it untouched).
     sent: AtomicBool,
     /// Set while a request sends it, so two requests never pull one iterator.
     busy: AtomicBool,
@@ -145,7 +146,7 @@ impl Upload {
             iterator: None,
             current: None,
         };
-        if self.sent.swap(true, Ordering::AcqRel) {
+        if self.sent.load(Ordering::Acquire) {
             if !self.parts.iter().all(Part::can_rewind) {
                 return Err(stream_consumed(py));
             }
@@ -245,6 +246,7 @@ impl Cursor<'_> {
 
     /// The next non-exhausted piece, with the GIL held.
     fn pull<'a>(&'a mut self, py: Python<'_>, buf: &'a mut Vec<u8>) -> PyResult<Option<&'a [u8]>> {
+        self.upload.sent.store(true, Ordering::Release);
         loop {
             let Some(part) = self.upload.parts.get(self.index) else {
                 return Ok(None);

@@ -1,0 +1,181 @@
+"""What ``Client`` and ``AsyncClient`` share: their settings and turning a call's
+arguments into a request flow (``_flow.py``). Only the drivers (blocking or awaited
+engine calls) live in the two client classes.
+"""
+
+from __future__ import annotations
+
+from ._auth import build_auth, load_netrc, netrc_auth
+from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple
+from ._cookies import CookieJar
+from ._flow import Send, request_flow
+from ._models import Headers, override_pairs
+from ._prepare import default_headers, encode_body, has_header, header_items, request_cookies
+from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from typing import Any
+
+    from ._auth import Auth, AuthTypes
+    from ._config import TimeoutTypes
+    from ._cookies import CookieTypes
+    from ._core import TimeoutTuple
+    from ._models import HeaderTypes, Response
+    from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
+    from ._upload import RequestFiles
+    from ._urls import ParamTypes
+
+__all__ = ["BaseClient"]
+
+
+class BaseClient:
+    """Settings shared by ``Client`` and ``AsyncClient`` (see ``Client`` for each one)."""
+
+    _engine: Any
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        headers: HeaderTypes | None,
+        params: ParamTypes | None,
+        timeout: TimeoutTypes | _Unset,
+        follow_redirects: bool,
+        max_redirects: int,
+        limits: Limits | None,
+        cookies: CookieTypes | None,
+        auth: AuthTypes | None,
+        trust_env: bool,
+    ) -> None:
+        self._limits = Limits() if limits is None else limits
+        self._headers = Headers._from_list(override_pairs(default_headers(), header_items(headers)))
+        self._params: Pairs = param_pairs(params)
+        self._base = normalize_base(base_url)
+        self._plain = not self._params and not self._base
+        self._timeout = timeout if isinstance(timeout, Timeout) else Timeout(timeout)
+        self._ttuple: TimeoutTuple = self._timeout.as_tuple()
+        self.follow_redirects = follow_redirects
+        self.max_redirects = max_redirects
+        self.cookies = cookies  # the setter takes a dict (or None) too
+        self._auth = build_auth(auth)
+        self.trust_env = trust_env
+
+    # -- settings ---------------------------------------------------------------------------
+
+    @property
+    def headers(self) -> Headers:
+        """Default headers (mutable: changes apply to the next request)."""
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: HeaderTypes) -> None:
+        self._headers = Headers(value)
+
+    @property
+    def params(self) -> tuple[tuple[str, str], ...]:
+        """Default query parameters as ``(name, value)`` pairs; assign to change them."""
+        return tuple(self._params)
+
+    @params.setter
+    def params(self, value: ParamTypes | None) -> None:
+        self._params = param_pairs(value)
+        self._plain = not self._params and not self._base
+
+    @property
+    def base_url(self) -> str:
+        """The base URL, normalised to end with ``/`` (or ``""``)."""
+        return self._base
+
+    @base_url.setter
+    def base_url(self, value: str) -> None:
+        self._base = normalize_base(value)
+        self._plain = not self._params and not self._base
+
+    @property
+    def timeout(self) -> Timeout:
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, value: TimeoutTypes) -> None:
+        self._timeout = value if isinstance(value, Timeout) else Timeout(value)
+        self._ttuple = self._timeout.as_tuple()
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
+    def cookies(self) -> CookieJar:
+        """The client's cookie jar; assign a ``CookieJar`` (shared) or a dict (copied)."""
+        return self._cookies
+
+    @cookies.setter
+    def cookies(self, value: CookieTypes | None) -> None:
+        self._cookies = value if isinstance(value, CookieJar) else CookieJar(value)
+        self._jar = self._cookies._jar
+
+    @property
+    def auth(self) -> Auth | None:
+        """The default auth (an ``Auth`` or ``None``); assign any ``auth=`` value."""
+        return self._auth
+
+    @auth.setter
+    def auth(self, value: AuthTypes | None) -> None:
+        self._auth = build_auth(value)
+        self._auth_off = self._auth is None and self._netrc is None
+
+    @property
+    def trust_env(self) -> bool:
+        """Whether ``.netrc`` credentials are used for requests without ``auth``."""
+        return self._trust_env
+
+    @trust_env.setter
+    def trust_env(self, value: bool) -> None:
+        self._trust_env = value
+        self._netrc = load_netrc() if value else None
+        self._auth_off = self._auth is None and self._netrc is None
+
+    # -- building a request -----------------------------------------------------------------
+
+    def _build_flow(
+        self,
+        method: str,
+        url: str,
+        params: ParamTypes | None,
+        headers: RequestHeaderTypes | None,
+        content: RequestContent | None,
+        data: RequestData | None,
+        files: RequestFiles | None,
+        json: Any,
+        timeout: TimeoutTypes | _Unset,
+        follow_redirects: bool | None,
+        allow_redirects: bool | None,
+        cookies: CookieTypes | None,
+        auth: AuthTypes | None,
+    ) -> tuple[Send | Generator[Send, Response, Response], TimeoutTuple]:
+        """A call's arguments merged with the client's defaults (no I/O): a flow, or just
+        its one ``Send`` when there is nothing to follow (no auth, no redirects): the
+        common case skips the generator."""
+        method = method.upper()
+        if type(url) is not str:
+            url = str(url)
+        if not self._plain:
+            url = join_base(self._base, url)
+        url = with_query(url, merge_params(self._params, param_pairs(params)))
+        pairs = override_pairs(self._headers._list, header_items(headers))
+        body, content_type = encode_body(method, content, data, json, files)
+        if content_type is not None and not has_header(pairs, "content-type"):
+            pairs = [*pairs, ("Content-Type", content_type)]
+        ttuple = self._ttuple if timeout is UNSET else timeout_tuple(timeout)
+        if follow_redirects is None:
+            follow_redirects = self.follow_redirects if allow_redirects is None else allow_redirects
+        extra = None if cookies is None else request_cookies(cookies, url)
+        auth_obj = self._auth if auth is None else build_auth(auth)
+        if auth_obj is None and self._netrc is not None:
+            auth_obj = netrc_auth(self._netrc, url)
+        if auth_obj is None and not follow_redirects:
+            return Send(method, url, pairs, body, extra), ttuple
+        max_redirects = self.max_redirects if follow_redirects else None
+        return request_flow(method, url, pairs, body, extra, auth_obj, max_redirects), ttuple

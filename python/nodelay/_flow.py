@@ -1,0 +1,166 @@
+"""The logic of one logical request, without I/O: auth challenge rounds, then redirects.
+
+A flow is a generator. It yields a ``Send`` for every exchange the client must perform and
+receives each ``Response`` back (``flow.send(response)``); an engine error is thrown in
+(``flow.throw(exc)``), where a retry policy may answer it with another ``Send``. Its
+return value is the final ``Response``. ``Client`` drives flows with blocking calls and
+``AsyncClient`` with ``await``: the two drivers are the only code that differs, so
+redirects, credentials and auth behave identically in both.
+"""
+
+from __future__ import annotations
+
+from ._core import Upload
+from ._exceptions import TooManyRedirects, UnsupportedProtocol
+from ._models import Request
+from ._prepare import DEFAULT_PORTS, origin, without
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Generator, Mapping
+
+    from ._auth import Auth
+    from ._models import Response
+    from ._prepare import Pairs
+    from ._upload import Body
+
+__all__ = ["REDIRECT_STATUSES", "Send", "redirect_flow", "request_flow"]
+
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
+# Dropped when a redirect turns the request into a body-less GET.
+_BODY_HEADERS = frozenset(("content-type", "content-length", "transfer-encoding"))
+# Dropped for good once a redirect leaves the origin (HOSTILE.md, E.22). Host is
+# recomputed by the engine for the new origin.
+_ORIGIN_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie", "host"))
+
+
+class Send:
+    """One exchange the driver must perform.
+
+    ``cookies``: per-request cookies merged over the jar's. ``discard``: a previous
+    response whose body the driver reads first, so its connection goes back to the pool
+    (an answered auth challenge, a redirect hop). ``delay``: seconds to wait first (a
+    retry's backoff), usually 0.
+    """
+
+    __slots__ = ("body", "cookies", "delay", "discard", "method", "pairs", "url")
+
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        pairs: Pairs,
+        body: Body | None,
+        cookies: Mapping[str, str] | None,
+        discard: Response | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        self.method = method
+        self.url = url
+        self.pairs = pairs
+        self.body = body
+        self.cookies = cookies
+        self.discard = discard
+        self.delay = delay
+
+
+def request_flow(
+    method: str,
+    url: str,
+    pairs: Pairs,
+    body: Body | None,
+    cookies: Mapping[str, str] | None,
+    auth: Auth | None,
+    max_redirects: int | None,
+) -> Generator[Send, Response, Response]:
+    """The whole request: auth rounds, then (when ``max_redirects`` is not ``None``) the
+    redirect chain, at most ``max_redirects`` hops."""
+    if auth is None:
+        response = yield Send(method, url, pairs, body, cookies)
+    else:
+        response, method, url, pairs, body = yield from _auth_rounds(
+            auth, method, url, pairs, body, cookies
+        )
+    if max_redirects is not None and response._raw.status in REDIRECT_STATUSES:
+        response = yield from redirect_flow(
+            max_redirects, response, method, url, pairs, body, cookies
+        )
+    return response
+
+
+def _auth_rounds(
+    auth: Auth,
+    method: str,
+    url: str,
+    pairs: Pairs,
+    body: Body | None,
+    cookies: Mapping[str, str] | None,
+) -> Generator[Send, Response, tuple[Response, str, str, Pairs, Body | None]]:
+    """Run ``auth``'s flow; returns the last response and the request that got it."""
+    flow = auth.auth_flow(Request._make(method, url, pairs, body))
+    request = next(flow)
+    answered: Response | None = None
+    while True:
+        method, url = request.method, request.url
+        pairs = request.headers._list
+        if type(body) is not Upload and (body is not None or request.content):
+            body = request.content  # an auth that signs or rewrites a bytes body
+        # A challenge answered: its body is read so its connection serves the retry.
+        response = yield Send(method, url, pairs, body, cookies, answered)
+        try:
+            request = flow.send(response)
+        except StopIteration:
+            return response, method, url, pairs, body
+        answered = response
+
+
+def redirect_flow(
+    max_redirects: int,
+    response: Response,
+    method: str,
+    url: str,
+    pairs: Pairs,
+    body: Body | None,
+    cookies: Mapping[str, str] | None = None,
+) -> Generator[Send, Response, Response]:
+    """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``)."""
+    from urllib.parse import urljoin
+
+    history: list[Response] = []
+    while True:
+        raw = response._raw
+        status = raw.status
+        if status not in REDIRECT_STATUSES:
+            break
+        location = raw.header("location")
+        if location is None:
+            break
+        if len(history) >= max_redirects:
+            raise TooManyRedirects(
+                f"Exceeded the maximum of {max_redirects} redirects",
+                request=response.request,
+                url=url,
+                history=[*history, response],
+            )
+        next_url = urljoin(url, location.strip()).partition("#")[0]
+        scheme = next_url.partition(":")[0].lower() if ":" in next_url else ""
+        if scheme not in DEFAULT_PORTS:
+            raise UnsupportedProtocol(
+                f"Refusing to follow a redirect to {next_url!r}: only http and https are allowed",
+                request=response.request,
+                url=next_url,
+            )
+        if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+            method = "GET"
+            body = None
+            pairs = without(pairs, _BODY_HEADERS)
+        if origin(next_url) != origin(url) or origin(url) is None:
+            pairs = without(pairs, _ORIGIN_HEADERS)
+            cookies = None  # per-request cookies stay with the first origin too
+        response._history = history[:]
+        history.append(response)
+        url = next_url
+        # The hop's (small) body is read first so its connection is reused.
+        response = yield Send(method, url, pairs, body, cookies, response)
+    response._history = history
+    return response
