@@ -38,6 +38,7 @@ EXPECTED = {
     "HTTPStatusError",
     "InvalidURL",
     "Client",
+    "Retry",
     "Session",
     "Headers",
     "Request",

@@ -43,6 +43,7 @@ from ._exceptions import (
     WriteTimeout,
 )
 from ._models import Headers, Request, Response
+from ._retry import Retry
 
 __all__ = [
     "Auth",
@@ -74,6 +75,7 @@ __all__ = [
     "Request",
     "RequestError",
     "Response",
+    "Retry",
     "Session",
     "StreamConsumed",
     "StreamError",

@@ -8,15 +8,16 @@ from __future__ import annotations
 from ._auth import build_auth, load_netrc, netrc_auth
 from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple
 from ._cookies import CookieJar
-from ._flow import Send, request_flow
+from ._flow import Retrying, Send, request_flow
 from ._models import Headers, override_pairs
 from ._prepare import default_headers, encode_body, has_header, header_items, request_cookies
+from ._retry import build_retry
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator
-    from typing import Any
+    from collections.abc import Callable, Generator, Iterable, Mapping
+    from typing import Any, TypeAlias
 
     from ._auth import Auth, AuthTypes
     from ._config import TimeoutTypes
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
     from ._core import TimeoutTuple
     from ._models import HeaderTypes, Response
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
+    from ._retry import Retry, RetryTypes
     from ._upload import RequestFiles
+
+    EventHooks: TypeAlias = "Mapping[str, Iterable[Callable[..., Any]]]"
     from ._urls import ParamTypes
 
 __all__ = ["BaseClient"]
@@ -48,6 +52,8 @@ class BaseClient:
         cookies: CookieTypes | None,
         auth: AuthTypes | None,
         trust_env: bool,
+        retries: RetryTypes = None,
+        event_hooks: EventHooks | None = None,
     ) -> None:
         self._limits = Limits() if limits is None else limits
         self._headers = Headers._from_list(override_pairs(default_headers(), header_items(headers)))
@@ -61,6 +67,8 @@ class BaseClient:
         self.cookies = cookies  # the setter takes a dict (or None) too
         self._auth = build_auth(auth)
         self.trust_env = trust_env
+        self.retries = retries
+        self.event_hooks = event_hooks  # the setter copies into {"request": [], "response": []}
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -137,6 +145,33 @@ class BaseClient:
         self._netrc = load_netrc() if value else None
         self._auth_off = self._auth is None and self._netrc is None
 
+    @property
+    def retries(self) -> Retry | None:
+        """The retry policy (``None``: no retries); assign an int (``Retry(total=n)``) or a
+        ``Retry``."""
+        return self._retry
+
+    @retries.setter
+    def retries(self, value: RetryTypes) -> None:
+        self._retry = build_retry(value)
+
+    @property
+    def event_hooks(self) -> dict[str, list[Callable[..., Any]]]:
+        """``{"request": [...], "response": [...]}`` (httpx): each request hook is called
+        with the ``Request`` before it is sent, each response hook with the ``Response``
+        once its head arrived (a hook may call ``raise_for_status()``; what it raises
+        propagates). Redirect hops and retries call them too. Mutable in place."""
+        return self._event_hooks
+
+    @event_hooks.setter
+    def event_hooks(self, value: EventHooks | None) -> None:
+        hooks: dict[str, list[Callable[..., Any]]] = {"request": [], "response": []}
+        for name, callables in (value or {}).items():
+            if name not in hooks:
+                raise ValueError(f"unknown event hook {name!r}: use 'request' or 'response'")
+            hooks[name] = list(callables)
+        self._event_hooks = hooks
+
     # -- building a request -----------------------------------------------------------------
 
     def _build_flow(
@@ -175,7 +210,10 @@ class BaseClient:
         auth_obj = self._auth if auth is None else build_auth(auth)
         if auth_obj is None and self._netrc is not None:
             auth_obj = netrc_auth(self._netrc, url)
-        if auth_obj is None and not follow_redirects:
+        retry = self._retry
+        if auth_obj is None and not follow_redirects and retry is None:
             return Send(method, url, pairs, body, extra), ttuple
         max_redirects = self.max_redirects if follow_redirects else None
-        return request_flow(method, url, pairs, body, extra, auth_obj, max_redirects), ttuple
+        retrying = None if retry is None else Retrying(retry, ttuple[4])
+        flow = request_flow(method, url, pairs, body, extra, auth_obj, max_redirects, retrying)
+        return flow, ttuple

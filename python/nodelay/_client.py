@@ -28,11 +28,13 @@ if TYPE_CHECKING:
     from typing import Any, Self
 
     from ._auth import AuthTypes
+    from ._base import EventHooks
     from ._config import CertTypes, Limits, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
+    from ._retry import RetryTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
 
@@ -77,6 +79,12 @@ class Client(BaseClient):
     tuple (Basic), an ``Auth`` (``BasicAuth``, ``DigestAuth``, ``BearerAuth``) or a
     callable ``f(request) -> request``. ``trust_env`` (default True): without ``auth``,
     credentials come from ``$NETRC`` / ``~/.netrc`` (read when the client is created).
+    ``retries``: an int (``Retry(total=n)``) or a ``Retry`` (urllib3's policy: connect
+    failures for any method, read failures and ``status_forcelist`` statuses for idempotent
+    methods, backoff and ``Retry-After`` within the ``Timeout(total=)``); default none.
+    ``event_hooks``: ``{"request": [f, ...], "response": [g, ...]}`` as in httpx
+    (``client.event_hooks``). ``max_decoded_size``: most bytes a compressed body may
+    decode to (default 1 GiB), beyond which reading it raises ``DecodingError``.
 
     Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
     inside the engine and each request runs on its calling thread with the GIL released.
@@ -101,6 +109,9 @@ class Client(BaseClient):
         cookies: CookieTypes | None = None,
         auth: AuthTypes | None = None,
         trust_env: bool = True,
+        retries: RetryTypes = None,
+        event_hooks: EventHooks | None = None,
+        max_decoded_size: int | None = None,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -113,11 +124,16 @@ class Client(BaseClient):
             cookies=cookies,
             auth=auth,
             trust_env=trust_env,
+            retries=retries,
+            event_hooks=event_hooks,
         )
         self._engine: _core.Engine | _ClosedEngine = _core.Engine(
             max_connections=self._limits.max_connections,
             max_keepalive=self._limits.max_keepalive_connections,
             keepalive_expiry=self._limits.keepalive_expiry,
+            max_decoded_size=(
+                _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
+            ),
             **tls_engine_options(verify, cert),
         )
 
@@ -241,26 +257,44 @@ class Client(BaseClient):
 
         The jar adds its ``Cookie`` header (merged with ``send.cookies``) and stores the
         response's Set-Cookie fields: one native call each way, both no-ops when the jar
-        is empty and the response sets nothing."""
+        is empty and the response sets nothing. Event hooks run around it."""
         method, url, pairs, body = send.method, send.url, send.pairs, send.body
+        hooks = self._event_hooks
+        request: Request | None = None
+        if hooks["request"] or hooks["response"]:
+            request = Request._make(method, url, pairs, body)
+            for hook in hooks["request"]:
+                hook(request)
+            if request._headers is not None:  # a hook may have changed the headers
+                pairs = request._headers._list
         jar = self._jar
         jar_header = jar.header_for(url)
         if jar_header is not None or send.cookies:
             pairs = with_cookies(pairs, jar_header, send.cookies)
+        ref = request if request is not None else (method, url, pairs, body)
         try:
             if stream:
                 streamed = self._engine.open(method, url, pairs, body, ttuple)
                 if jar.extract(streamed):
                     self._cookies._changed()
-                return _response_from_raw(StreamRaw(streamed), (method, url, pairs, body))
-            raw = self._engine.request(method, url, pairs, body, ttuple)
+                response = _response_from_raw(StreamRaw(streamed), ref)
+            else:
+                raw = self._engine.request(method, url, pairs, body, ttuple)
+                if jar.extract(raw):
+                    self._cookies._changed()
+                response = _response_from_raw(raw, ref)
         except RequestError as exc:
             if exc.request is None:
                 exc.request = Request._make(method, url, pairs, body)
             raise
-        if jar.extract(raw):
-            self._cookies._changed()
-        return _response_from_raw(raw, (method, url, pairs, body))
+        if request is not None and hooks["response"]:
+            try:
+                for hook in hooks["response"]:
+                    hook(response)
+            except BaseException:
+                response.close()
+                raise
+        return response
 
     def get(
         self,
@@ -287,7 +321,10 @@ class Client(BaseClient):
             and not stream
             and self._plain
             and self._auth_off
+            and self._retry is None
             and type(url) is str
+            and not self._event_hooks["request"]
+            and not self._event_hooks["response"]
         ):
             # The hot path: client defaults only, nothing to merge or encode.
             if "#" in url:
@@ -532,6 +569,9 @@ class Session(Client):
         cookies: CookieTypes | None = None,
         auth: AuthTypes | None = None,
         trust_env: bool = True,
+        retries: RetryTypes = None,
+        event_hooks: EventHooks | None = None,
+        max_decoded_size: int | None = None,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -546,4 +586,7 @@ class Session(Client):
             cookies=cookies,
             auth=auth,
             trust_env=trust_env,
+            retries=retries,
+            event_hooks=event_hooks,
+            max_decoded_size=max_decoded_size,
         )

@@ -7,6 +7,8 @@ Everything here is implemented in Rust; the Python modules wrap it.
 from collections.abc import Callable, Iterable
 
 __version__: str
+DEFAULT_MAX_DECODED_SIZE: int
+"""Default cap on a decoded (decompressed) body, in bytes (``Engine(max_decoded_size=)``)."""
 
 TimeoutTuple = tuple[float | None, float | None, float | None, float | None, float | None]
 """(connect, read, write, pool, total) in seconds; None disables that deadline."""

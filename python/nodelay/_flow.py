@@ -10,8 +10,10 @@ redirects, credentials and auth behave identically in both.
 
 from __future__ import annotations
 
+import time
+
 from ._core import Upload
-from ._exceptions import TooManyRedirects, UnsupportedProtocol
+from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Request
 from ._prepare import DEFAULT_PORTS, origin, without
 
@@ -22,9 +24,10 @@ if TYPE_CHECKING:
     from ._auth import Auth
     from ._models import Response
     from ._prepare import Pairs
+    from ._retry import Retry
     from ._upload import Body
 
-__all__ = ["REDIRECT_STATUSES", "Send", "redirect_flow", "request_flow"]
+__all__ = ["REDIRECT_STATUSES", "Retrying", "Send", "redirect_flow", "request_flow"]
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
 # Dropped when a redirect turns the request into a body-less GET.
@@ -72,20 +75,79 @@ def request_flow(
     cookies: Mapping[str, str] | None,
     auth: Auth | None,
     max_redirects: int | None,
+    retrying: Retrying | None = None,
 ) -> Generator[Send, Response, Response]:
     """The whole request: auth rounds, then (when ``max_redirects`` is not ``None``) the
-    redirect chain, at most ``max_redirects`` hops."""
+    redirect chain, at most ``max_redirects`` hops; with ``retrying``, every exchange may
+    be sent again by its ``Retry`` policy (one budget for the whole request)."""
     if auth is None:
-        response = yield Send(method, url, pairs, body, cookies)
+        response = yield from exchange(Send(method, url, pairs, body, cookies), retrying)
     else:
         response, method, url, pairs, body = yield from _auth_rounds(
-            auth, method, url, pairs, body, cookies
+            auth, method, url, pairs, body, cookies, retrying
         )
     if max_redirects is not None and response._raw.status in REDIRECT_STATUSES:
         response = yield from redirect_flow(
-            max_redirects, response, method, url, pairs, body, cookies
+            max_redirects, response, method, url, pairs, body, cookies, retrying
         )
     return response
+
+
+class Retrying:
+    """A request's retry state: its ``Retry`` (replaced by each retry's decremented copy)
+    and the deadline no wait may run past (the ``Timeout(total=)``, from the start)."""
+
+    __slots__ = ("deadline", "retry")
+
+    def __init__(self, retry: Retry, total: float | None) -> None:
+        self.retry = retry
+        self.deadline = None if total is None else time.monotonic() + total
+
+    def fits(self, delay: float) -> bool:
+        """Whether waiting ``delay`` seconds still leaves time before the deadline."""
+        return self.deadline is None or time.monotonic() + delay < self.deadline
+
+
+def _replayable(body: Body | None) -> bool:
+    return type(body) is not Upload or body.replayable
+
+
+def exchange(send: Send, retrying: Retrying | None) -> Generator[Send, Response, Response]:
+    """One exchange, sent again while its ``Retry`` policy says so: a thrown error is
+    re-raised when it is not retried (the last one when retries run out); a retried status
+    comes back as the last response once retries run out (``raise_on_status=False``)."""
+    if retrying is None:
+        return (yield send)
+    while True:
+        try:
+            response = yield send
+        except RequestError as exc:
+            retry = retrying.retry
+            if not retry.is_retry_error(send.method, exc) or not _replayable(send.body):
+                raise
+            after = retry.increment(error=exc)
+            if after is None:
+                raise
+            delay = after.backoff_time()
+            if not retrying.fits(delay):
+                raise
+            retrying.retry = after
+            send = Send(send.method, send.url, send.pairs, send.body, send.cookies, None, delay)
+            continue
+        retry = retrying.retry
+        raw = response._raw
+        retry_after = raw.header("retry-after")
+        if not retry.is_retry_status(send.method, raw.status, retry_after is not None):
+            return response
+        after = retry.increment()
+        if after is None or not _replayable(send.body):
+            return response
+        delay = after.wait_for(retry_after)
+        if not retrying.fits(delay):
+            return response
+        retrying.retry = after
+        # The refused response's body is read first so its connection is reused.
+        send = Send(send.method, send.url, send.pairs, send.body, send.cookies, response, delay)
 
 
 def _auth_rounds(
@@ -95,6 +157,7 @@ def _auth_rounds(
     pairs: Pairs,
     body: Body | None,
     cookies: Mapping[str, str] | None,
+    retrying: Retrying | None,
 ) -> Generator[Send, Response, tuple[Response, str, str, Pairs, Body | None]]:
     """Run ``auth``'s flow; returns the last response and the request that got it."""
     flow = auth.auth_flow(Request._make(method, url, pairs, body))
@@ -106,7 +169,9 @@ def _auth_rounds(
         if type(body) is not Upload and (body is not None or request.content):
             body = request.content  # an auth that signs or rewrites a bytes body
         # A challenge answered: its body is read so its connection serves the retry.
-        response = yield Send(method, url, pairs, body, cookies, answered)
+        response = yield from exchange(
+            Send(method, url, pairs, body, cookies, answered), retrying
+        )
         try:
             request = flow.send(response)
         except StopIteration:
@@ -122,8 +187,11 @@ def redirect_flow(
     pairs: Pairs,
     body: Body | None,
     cookies: Mapping[str, str] | None = None,
+    retrying: Retrying | None = None,
 ) -> Generator[Send, Response, Response]:
-    """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``)."""
+    """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``).
+    A 307/308 sends the body again: a streamed body that cannot be rewound then raises
+    ``StreamConsumed`` when it is sent (httpx's behaviour)."""
     from urllib.parse import urljoin
 
     history: list[Response] = []
@@ -161,6 +229,8 @@ def redirect_flow(
         history.append(response)
         url = next_url
         # The hop's (small) body is read first so its connection is reused.
-        response = yield Send(method, url, pairs, body, cookies, response)
+        response = yield from exchange(
+            Send(method, url, pairs, body, cookies, response), retrying
+        )
     response._history = history
     return response

@@ -18,6 +18,10 @@ mod upload;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "DEFAULT_MAX_DECODED_SIZE",
+        nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES,
+    )?;
     m.add_class::<engine::Engine>()?;
     m.add_class::<response::RawResponse>()?;
     m.add_class::<stream::RawStream>()?;
