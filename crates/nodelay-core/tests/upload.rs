@@ -26,10 +26,12 @@ enum Answer {
     CloseSilently,
 }
 
+/// (connection index, exact request bytes) in arrival order.
+type Received = Arc<Mutex<Vec<(usize, Vec<u8>)>>>;
+
 struct Server {
     port: u16,
-    /// (connection index, exact request bytes).
-    requests: Arc<Mutex<Vec<(usize, Vec<u8>)>>>,
+    requests: Received,
     accepted: Arc<AtomicUsize>,
 }
 
