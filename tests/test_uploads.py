@@ -351,3 +351,24 @@ def test_files_argument_errors() -> None:
         _encode_body("POST", None, None, None, {"f": ("n", 3)})
     with pytest.raises(ValueError, match="CR or LF"):
         _encode_body("POST", None, None, None, {"f": ("n", b"", "a/b", {"X": "1\r\nY: 2"})})
+
+
+def test_tuple_of_bytes_is_content_like_a_list(
+    client: nodelay.Client, server: _core.TestServer
+) -> None:
+    data = _anything(client, server, content=(b"a", b"b", b"c"))
+    assert data["body"] == "abc"
+    assert data["headers"].get("transfer-encoding") == "chunked"
+
+
+def test_streamed_response_to_a_streamed_upload(
+    client: nodelay.Client, server: _core.TestServer
+) -> None:
+    with client.stream("PUT", f"{server.url}/echo", content=_chunks(b"up", b"load")) as r:
+        assert b"".join(r.iter_bytes()) == b"upload"
+
+
+def test_module_level_post_with_files(server: _core.TestServer) -> None:
+    r = nodelay.post(f"{server.url}/echo", files={"f": ("f.txt", b"body")}, data={"k": "v"})
+    names = [name for name, _, _ in _parse_multipart(r.headers["content-type"], r.content)]
+    assert names == ["k", "f"]

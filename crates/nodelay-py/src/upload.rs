@@ -62,8 +62,7 @@ impl Upload {
             if let Ok(bytes) = item.cast::<PyBytes>() {
                 length = length.map(|n| n + bytes.as_bytes().len() as u64);
                 out.push(Part::Bytes(bytes.clone().unbind()));
-            } else if let Ok(pair) = item.cast::<PyTuple>() {
-                let (file, size): (Bound<'_, PyAny>, u64) = pair.extract()?;
+            } else if let Some((file, size)) = file_and_size(&item)? {
                 let start = seek_position(&file);
                 length = length.map(|n| n + size);
                 out.push(Part::File {
@@ -105,6 +104,18 @@ impl Upload {
     fn replayable(&self) -> bool {
         !self.sent.load(Ordering::Acquire) || self.parts.iter().all(Part::can_rewind)
     }
+}
+
+/// `(file, size)` when `item` is a 2-tuple of an object with `read` and an
+/// int; any other tuple is an iterable of bytes like a list.
+fn file_and_size<'py>(item: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, u64)>> {
+    let Ok(pair) = item.cast::<PyTuple>() else {
+        return Ok(None);
+    };
+    if pair.len() != 2 || !pair.get_item(0)?.hasattr("read")? {
+        return Ok(None);
+    }
+    Ok(Some(pair.extract()?))
 }
 
 /// Where `file` stands, when it can seek back there.
