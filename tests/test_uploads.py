@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import hashlib
+import http.server
 import io
 import os
+import ssl
+import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
 import nodelay
 import pytest
+import trustme
 from nodelay import _core
 from nodelay._prepare import encode_body as _encode_body
 from scripted import Close, Recv, ScriptedServer, Send, response
@@ -372,3 +377,60 @@ def test_module_level_post_with_files(server: _core.TestServer) -> None:
     r = nodelay.post(f"{server.url}/echo", files={"f": ("f.txt", b"body")}, data={"k": "v"})
     names = [name for name, _, _ in _parse_multipart(r.headers["content-type"], r.content)]
     assert names == ["k", "f"]
+
+
+# ---------------------------------------------------------------- over TLS
+
+
+class _DigestHandler(http.server.BaseHTTPRequestHandler):
+    """Answers any PUT with the SHA-256 of the body it read (Content-Length or chunked)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_PUT(self) -> None:
+        digest = hashlib.sha256()
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while size := int(self.rfile.readline().strip(), 16):
+                digest.update(self.rfile.read(size))
+                self.rfile.readline()
+            self.rfile.readline()
+        else:
+            left = int(self.headers["Content-Length"])
+            while left:
+                piece = self.rfile.read(min(left, 65536))
+                digest.update(piece)
+                left -= len(piece)
+        body = digest.hexdigest().encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_streamed_uploads_over_tls(big_file: Path, tmp_path: Path) -> None:
+    ca = trustme.CA()
+    ca_path = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DigestHandler)
+    server.daemon_threads = True
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost").configure_cert(ctx)
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"https://localhost:{server.server_address[1]}/up"
+    expected = hashlib.sha256(big_file.read_bytes()).hexdigest()
+    try:
+        with nodelay.Client(verify=str(ca_path)) as client:
+            with big_file.open("rb") as f:
+                assert client.put(url, content=f).text == expected
+            with big_file.open("rb") as f:
+                pieces = iter(lambda: f.read(100_000), b"")
+                assert client.put(url, content=pieces).text == expected
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
