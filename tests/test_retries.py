@@ -222,3 +222,19 @@ def test_retries_are_settable() -> None:
         assert client.retries is not None and client.retries.total == 4
         client.retries = None
         assert client.retries is None
+
+
+def test_connect_retry_resends_a_generator_body_nothing_was_pulled_from() -> None:
+    pulled: list[bytes] = []
+
+    def body() -> Iterator[bytes]:
+        pulled.append(b"x")
+        yield b"x"
+
+    url = f"http://127.0.0.1:{_closed_port()}/"
+    with nodelay.Client(retries=2) as client:
+        sent = _counting(client)
+        with pytest.raises(nodelay.ConnectError):
+            client.post(url, content=body())
+    assert sent == ["POST"] * 3, "nothing was pulled, so the stream could be offered again"
+    assert pulled == []
