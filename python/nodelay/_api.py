@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._models import Response
+    from ._proxy import ProxyTypes
     from ._urls import ParamTypes
 
 __all__ = ["delete", "get", "head", "options", "patch", "post", "put", "request", "stream"]
@@ -44,14 +45,16 @@ def request(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send one request with a throw-away ``Client`` (see ``Client.request``).
 
     ``cookies`` and ``auth`` apply to this request's origin only (never carried by a
-    redirect to another one); ``trust_env``: use ``.netrc`` credentials when no ``auth``.
+    redirect to another one); ``trust_env``: use ``.netrc`` credentials when no ``auth``,
+    and the ``*_proxy`` environment variables when no ``proxy`` (see ``Client``).
     """
-    with Client(verify=verify, cert=cert, trust_env=trust_env) as client:
+    with Client(verify=verify, cert=cert, trust_env=trust_env, proxy=proxy) as client:
         return client.request(
             method,
             url,
@@ -82,6 +85,7 @@ def get(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a GET request with a throw-away ``Client``."""
@@ -98,6 +102,7 @@ def get(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -115,6 +120,7 @@ def head(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a HEAD request with a throw-away ``Client``."""
@@ -131,6 +137,7 @@ def head(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -148,6 +155,7 @@ def options(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a OPTIONS request with a throw-away ``Client``."""
@@ -164,6 +172,7 @@ def options(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -181,6 +190,7 @@ def delete(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a DELETE request with a throw-away ``Client``."""
@@ -197,6 +207,7 @@ def delete(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -217,6 +228,7 @@ def post(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a POST request with a throw-away ``Client``."""
@@ -236,6 +248,7 @@ def post(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -256,6 +269,7 @@ def put(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a PUT request with a throw-away ``Client``."""
@@ -275,6 +289,7 @@ def put(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -295,6 +310,7 @@ def patch(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a PATCH request with a throw-away ``Client``."""
@@ -314,6 +330,7 @@ def patch(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -321,7 +338,10 @@ def patch(
 @contextmanager
 def stream(method: str, url: str, **kwargs: Any) -> Iterator[Response]:
     """``with nodelay.stream("GET", url) as r:`` — ``Client.stream`` with a throw-away client
-    (``verify``, ``cert`` and ``trust_env`` configure it; the rest go to the request)."""
-    client_options = {k: kwargs.pop(k) for k in ("verify", "cert", "trust_env") if k in kwargs}
+    (``verify``, ``cert``, ``trust_env`` and ``proxy`` configure it; the rest go to the
+    request)."""
+    client_options = {
+        k: kwargs.pop(k) for k in ("verify", "cert", "trust_env", "proxy") if k in kwargs
+    }
     with Client(**client_options) as client, client.stream(method, url, **kwargs) as response:
         yield response

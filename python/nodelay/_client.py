@@ -24,6 +24,7 @@ from ._config import (
 from ._cookies import CookieJar, cookie_header
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Headers, Request, Response, _response_from_raw, _to_str, override_pairs
+from ._proxy import engine_proxy_options
 from ._streaming import StreamRaw
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
+    from ._proxy import ProxyTypes
     from ._urls import ParamTypes
 
     RequestHeaderTypes: TypeAlias = "HeaderTypes | Mapping[str, str | None]"
@@ -193,6 +195,13 @@ class Client:
     tuple (Basic), an ``Auth`` (``BasicAuth``, ``DigestAuth``, ``BearerAuth``) or a
     callable ``f(request) -> request``. ``trust_env`` (default True): without ``auth``,
     credentials come from ``$NETRC`` / ``~/.netrc`` (read when the client is created).
+    ``proxy``: ``"http://[user:password@]host:port"`` (or ``https://``: TLS to the proxy)
+    for http and https requests, or a mapping with ``"http"``/``"https"``/``"all"``/
+    ``"no_proxy"`` keys; http requests are forwarded in absolute form, https ones go through
+    a CONNECT tunnel (TLS with the origin inside it). Without ``proxy`` and with
+    ``trust_env``, ``http_proxy``/``https_proxy``/``all_proxy``/``no_proxy`` (lowercase
+    first, then uppercase; uppercase ``HTTP_PROXY`` ignored under CGI) are read when the
+    client is created; ``proxy`` wins over them. Proxy credentials go to the proxy only.
 
     Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
     inside the engine and each request runs on its calling thread with the GIL released.
@@ -217,6 +226,7 @@ class Client:
         cookies: CookieTypes | None = None,
         auth: AuthTypes | None = None,
         trust_env: bool = True,
+        proxy: ProxyTypes | None = None,
     ) -> None:
         if limits is None:
             limits = Limits()
@@ -226,6 +236,7 @@ class Client:
             max_keepalive=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
             **tls_engine_options(verify, cert),
+            **engine_proxy_options(proxy, trust_env),
         )
         self._headers = Headers._from_list(
             override_pairs(_default_headers(), _header_items(headers))
@@ -787,6 +798,7 @@ class Session(Client):
         cookies: CookieTypes | None = None,
         auth: AuthTypes | None = None,
         trust_env: bool = True,
+        proxy: ProxyTypes | None = None,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -801,4 +813,5 @@ class Session(Client):
             cookies=cookies,
             auth=auth,
             trust_env=trust_env,
+            proxy=proxy,
         )

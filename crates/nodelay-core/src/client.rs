@@ -14,6 +14,7 @@ use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES};
 use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
+use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
 use crate::target::Target;
 use crate::tls::{TlsOptions, TlsSetup};
 
@@ -28,6 +29,8 @@ pub struct RequestParts<'a> {
 /// A request encoded and ready to send (possibly more than once).
 pub struct Prepared {
     pub target: Target,
+    /// Which pooled connections may carry it (origin and proxy route).
+    key: ConnKey,
     /// Head, followed by the body when it is small (one write).
     wire: Vec<u8>,
     body_inlined: bool,
@@ -53,6 +56,8 @@ fn is_idempotent(method: &str) -> bool {
 /// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
 pub struct Client {
     pool: Arc<Pool>,
+    /// `None` without proxies: requests then skip routing entirely.
+    proxies: Option<Proxies>,
 }
 
 impl Client {
@@ -63,12 +68,31 @@ impl Client {
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
         Client {
             pool: Arc::new(Pool::new(config, TlsSetup::new(tls))),
+            proxies: None,
         }
+    }
+
+    /// A client whose requests go through the proxies in `proxies` (parsed
+    /// now: a bad proxy URL fails here, not on the first request).
+    pub fn with_proxies(
+        config: PoolConfig,
+        tls: TlsOptions,
+        proxies: &ProxySettings,
+    ) -> Result<Self, Error> {
+        Ok(Client {
+            proxies: Proxies::new(proxies)?,
+            ..Self::with_tls(config, tls)
+        })
     }
 
     /// Parses the URL and encodes the request; fails before any I/O on bad input.
     pub fn prepare(&self, parts: &RequestParts<'_>) -> Result<Prepared, Error> {
         let target = Target::parse(parts.url)?;
+        let route = match &self.proxies {
+            None => Route::Direct,
+            Some(proxies) => proxies.route(&target.origin),
+        };
+        let (request_target, headers) = route.request_form(&target, parts.headers);
         let body_len = parts.body.map(|b| b.len());
         let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
         let mut wire = Vec::with_capacity(
@@ -82,9 +106,9 @@ impl Client {
             &mut wire,
             &RequestHead {
                 method: parts.method,
-                target: &target.path_and_query,
+                target: &request_target,
                 host: &target.authority,
-                headers: parts.headers,
+                headers: &headers,
                 content_length: body_len.map(|n| n as u64),
             },
         )
@@ -92,7 +116,10 @@ impl Client {
         if body_inlined {
             wire.extend_from_slice(parts.body.unwrap_or_default());
         }
+        drop((request_target, headers));
+        let key = route.key(&target.origin);
         Ok(Prepared {
+            key,
             target,
             wire,
             body_inlined,
@@ -119,7 +146,7 @@ impl Client {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
             let mut pooled = self
                 .pool
-                .checkout(&prepared.target.origin, &deadlines, fresh)?;
+                .checkout(&prepared.key, &deadlines, fresh)?;
             let attempt = send_request(
                 &mut pooled,
                 &prepared.wire,

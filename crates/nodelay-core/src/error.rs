@@ -23,6 +23,9 @@ pub enum ErrorKind {
     Read,
     Write,
     RemoteProtocol,
+    /// The proxy refused (CONNECT answered with a non-2xx status, 407
+    /// included), could not be reached, or broke the CONNECT exchange.
+    Proxy,
     /// A body that cannot be decoded, or decodes beyond its bounds.
     Decoding,
     /// A signal handler asked to abort (Ctrl-C); the caller holds the reason.
@@ -64,6 +67,16 @@ impl Error {
 
     pub(crate) fn before_response(mut self) -> Self {
         self.inner.nothing_received = true;
+        self
+    }
+
+    /// The same failure seen from a caller with more context: a new kind,
+    /// and `prefix` put before the message (e.g. which proxy failed).
+    pub(crate) fn recast(mut self, kind: ErrorKind, prefix: impl Into<String>) -> Self {
+        let mut message = prefix.into();
+        message.push_str(&self.inner.message);
+        self.inner.kind = kind;
+        self.inner.message = message;
         self
     }
 

@@ -25,6 +25,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",
         ErrorKind::Decoding => "DecodingError",
+        ErrorKind::Proxy => "ProxyError",
         ErrorKind::Interrupted | ErrorKind::Closed => "TransportError",
     }
 }

@@ -1,0 +1,239 @@
+//! Connections through a proxy: the connection to the proxy itself, and the
+//! CONNECT tunnel (RFC 9110 §9.3.6) that https targets go through.
+//!
+//! The whole CONNECT exchange runs within the connect deadline: one write of
+//! the CONNECT head, then the proxy's answer read with the proto crate's
+//! parser (bounded by its head limits). Only a 2xx opens the tunnel; the
+//! origin's TLS handshake then runs inside it, checked against the origin's
+//! name. Nothing of the request is sent before that, so a refusing proxy
+//! never sees it in cleartext.
+
+use std::io::{self, Read, Write};
+
+use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
+use nodelay_proto::parse_response_head;
+
+use crate::connect::connect_direct;
+use crate::deadline::{Budget, Deadlines};
+use crate::error::{Error, ErrorKind};
+use crate::proxy::Proxy;
+use crate::target::Origin;
+use crate::tls::TlsSetup;
+use crate::transport::Transport;
+
+/// Bytes asked for per read of the proxy's answer: a CONNECT answer is a
+/// short head, and reading little keeps the buffer near the head limit.
+const CONNECT_READ_BYTES: usize = 4096;
+
+/// Longest part of a proxy's reason phrase repeated in an error message.
+const MAX_REASON_IN_MESSAGE: usize = 100;
+
+/// Opens a connection to the proxy (TCP, plus TLS for an `https://` proxy).
+/// Failures name the proxy (never its credentials); a refused or reset
+/// connection is a `ProxyError`, timeouts stay `ConnectTimeout`.
+pub(crate) fn connect_proxy(
+    proxy: &Proxy,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+) -> Result<Transport, Error> {
+    connect_direct(&proxy.origin, tls, deadlines).map_err(|e| {
+        let kind = match e.kind() {
+            ErrorKind::Connect => ErrorKind::Proxy,
+            other => other,
+        };
+        e.recast(kind, format!("proxy {proxy}: "))
+    })
+}
+
+/// Opens a CONNECT tunnel to `origin` through `proxy`, then the TLS session
+/// with the origin inside it (for an `https` origin).
+pub(crate) fn open(
+    proxy: &Proxy,
+    origin: &Origin,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+) -> Result<Transport, Error> {
+    let mut stream = connect_proxy(proxy, tls, deadlines)?;
+    let request = connect_head(proxy.authorization(), origin);
+    send(&mut stream, &request, proxy, deadlines)?;
+    read_answer(&mut stream, proxy, origin, deadlines)?;
+    if origin.scheme != "https" {
+        return Ok(stream);
+    }
+    match stream {
+        Transport::Plain(tcp) => Ok(Transport::Tls(Box::new(tls.handshake(
+            &origin.host,
+            tcp,
+            deadlines,
+        )?))),
+        Transport::Tls(_) => Err(Error::new(
+            ErrorKind::Proxy,
+            format!(
+                "https:// targets through an https:// proxy (TLS inside TLS) are not \
+                 supported yet; use an http:// URL for proxy {proxy}"
+            ),
+        )),
+    }
+}
+
+/// `CONNECT host:port HTTP/1.1` with `Host` (RFC 9112 §3.2.3: the
+/// authority-form target) and the proxy's credentials when it has some.
+fn connect_head(authorization: Option<&str>, origin: &Origin) -> Vec<u8> {
+    let authority = if origin.host.contains(':') {
+        format!("[{}]:{}", origin.host, origin.port)
+    } else {
+        format!("{}:{}", origin.host, origin.port)
+    };
+    let mut head = Vec::with_capacity(128);
+    head.extend_from_slice(b"CONNECT ");
+    head.extend_from_slice(authority.as_bytes());
+    head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    head.extend_from_slice(authority.as_bytes());
+    head.extend_from_slice(b"\r\n");
+    if let Some(value) = authorization {
+        head.extend_from_slice(b"Proxy-Authorization: ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+fn connect_budget(stream: &Transport, deadlines: &Deadlines, proxy: &Proxy) -> Result<(), Error> {
+    let budget = match deadlines.budget(deadlines.timeouts.connect) {
+        Budget::Expired => return Err(timed_out(proxy)),
+        Budget::Wait(t) => t,
+    };
+    let tcp = stream.tcp();
+    tcp.set_read_timeout(budget)
+        .and_then(|()| tcp.set_write_timeout(budget))
+        .map_err(|e| {
+            Error::new(ErrorKind::Connect, format!("socket setup failed: {e}")).with_source(e)
+        })
+}
+
+fn timed_out(proxy: &Proxy) -> Error {
+    Error::new(
+        ErrorKind::ConnectTimeout,
+        format!("timed out waiting for proxy {proxy} to open a tunnel"),
+    )
+}
+
+fn io_failure(e: io::Error, proxy: &Proxy) -> Error {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return timed_out(proxy).with_source(e);
+    }
+    Error::new(
+        ErrorKind::Proxy,
+        format!("connection to proxy {proxy} failed during CONNECT: {e}"),
+    )
+    .with_source(e)
+}
+
+fn send(
+    stream: &mut Transport,
+    request: &[u8],
+    proxy: &Proxy,
+    deadlines: &Deadlines,
+) -> Result<(), Error> {
+    let mut rest = request;
+    while !rest.is_empty() {
+        connect_budget(stream, deadlines, proxy)?;
+        match stream.write(rest) {
+            Ok(0) => return Err(io_failure(io::ErrorKind::WriteZero.into(), proxy)),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(e, proxy)),
+        }
+    }
+    stream.flush().map_err(|e| io_failure(e, proxy))
+}
+
+/// Reads the proxy's answer to CONNECT: `Ok` for a 2xx with nothing after
+/// it, a `ProxyError` naming the status otherwise.
+fn read_answer(
+    stream: &mut Transport,
+    proxy: &Proxy,
+    origin: &Origin,
+    deadlines: &Deadlines,
+) -> Result<(), Error> {
+    let mut buf: Vec<u8> = Vec::with_capacity(CONNECT_READ_BYTES);
+    let mut chunk = [0u8; CONNECT_READ_BYTES];
+    let mut interim = 0;
+    loop {
+        let parsed = parse_response_head(&buf, false).map_err(|e| {
+            Error::new(
+                ErrorKind::Proxy,
+                format!("proxy {proxy} answered CONNECT with an invalid response: {e}"),
+            )
+            .with_source(e)
+        })?;
+        if let Some(head) = parsed {
+            if head.is_interim() {
+                interim += 1;
+                if interim > MAX_INTERIM_RESPONSES {
+                    return Err(Error::new(
+                        ErrorKind::Proxy,
+                        format!("proxy {proxy} sent too many interim responses to CONNECT"),
+                    ));
+                }
+                buf.drain(..head.head_len);
+                continue;
+            }
+            if !(200..300).contains(&head.status) {
+                let reason = String::from_utf8_lossy(
+                    &buf[head.reason.0 as usize..head.reason.1 as usize],
+                );
+                return Err(refused(proxy, origin, head.status, reason.trim()));
+            }
+            // The origin speaks only after our TLS ClientHello: bytes already
+            // here came from the proxy, and a tunnel that starts with them
+            // would hand them to TLS as the origin's.
+            if buf.len() > head.head_len {
+                return Err(Error::new(
+                    ErrorKind::Proxy,
+                    format!("proxy {proxy} sent unexpected bytes after its CONNECT answer"),
+                ));
+            }
+            return Ok(());
+        }
+        connect_budget(stream, deadlines, proxy)?;
+        match stream.read(&mut chunk) {
+            Ok(0) => {
+                return Err(Error::new(
+                    ErrorKind::Proxy,
+                    format!(
+                        "proxy {proxy} closed the connection {} its answer to CONNECT",
+                        if buf.is_empty() { "before" } else { "in the middle of" }
+                    ),
+                ))
+            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(e, proxy)),
+        }
+    }
+}
+
+fn refused(proxy: &Proxy, origin: &Origin, status: u16, reason: &str) -> Error {
+    let reason: String = reason
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_REASON_IN_MESSAGE)
+        .collect();
+    let what = match (status, proxy.authorization()) {
+        (407, Some(_)) => "; the proxy refused the credentials",
+        (407, None) => "; the proxy requires credentials (give them in the proxy URL)",
+        _ => "",
+    };
+    Error::new(
+        ErrorKind::Proxy,
+        format!(
+            "proxy {proxy} refused to open a tunnel to {}:{}: {status} {reason}{what}",
+            origin.host, origin.port
+        ),
+    )
+}
