@@ -144,9 +144,7 @@ impl Client {
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self
-                .pool
-                .checkout(&prepared.key, &deadlines, fresh)?;
+            let mut pooled = self.pool.checkout(&prepared.key, &deadlines, fresh)?;
             let attempt = send_request(
                 &mut pooled,
                 &prepared.wire,

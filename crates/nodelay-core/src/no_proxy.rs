@@ -150,12 +150,8 @@ fn domain_matches(host: &str, domain: &str) -> bool {
 
 fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
     match (ip, net) {
-        (IpAddr::V4(ip), IpAddr::V4(net)) => {
-            prefix_equal(&ip.octets(), &net.octets(), bits.into())
-        }
-        (IpAddr::V6(ip), IpAddr::V6(net)) => {
-            prefix_equal(&ip.octets(), &net.octets(), bits.into())
-        }
+        (IpAddr::V4(ip), IpAddr::V4(net)) => prefix_equal(&ip.octets(), &net.octets(), bits.into()),
+        (IpAddr::V6(ip), IpAddr::V6(net)) => prefix_equal(&ip.octets(), &net.octets(), bits.into()),
         _ => false,
     }
 }

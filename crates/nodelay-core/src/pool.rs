@@ -142,10 +142,7 @@ impl Pool {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
             let generation = state.generation;
-            if let Some(conn) = (!fresh)
-                .then(|| self.pop_idle(&mut state, key))
-                .flatten()
-            {
+            if let Some(conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
                 return Ok(PooledConn {
                     conn: Some(conn),
                     reused: true,

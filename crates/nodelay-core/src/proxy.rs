@@ -183,7 +183,13 @@ impl Route {
             }
             Route::Tunnel(_) => {
                 let headers = if headers.iter().any(|h| is_proxy_auth(&h)) {
-                    Cow::Owned(headers.iter().filter(|h| !is_proxy_auth(h)).copied().collect())
+                    Cow::Owned(
+                        headers
+                            .iter()
+                            .filter(|h| !is_proxy_auth(h))
+                            .copied()
+                            .collect(),
+                    )
                 } else {
                     Cow::Borrowed(headers)
                 };
@@ -302,8 +308,7 @@ fn percent_decode(s: &str) -> Vec<u8> {
 /// Standard base64 with padding (RFC 4648 §4), for the one Basic header a
 /// proxy needs; a crate for 15 lines is not worth a dependency.
 fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
     for chunk in input.chunks(3) {
         let b = [

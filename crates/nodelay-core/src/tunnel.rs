@@ -184,9 +184,8 @@ fn read_answer(
                 continue;
             }
             if !(200..300).contains(&head.status) {
-                let reason = String::from_utf8_lossy(
-                    &buf[head.reason.0 as usize..head.reason.1 as usize],
-                );
+                let reason =
+                    String::from_utf8_lossy(&buf[head.reason.0 as usize..head.reason.1 as usize]);
                 return Err(refused(proxy, origin, head.status, reason.trim()));
             }
             // The origin speaks only after our TLS ClientHello: bytes already
@@ -207,7 +206,11 @@ fn read_answer(
                     ErrorKind::Proxy,
                     format!(
                         "proxy {proxy} closed the connection {} its answer to CONNECT",
-                        if buf.is_empty() { "before" } else { "in the middle of" }
+                        if buf.is_empty() {
+                            "before"
+                        } else {
+                            "in the middle of"
+                        }
                     ),
                 ))
             }
