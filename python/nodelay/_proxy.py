@@ -28,7 +28,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     ProxyTypes: TypeAlias = "str | Mapping[str, str | None]"
 
@@ -91,9 +91,7 @@ def _explicit(proxy: ProxyTypes) -> dict[str, str]:
     for key, value in proxy.items():
         name = key.lower().removesuffix("://")
         if name not in _MAPPING_KEYS:
-            raise ValueError(
-                f"unknown proxy key {key!r}: use 'http', 'https', 'all' or 'no_proxy'"
-            )
+            raise ValueError(f"unknown proxy key {key!r}: use 'http', 'https', 'all' or 'no_proxy'")
         given[name] = value
     fallback = _checked(given.get("all"), "proxy['all']")
     http = _checked(given["http"], "proxy['http']") if "http" in given else fallback
@@ -129,7 +127,7 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 def engine_proxy_options(
     proxy: ProxyTypes | None, trust_env: bool, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """The ``_core.Engine`` proxy keywords for ``proxy=`` and ``trust_env`` (empty when
     no proxy applies). ``environ`` defaults to ``os.environ``."""
     if proxy is not None:
