@@ -389,3 +389,35 @@ def test_mask_url() -> None:
     assert mask_url("http://u:p@h:1/x@y") == "http://***@h:1/x@y"
     assert mask_url("http://h:1") == "http://h:1"
     assert mask_url("u:p@h") == "***@h"
+
+
+# -- nodelay get -x -----------------------------------------------------------------------
+
+
+def test_cli_proxy_and_noproxy(
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    proxy: ProxyServer,
+    server: _core.TestServer,
+) -> None:
+    from nodelay._get import run
+
+    url = f"{server.url}/bytes/5"
+    assert run(["-s", "-x", proxy.url, url]) == 0
+    assert capsysbinary.readouterr().out == b"abcde"
+    assert len(proxy.requests) == 1
+    assert run(["-s", "-x", proxy.url, "--noproxy", "127.0.0.1", url]) == 0
+    monkeypatch.setenv("http_proxy", proxy.url)
+    assert run(["-s", "--noproxy", "*", url]) == 0
+    assert len(proxy.requests) == 1, "--noproxy sent both direct"
+    assert run(["-s", url]) == 0
+    assert len(proxy.requests) == 2, "the environment's proxy"
+
+
+def test_cli_proxy_failures_exit_like_curl(ca: trustme.CA, ca_file: str) -> None:
+    from nodelay._get import run
+
+    assert run(["-s", "-x", f"127.0.0.1:{dead_port()}", "http://example.invalid/"]) == 7
+    with ProxyServer(refuse_connect=407) as proxy, https_origin(ca) as origin:
+        url = f"https://localhost:{origin.server_address[1]}/"
+        assert run(["-s", "-x", proxy.url, url]) == 97
