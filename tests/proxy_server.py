@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import selectors
 import socket
+import ssl
 import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -95,15 +96,21 @@ class ProxyServer:
     """A threaded loopback HTTP proxy (see the module docstring).
 
     ``auth``: required ``(user, password)`` (407 otherwise). ``refuse_connect``: answer
-    every CONNECT with this status. Absolute-form requests for anything but ``http://``
+    every CONNECT with this status. ``tls``: a server context, making this an ``https://``
+    proxy (clients speak TLS to it). Absolute-form requests for anything but ``http://``
     get a 400.
     """
 
     def __init__(
-        self, *, auth: tuple[str, str] | None = None, refuse_connect: int | None = None
+        self,
+        *,
+        auth: tuple[str, str] | None = None,
+        refuse_connect: int | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.auth = auth
         self.refuse_connect = refuse_connect
+        self.tls = tls
         self.requests: list[ProxyRequest] = []
         self.connections = 0
         self._lock = threading.Lock()
@@ -118,6 +125,8 @@ class ProxyServer:
 
     @property
     def url(self) -> str:
+        if self.tls is not None:
+            return f"https://localhost:{self.port}"
         return f"http://127.0.0.1:{self.port}"
 
     def url_with(self, user: str, password: str) -> str:
@@ -172,6 +181,9 @@ class ProxyServer:
 
     def _serve(self, conn: _Conn) -> None:
         try:
+            if self.tls is not None:
+                conn.sock = self.tls.wrap_socket(conn.sock, server_side=True)
+                self._track(conn.sock)
             while not self._stop.is_set():
                 raw = conn.read_head()
                 if raw is None:
@@ -222,6 +234,9 @@ class ProxyServer:
                         b.close()
                         return
                     key.data.sendall(data)
+                    # Decrypted bytes a TLS socket holds do not wake the selector.
+                    while isinstance(src, ssl.SSLSocket) and src.pending():
+                        key.data.sendall(src.recv(65536))
 
     def _forward(self, conn: _Conn, request: ProxyRequest) -> None:
         url = urlsplit(request.target)

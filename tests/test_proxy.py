@@ -421,3 +421,41 @@ def test_cli_proxy_failures_exit_like_curl(ca: trustme.CA, ca_file: str) -> None
     with ProxyServer(refuse_connect=407) as proxy, https_origin(ca) as origin:
         url = f"https://localhost:{origin.server_address[1]}/"
         assert run(["-s", "-x", proxy.url, url]) == 97
+
+
+# -- https:// proxies (TLS to the proxy) --------------------------------------------------
+
+
+@contextmanager
+def tls_proxy(ca: trustme.CA) -> Iterator[ProxyServer]:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost").configure_cert(ctx)
+    with ProxyServer(tls=ctx, auth=("u", "p")) as proxy:
+        yield proxy
+
+
+def test_https_proxy_forwards_http(ca: trustme.CA, ca_file: str, server: _core.TestServer) -> None:
+    with tls_proxy(ca) as proxy:
+        url = proxy.url.replace("https://", "https://u:p@")
+        with nodelay.Client(proxy=url, verify=ca_file) as client:
+            for _ in range(2):
+                assert client.get(f"{server.url}/bytes/4").content == b"abcd"
+        assert [q.target for q in proxy.requests] == [f"{server.url}/bytes/4"] * 2
+        assert proxy.connections == 1
+
+
+def test_https_proxy_tunnels_https_tls_inside_tls(ca: trustme.CA, ca_file: str) -> None:
+    with tls_proxy(ca) as proxy, https_origin(ca) as origin:
+        url = proxy.url.replace("https://", "https://u:p@")
+        port = origin.server_address[1]
+        with nodelay.Client(proxy=url, verify=ca_file) as client:
+            for _ in range(3):
+                r = client.get(f"https://localhost:{port}/", headers={"X-Mine": "1"})
+                assert origin_headers(r)["x-mine"] == "1"
+        assert [(q.method, q.target) for q in proxy.requests] == [("CONNECT", f"localhost:{port}")]
+        assert proxy.connections == 1
+
+
+def test_https_proxy_certificate_is_checked(ca: trustme.CA, server: _core.TestServer) -> None:
+    with tls_proxy(ca) as proxy, pytest.raises(nodelay.TLSError, match="proxy https://"):
+        nodelay.get(f"{server.url}/bytes/1", proxy=proxy.url)  # system store: unknown CA

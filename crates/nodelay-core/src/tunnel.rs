@@ -66,13 +66,13 @@ pub(crate) fn open(
             tcp,
             deadlines,
         )?))),
-        Transport::Tls(_) => Err(Error::new(
-            ErrorKind::Proxy,
-            format!(
-                "https:// targets through an https:// proxy (TLS inside TLS) are not \
-                 supported yet; use an http:// URL for proxy {proxy}"
-            ),
-        )),
+        // An https:// proxy: the origin's TLS runs inside the proxy's.
+        Transport::Tls(outer) => Ok(Transport::NestedTls(Box::new(tls.handshake(
+            &origin.host,
+            *outer,
+            deadlines,
+        )?))),
+        Transport::NestedTls(_) => unreachable!("a proxy connection is never nested"),
     }
 }
 
@@ -191,7 +191,7 @@ fn read_answer(
             // The origin speaks only after our TLS ClientHello: bytes already
             // here came from the proxy, and a tunnel that starts with them
             // would hand them to TLS as the origin's.
-            if buf.len() > head.head_len {
+            if buf.len() > head.head_len || has_plaintext_buffered(stream) {
                 return Err(Error::new(
                     ErrorKind::Proxy,
                     format!("proxy {proxy} sent unexpected bytes after its CONNECT answer"),
@@ -218,6 +218,18 @@ fn read_answer(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(io_failure(e, proxy)),
         }
+    }
+}
+
+/// Whether an `https://` proxy's TLS session holds decrypted bytes we have
+/// not read (they would follow the CONNECT answer).
+fn has_plaintext_buffered(stream: &mut Transport) -> bool {
+    match stream {
+        Transport::Tls(s) => s
+            .conn
+            .process_new_packets()
+            .map_or(true, |state| state.plaintext_bytes_to_read() > 0),
+        _ => false,
     }
 }
 
