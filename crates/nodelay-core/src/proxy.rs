@@ -159,7 +159,7 @@ impl Route {
         &'a self,
         target: &'a Target,
         headers: &'a [(&'a str, &'a str)],
-    ) -> (Cow<'a, str>, Cow<'a, [(&'a str, &'a str)]>) {
+    ) -> (Cow<'a, str>, Headers<'a>) {
         let is_proxy_auth = |(name, _): &&(&str, &str)| name.eq_ignore_ascii_case(PROXY_AUTH);
         match self {
             Route::Direct => (
@@ -212,6 +212,9 @@ impl Route {
 }
 
 const PROXY_AUTH: &str = "Proxy-Authorization";
+
+/// Request headers as `(name, value)` pairs, borrowed unless a route changed them.
+type Headers<'a> = Cow<'a, [(&'a str, &'a str)]>;
 
 /// The identity of a pooled connection: where its bytes go and how.
 /// Forwarded requests share the proxy's connections whatever their origin

@@ -6,7 +6,8 @@
 //! parser (bounded by its head limits). Only a 2xx opens the tunnel; the
 //! origin's TLS handshake then runs inside it, checked against the origin's
 //! name. Nothing of the request is sent before that, so a refusing proxy
-//! never sees it in cleartext.
+//! never sees it in cleartext. With an `https://` proxy the CONNECT exchange
+//! runs over TLS with the proxy, and the origin's TLS session inside that.
 
 use std::io::{self, Read, Write};
 

@@ -23,10 +23,13 @@ use nodelay_core::{
 
 type Handler = dyn Fn(&mut Conn) + Send + Sync;
 
+/// The bytes one connection received, shared with the test.
+type Received = Arc<Mutex<Vec<u8>>>;
+
 /// One accepted connection: its socket and what it received so far.
 struct Conn {
     stream: TcpStream,
-    received: Arc<Mutex<Vec<u8>>>,
+    received: Received,
     pending: Vec<u8>,
 }
 
@@ -66,7 +69,7 @@ impl Conn {
 struct ScriptedProxy {
     port: u16,
     /// Bytes received, per accepted connection.
-    connections: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+    connections: Arc<Mutex<Vec<Received>>>,
     /// Connections whose handler returned.
     finished: Arc<AtomicUsize>,
 }
@@ -75,7 +78,7 @@ impl ScriptedProxy {
     fn start(handler: impl Fn(&mut Conn) + Send + Sync + 'static) -> ScriptedProxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let connections: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>> = Arc::default();
+        let connections: Arc<Mutex<Vec<Received>>> = Arc::default();
         let handler: Arc<Handler> = Arc::new(handler);
         let seen = Arc::clone(&connections);
         let finished: Arc<AtomicUsize> = Arc::default();
