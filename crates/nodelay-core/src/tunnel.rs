@@ -10,12 +10,13 @@
 //! runs over TLS with the proxy, and the origin's TLS session inside that.
 
 use std::io::{self, Read, Write};
+use std::time::Instant;
 
 use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
 use nodelay_proto::parse_response_head;
 
 use crate::connect::connect_direct;
-use crate::deadline::{Budget, Deadlines};
+use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::proxy::Proxy;
 use crate::target::Origin;
@@ -56,8 +57,9 @@ pub(crate) fn open(
 ) -> Result<Transport, Error> {
     let mut stream = connect_proxy(proxy, tls, deadlines)?;
     let request = connect_head(proxy.authorization(), origin);
-    send(&mut stream, &request, proxy, deadlines)?;
-    read_answer(&mut stream, proxy, origin, deadlines)?;
+    let phase_end = deadlines.until(deadlines.timeouts.connect);
+    send(&mut stream, &request, proxy, phase_end)?;
+    read_answer(&mut stream, proxy, origin, phase_end)?;
     if origin.scheme != "https" {
         return Ok(stream);
     }
@@ -100,10 +102,23 @@ fn connect_head(authorization: Option<&str>, origin: &Origin) -> Vec<u8> {
     head
 }
 
-fn connect_budget(stream: &Transport, deadlines: &Deadlines, proxy: &Proxy) -> Result<(), Error> {
-    let budget = match deadlines.budget(deadlines.timeouts.connect) {
-        Budget::Expired => return Err(timed_out(proxy)),
-        Budget::Wait(t) => t,
+/// Sets the socket timeouts to what is left until `phase_end` (the whole
+/// CONNECT exchange shares one connect timeout, so a proxy dripping its
+/// answer byte by byte cannot stretch it).
+fn connect_budget(
+    stream: &Transport,
+    phase_end: Option<Instant>,
+    proxy: &Proxy,
+) -> Result<(), Error> {
+    let budget = match phase_end {
+        None => None,
+        Some(end) => {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out(proxy));
+            }
+            Some(left)
+        }
     };
     let tcp = stream.tcp();
     tcp.set_read_timeout(budget)
@@ -138,11 +153,11 @@ fn send(
     stream: &mut Transport,
     request: &[u8],
     proxy: &Proxy,
-    deadlines: &Deadlines,
+    phase_end: Option<Instant>,
 ) -> Result<(), Error> {
     let mut rest = request;
     while !rest.is_empty() {
-        connect_budget(stream, deadlines, proxy)?;
+        connect_budget(stream, phase_end, proxy)?;
         match stream.write(rest) {
             Ok(0) => return Err(io_failure(io::ErrorKind::WriteZero.into(), proxy)),
             Ok(n) => rest = &rest[n..],
@@ -159,7 +174,7 @@ fn read_answer(
     stream: &mut Transport,
     proxy: &Proxy,
     origin: &Origin,
-    deadlines: &Deadlines,
+    phase_end: Option<Instant>,
 ) -> Result<(), Error> {
     let mut buf: Vec<u8> = Vec::with_capacity(CONNECT_READ_BYTES);
     let mut chunk = [0u8; CONNECT_READ_BYTES];
@@ -200,7 +215,7 @@ fn read_answer(
             }
             return Ok(());
         }
-        connect_budget(stream, deadlines, proxy)?;
+        connect_budget(stream, phase_end, proxy)?;
         match stream.read(&mut chunk) {
             Ok(0) => {
                 return Err(Error::new(

@@ -424,6 +424,28 @@ fn proxy_that_never_answers_connect_is_a_connect_timeout_on_time() {
 }
 
 #[test]
+fn proxy_dripping_its_connect_answer_is_stopped_by_one_connect_timeout() {
+    let proxy = ScriptedProxy::start(|conn| {
+        conn.read_head();
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: yes\r\n\r\n" {
+            conn.write(&[*byte]);
+            thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let client = client_via(None, Some(proxy.url("")), None);
+    let started = Instant::now();
+    let err = expect_error(get_within(
+        &client,
+        "https://origin.test/",
+        &[],
+        Duration::from_millis(400),
+    ));
+    assert_eq!(err.kind(), ErrorKind::ConnectTimeout, "{err:?}");
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+}
+
+#[test]
 fn bytes_after_the_connect_answer_are_refused() {
     let proxy = ScriptedProxy::start(|conn| {
         conn.read_head();
