@@ -1,36 +1,19 @@
-//! Opening connections within the connect deadline: direct, or through a
-//! proxy (see `tunnel`).
+//! Opening TCP connections within the connect deadline.
 
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
-use crate::proxy::{ConnKey, Route};
 use crate::target::Origin;
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
-use crate::tunnel;
-
-/// Opens the connection a pool key describes: to the origin, to the proxy
-/// that forwards requests, or a CONNECT tunnel through the proxy.
-pub(crate) fn connect(
-    key: &ConnKey,
-    tls: &TlsSetup,
-    deadlines: &Deadlines,
-) -> Result<Transport, Error> {
-    match &key.route {
-        Route::Direct => connect_direct(&key.origin, tls, deadlines),
-        Route::Forward(proxy) => tunnel::connect_proxy(proxy, tls, deadlines),
-        Route::Tunnel(proxy) => tunnel::open(proxy, &key.origin, tls, deadlines),
-    }
-}
 
 /// Resolves the origin and connects to the first address that answers, each
 /// attempt bounded by what is left of the connect (and total) deadline.
 /// `TCP_NODELAY` is set on success: we always send whole requests in one write,
 /// so Nagle can only add latency.
-pub(crate) fn connect_direct(
+pub(crate) fn connect(
     origin: &Origin,
     tls: &TlsSetup,
     deadlines: &Deadlines,

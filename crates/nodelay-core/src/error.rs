@@ -23,15 +23,15 @@ pub enum ErrorKind {
     Read,
     Write,
     RemoteProtocol,
-    /// The proxy refused (CONNECT answered with a non-2xx status, 407
-    /// included), could not be reached, or broke the CONNECT exchange.
-    Proxy,
     /// A body that cannot be decoded, or decodes beyond its bounds.
     Decoding,
     /// A signal handler asked to abort (Ctrl-C); the caller holds the reason.
     Interrupted,
     /// The client was closed.
     Closed,
+    /// The proxy refused (CONNECT answered with a non-2xx status, 407
+    /// included), could not be reached, or broke the CONNECT exchange.
+    Proxy,
 }
 
 /// An engine error. Cheap to move (one box).
@@ -65,11 +65,6 @@ impl Error {
         self
     }
 
-    pub(crate) fn before_response(mut self) -> Self {
-        self.inner.nothing_received = true;
-        self
-    }
-
     /// The same failure seen from a caller with more context: a new kind,
     /// and `prefix` put before the message (e.g. which proxy failed).
     pub(crate) fn recast(mut self, kind: ErrorKind, prefix: impl Into<String>) -> Self {
@@ -77,6 +72,11 @@ impl Error {
         message.push_str(&self.inner.message);
         self.inner.kind = kind;
         self.inner.message = message;
+        self
+    }
+
+    pub(crate) fn before_response(mut self) -> Self {
+        self.inner.nothing_received = true;
         self
     }
 

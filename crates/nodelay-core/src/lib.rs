@@ -17,14 +17,16 @@ mod fork;
 pub mod form;
 mod interrupt;
 pub mod limits;
-mod no_proxy;
 mod pool;
-mod proxy;
 pub mod runtime;
 mod stream;
 mod target;
 mod tls;
 mod transport;
+
+// Proxies: settings and routing, NO_PROXY matching, CONNECT tunnels.
+mod no_proxy;
+mod proxy;
 mod tunnel;
 
 pub use client::{Client, PoolConfig, Prepared, RequestParts};

@@ -7,12 +7,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::conn::Connection;
-use crate::connect::connect;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::proxy::ConnKey;
 use crate::tls::TlsSetup;
+use crate::tunnel::connect_route;
 
 /// Pool bounds; `None` means unbounded / never expires.
 #[derive(Debug, Clone, Copy)]
@@ -164,7 +164,7 @@ impl Pool {
                     generation,
                     armed: true,
                 };
-                let stream = connect(key, &self.tls, deadlines)?;
+                let stream = connect_route(key, &self.tls, deadlines)?;
                 slot.disarm();
                 return Ok(PooledConn {
                     conn: Some(Connection::new(stream)),

@@ -15,10 +15,10 @@ use std::time::Instant;
 use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
 use nodelay_proto::parse_response_head;
 
-use crate::connect::connect_direct;
+use crate::connect::connect as connect_direct;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
-use crate::proxy::Proxy;
+use crate::proxy::{ConnKey, Proxy, Route};
 use crate::target::Origin;
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
@@ -30,14 +30,24 @@ const CONNECT_READ_BYTES: usize = 4096;
 /// Longest part of a proxy's reason phrase repeated in an error message.
 const MAX_REASON_IN_MESSAGE: usize = 100;
 
-/// Opens a connection to the proxy (TCP, plus TLS for an `https://` proxy).
-/// Failures name the proxy (never its credentials); a refused or reset
-/// connection is a `ProxyError`, timeouts stay `ConnectTimeout`.
-pub(crate) fn connect_proxy(
-    proxy: &Proxy,
+/// Opens the connection a pool key describes: to the origin, to the proxy
+/// that forwards requests, or a CONNECT tunnel through the proxy.
+pub(crate) fn connect_route(
+    key: &ConnKey,
     tls: &TlsSetup,
     deadlines: &Deadlines,
 ) -> Result<Transport, Error> {
+    match &key.route {
+        Route::Direct => connect_direct(&key.origin, tls, deadlines),
+        Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines),
+        Route::Tunnel(proxy) => open(proxy, &key.origin, tls, deadlines),
+    }
+}
+
+/// Opens a connection to the proxy (TCP, plus TLS for an `https://` proxy).
+/// Failures name the proxy (never its credentials); a refused or reset
+/// connection is a `ProxyError`, timeouts stay `ConnectTimeout`.
+fn connect_proxy(proxy: &Proxy, tls: &TlsSetup, deadlines: &Deadlines) -> Result<Transport, Error> {
     connect_direct(&proxy.origin, tls, deadlines).map_err(|e| {
         let kind = match e.kind() {
             ErrorKind::Connect => ErrorKind::Proxy,
@@ -49,7 +59,7 @@ pub(crate) fn connect_proxy(
 
 /// Opens a CONNECT tunnel to `origin` through `proxy`, then the TLS session
 /// with the origin inside it (for an `https` origin).
-pub(crate) fn open(
+fn open(
     proxy: &Proxy,
     origin: &Origin,
     tls: &TlsSetup,
