@@ -36,7 +36,7 @@ pub use exchange::Exchange;
 pub use interrupt::{Interrupt, NeverInterrupt};
 pub use no_proxy::NoProxy;
 pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};
-pub use proxy::{mask_userinfo, ProxySettings};
+pub use proxy::ProxySettings;
 pub use stream::BodyStream;
 pub use target::{Origin, Target};
 pub use tls::TlsOptions;

@@ -275,7 +275,7 @@ impl Proxies {
 }
 
 /// `raw` with any `user:password@` replaced by `***@`, for messages.
-pub fn mask_userinfo(raw: &str) -> String {
+pub(crate) fn mask_userinfo(raw: &str) -> String {
     let start = raw.find("://").map_or(0, |i| i + 3);
     let authority_end = raw[start..]
         .find(['/', '?', '#'])
