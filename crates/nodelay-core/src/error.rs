@@ -20,6 +20,9 @@ pub enum ErrorKind {
     Connect,
     /// TLS handshake or certificate failure (a kind of connect failure).
     Tls,
+    /// The proxy refused (CONNECT answered with a non-2xx status, 407
+    /// included), could not be reached, or broke the CONNECT exchange.
+    Proxy,
     Read,
     Write,
     RemoteProtocol,
@@ -29,9 +32,6 @@ pub enum ErrorKind {
     Interrupted,
     /// The client was closed.
     Closed,
-    /// The proxy refused (CONNECT answered with a non-2xx status, 407
-    /// included), could not be reached, or broke the CONNECT exchange.
-    Proxy,
 }
 
 /// An engine error. Cheap to move (one box).

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
-use nodelay_core::{
-    Client, Error, Exchange, PoolConfig, ProxySettings, RequestParts, Timeouts, TlsOptions,
-};
+use nodelay_core::{Client, Error, Exchange, PoolConfig, RequestParts, Timeouts, TlsOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -103,7 +101,7 @@ impl Engine {
             client_cert: cert_file,
             client_key: key_file,
         };
-        let proxies = ProxySettings {
+        let proxies = nodelay_core::ProxySettings {
             http: http_proxy,
             https: https_proxy,
             no_proxy,

@@ -21,11 +21,11 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::PoolTimeout => "PoolTimeout",
         ErrorKind::Connect => "ConnectError",
         ErrorKind::Tls => "TLSError",
+        ErrorKind::Proxy => "ProxyError",
         ErrorKind::Read => "ReadError",
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",
         ErrorKind::Decoding => "DecodingError",
-        ErrorKind::Proxy => "ProxyError",
         ErrorKind::Interrupted | ErrorKind::Closed => "TransportError",
     }
 }
