@@ -459,3 +459,24 @@ def test_https_proxy_tunnels_https_tls_inside_tls(ca: trustme.CA, ca_file: str) 
 def test_https_proxy_certificate_is_checked(ca: trustme.CA, server: _core.TestServer) -> None:
     with tls_proxy(ca) as proxy, pytest.raises(nodelay.TLSError, match="proxy https://"):
         nodelay.get(f"{server.url}/bytes/1", proxy=proxy.url)  # system store: unknown CA
+
+
+def test_g26_refused_connect_sends_nothing_in_cleartext(scripted, ca_file: str) -> None:  # type: ignore[no-untyped-def]
+    from scripted import Recv, Send
+
+    refuse = b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"
+    proxy = scripted([Recv(), Send(refuse), Recv(timeout=2)])
+    with pytest.raises(nodelay.ProxyError, match="407"):
+        nodelay.post(
+            "https://origin.test/login?user=me",
+            proxy=proxy.url.replace("http://", "http://u:hunter2@"),
+            content=b"password=secret",
+            verify=ca_file,
+        )
+    [conn] = proxy.conns
+    assert conn.done.wait(5)
+    assert conn.eof, "the client closed the connection after the refusal"
+    assert bytes(conn.received) == (
+        b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n"
+        b"Proxy-Authorization: Basic dTpodW50ZXIy\r\n\r\n"
+    )
