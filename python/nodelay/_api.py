@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._cookies import CookieTypes
     from ._models import Response
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
+    from ._proxy import ProxyTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
 
@@ -46,14 +47,16 @@ def request(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send one request with a throw-away ``Client`` (see ``Client.request``).
 
     ``cookies`` and ``auth`` apply to this request's origin only (never carried by a
-    redirect to another one); ``trust_env``: use ``.netrc`` credentials when no ``auth``.
+    redirect to another one); ``trust_env``: use ``.netrc`` credentials when no ``auth``,
+    and the ``*_proxy`` environment variables when no ``proxy`` (see ``Client``).
     """
-    with Client(verify=verify, cert=cert, trust_env=trust_env) as client:
+    with Client(verify=verify, cert=cert, trust_env=trust_env, proxy=proxy) as client:
         return client.request(
             method,
             url,
@@ -85,6 +88,7 @@ def get(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a GET request with a throw-away ``Client``."""
@@ -101,6 +105,7 @@ def get(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -118,6 +123,7 @@ def head(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a HEAD request with a throw-away ``Client``."""
@@ -134,6 +140,7 @@ def head(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -151,6 +158,7 @@ def options(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a OPTIONS request with a throw-away ``Client``."""
@@ -167,6 +175,7 @@ def options(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -184,6 +193,7 @@ def delete(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a DELETE request with a throw-away ``Client``."""
@@ -200,6 +210,7 @@ def delete(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -221,6 +232,7 @@ def post(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a POST request with a throw-away ``Client``."""
@@ -241,6 +253,7 @@ def post(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -262,6 +275,7 @@ def put(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a PUT request with a throw-away ``Client``."""
@@ -282,6 +296,7 @@ def put(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -303,6 +318,7 @@ def patch(
     cookies: CookieTypes | None = None,
     auth: AuthTypes | None = None,
     trust_env: bool = True,
+    proxy: ProxyTypes | None = None,
     stream: bool = False,
 ) -> Response:
     """Send a PATCH request with a throw-away ``Client``."""
@@ -323,6 +339,7 @@ def patch(
         cookies=cookies,
         auth=auth,
         trust_env=trust_env,
+        proxy=proxy,
         stream=stream,
     )
 
@@ -330,7 +347,10 @@ def patch(
 @contextmanager
 def stream(method: str, url: str, **kwargs: Any) -> Iterator[Response]:
     """``with nodelay.stream("GET", url) as r:`` — ``Client.stream`` with a throw-away client
-    (``verify``, ``cert`` and ``trust_env`` configure it; the rest go to the request)."""
-    client_options = {k: kwargs.pop(k) for k in ("verify", "cert", "trust_env") if k in kwargs}
+    (``verify``, ``cert``, ``trust_env`` and ``proxy`` configure it; the rest go to the
+    request)."""
+    client_options = {
+        k: kwargs.pop(k) for k in ("verify", "cert", "trust_env", "proxy") if k in kwargs
+    }
     with Client(**client_options) as client, client.stream(method, url, **kwargs) as response:
         yield response

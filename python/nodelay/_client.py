@@ -19,6 +19,7 @@ from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, redirect_flow
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
+from ._proxy import engine_proxy_options
 from ._streaming import StreamRaw
 
 TYPE_CHECKING = False
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
+    from ._proxy import ProxyTypes
     from ._retry import RetryTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
@@ -85,6 +87,13 @@ class Client(BaseClient):
     ``event_hooks``: ``{"request": [f, ...], "response": [g, ...]}`` as in httpx
     (``client.event_hooks``). ``max_decoded_size``: most bytes a compressed body may
     decode to (default 1 GiB), beyond which reading it raises ``DecodingError``.
+    ``proxy``: ``"http://[user:password@]host:port"`` (or ``https://``: TLS to the proxy)
+    for http and https requests, or a mapping with ``"http"``/``"https"``/``"all"``/
+    ``"no_proxy"`` keys; http requests are forwarded in absolute form, https ones go through
+    a CONNECT tunnel (TLS with the origin inside it). Without ``proxy`` and with
+    ``trust_env``, ``http_proxy``/``https_proxy``/``all_proxy``/``no_proxy`` (lowercase
+    first, then uppercase; uppercase ``HTTP_PROXY`` ignored under CGI) are read when the
+    client is created; ``proxy`` wins over them. Proxy credentials go to the proxy only.
 
     Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
     inside the engine and each request runs on its calling thread with the GIL released.
@@ -112,6 +121,7 @@ class Client(BaseClient):
         retries: RetryTypes = None,
         event_hooks: EventHooks | None = None,
         max_decoded_size: int | None = None,
+        proxy: ProxyTypes | None = None,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -135,6 +145,7 @@ class Client(BaseClient):
                 _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
             ),
             **tls_engine_options(verify, cert),
+            **engine_proxy_options(proxy, trust_env),
         )
 
     @property
@@ -572,6 +583,7 @@ class Session(Client):
         retries: RetryTypes = None,
         event_hooks: EventHooks | None = None,
         max_decoded_size: int | None = None,
+        proxy: ProxyTypes | None = None,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -589,4 +601,5 @@ class Session(Client):
             retries=retries,
             event_hooks=event_hooks,
             max_decoded_size=max_decoded_size,
+            proxy=proxy,
         )

@@ -30,10 +30,20 @@ class Engine:
         cert_file: str | None = None,
         key_file: str | None = None,
         max_decoded_size: int = 1 << 30,
+        http_proxy: str | None = None,
+        https_proxy: str | None = None,
+        no_proxy: str | None = None,
     ) -> None:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
         trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
-        in ``cert_file``). The TLS configuration is built on first https use."""
+        in ``cert_file``). The TLS configuration is built on first https use.
+
+        Proxies: ``http_proxy`` forwards http requests (absolute-form target),
+        ``https_proxy`` tunnels https requests with CONNECT; URLs are
+        ``http[s]://[user:password@]host[:port]`` (credentials become
+        ``Proxy-Authorization: Basic``, for the proxy only). ``no_proxy`` lists the targets
+        that go direct (curl's NO_PROXY syntax). Parsed here: a bad proxy URL raises
+        ``ValueError`` (credentials masked)."""
     def request(
         self,
         method: str,

@@ -40,6 +40,8 @@ EXIT_CODES = {
     "too_many_redirects": 47,
     "send_error": 55,
     "recv_error": 56,
+    "couldnt_resolve_proxy": 5,
+    "proxy": 97,
 }
 """curl's exit codes (``man curl``, EXIT CODES) for the failures ``nodelay get`` reports."""
 
@@ -55,7 +57,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="send one HTTP request and print the response (curl-like)",
         description="Send one HTTP request with nodelay and print the response body. "
         "Exit codes follow curl's (6 resolve, 7 connect, 28 timeout, 22 HTTP >= 400 with "
-        "-f, 47 redirects, 56 receive, 1 protocol, 3 URL).",
+        "-f, 47 redirects, 56 receive, 1 protocol, 3 URL, 5 proxy resolve, 97 proxy).",
     )
     p.add_argument("url", help="URL to request (http:// is assumed when no scheme is given)")
     p.add_argument("-X", "--request", dest="method", metavar="METHOD", help="request method")
@@ -95,6 +97,18 @@ def add_parser(subparsers: Subparsers) -> None:
     p.add_argument("-m", "--max-time", type=float, metavar="SECONDS", help="total time allowed")
     p.add_argument(
         "--connect-timeout", type=float, metavar="SECONDS", help="time allowed to connect"
+    )
+    p.add_argument(
+        "-x",
+        "--proxy",
+        metavar="URL",
+        help="use this proxy: http://[user:password@]host:port (or https://); "
+        "default: $http_proxy/$https_proxy/$all_proxy",
+    )
+    p.add_argument(
+        "--noproxy",
+        metavar="LIST",
+        help="hosts that go direct (NO_PROXY syntax: domains, *, IPs, CIDRs); overrides $no_proxy",
     )
     p.add_argument("-s", "--silent", action="store_true", help="no progress, no error messages")
     p.add_argument("-v", "--verbose", action="store_true", help="print heads and timings to stderr")
@@ -136,6 +150,13 @@ def exit_code(exc: BaseException) -> int:
         return EXIT_CODES["malformed_url"]
     if isinstance(exc, e.UnsupportedProtocol):
         return EXIT_CODES["unsupported_protocol"]
+    if isinstance(exc, e.ProxyError):
+        # "proxy URL: failed to resolve ..." / "...: failed to connect ..." / a refusal.
+        if "failed to resolve" in str(exc):
+            return EXIT_CODES["couldnt_resolve_proxy"]
+        if "failed to connect" in str(exc):
+            return EXIT_CODES["couldnt_connect"]
+        return EXIT_CODES["proxy"]
     if isinstance(exc, e.TooManyRedirects):
         return EXIT_CODES["too_many_redirects"]
     if isinstance(exc, e.TimeoutException):
@@ -150,6 +171,23 @@ def exit_code(exc: BaseException) -> int:
     if isinstance(exc, e.ReadError | e.RemoteProtocolError):
         return EXIT_CODES["recv_error"]
     return 1
+
+
+def _proxy_option(args: argparse.Namespace) -> dict[str, str | None] | None:
+    """``proxy=`` for ``-x``/``--noproxy`` (curl: ``--noproxy`` also applies to ``-x``, and
+    overrides ``$no_proxy``); ``None`` leaves the environment in charge."""
+    if args.proxy is None and args.noproxy is None:
+        return None
+    if args.proxy is not None:
+        return {"all": args.proxy, "no_proxy": args.noproxy}
+    from ._proxy import engine_proxy_options
+
+    env = engine_proxy_options(None, trust_env=True)
+    return {
+        "http": env.get("http_proxy"),
+        "https": env.get("https_proxy"),
+        "no_proxy": args.noproxy,
+    }
 
 
 def _head_lines(response: Response) -> list[str]:
@@ -261,7 +299,10 @@ def main(args: argparse.Namespace) -> int:
     show_indicator = args.output is not None and not args.silent and err.isatty()
     try:
         with Client(
-            timeout=timeout, follow_redirects=args.location, max_redirects=args.max_redirs
+            timeout=timeout,
+            follow_redirects=args.location,
+            max_redirects=args.max_redirs,
+            proxy=_proxy_option(args),
         ) as client:
             t0 = time.perf_counter()
             if show_indicator:

@@ -14,6 +14,7 @@ use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES, UPLOAD_CHUNK_BYTES};
 use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
+use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
 use crate::target::Target;
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::{send_streamed, BodySource, StreamFraming};
@@ -29,6 +30,8 @@ pub struct RequestParts<'a> {
 /// A request encoded and ready to send (possibly more than once).
 pub struct Prepared {
     pub target: Target,
+    /// Which pooled connections may carry it (origin and proxy route).
+    key: ConnKey,
     /// Head, followed by the body when it is small (one write).
     wire: Vec<u8>,
     body_inlined: bool,
@@ -98,6 +101,8 @@ fn framing_with_headers(
 /// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
 pub struct Client {
     pool: Arc<Pool>,
+    /// `None` without proxies: requests then skip routing entirely.
+    proxies: Option<Proxies>,
 }
 
 impl Client {
@@ -108,12 +113,31 @@ impl Client {
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
         Client {
             pool: Arc::new(Pool::new(config, TlsSetup::new(tls))),
+            proxies: None,
         }
+    }
+
+    /// A client whose requests go through the proxies in `proxies` (parsed
+    /// now: a bad proxy URL fails here, not on the first request).
+    pub fn with_proxies(
+        config: PoolConfig,
+        tls: TlsOptions,
+        proxies: &ProxySettings,
+    ) -> Result<Self, Error> {
+        Ok(Client {
+            proxies: Proxies::new(proxies)?,
+            ..Self::with_tls(config, tls)
+        })
     }
 
     /// Parses the URL and encodes the request; fails before any I/O on bad input.
     pub fn prepare(&self, parts: &RequestParts<'_>) -> Result<Prepared, Error> {
         let target = Target::parse(parts.url)?;
+        let route = match &self.proxies {
+            None => Route::Direct,
+            Some(proxies) => proxies.route(&target.origin),
+        };
+        let (request_target, headers) = route.request_form(&target, parts.headers);
         let body_len = parts.body.map(|b| b.len());
         let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
         let mut wire = Vec::with_capacity(
@@ -127,9 +151,9 @@ impl Client {
             &mut wire,
             &RequestHead {
                 method: parts.method,
-                target: &target.path_and_query,
+                target: &request_target,
                 host: &target.authority,
-                headers: parts.headers,
+                headers: &headers,
                 content_length: body_len.map(|n| n as u64),
             },
         )
@@ -137,7 +161,10 @@ impl Client {
         if body_inlined {
             wire.extend_from_slice(parts.body.unwrap_or_default());
         }
+        drop((request_target, headers));
+        let key = route.key(&target.origin);
         Ok(Prepared {
+            key,
             target,
             wire,
             body_inlined,
@@ -160,8 +187,13 @@ impl Client {
     ) -> Result<Prepared, Error> {
         let target = Target::parse(parts.url)?;
         let framing = framing_with_headers(parts.headers, framing)?;
-        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(parts.headers.len() + 1);
-        headers.extend_from_slice(parts.headers);
+        let route = match &self.proxies {
+            None => Route::Direct,
+            Some(proxies) => proxies.route(&target.origin),
+        };
+        let (request_target, routed) = route.request_form(&target, parts.headers);
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
+        headers.extend_from_slice(&routed);
         let has_te = has_header(parts.headers, "transfer-encoding");
         if framing == StreamFraming::Chunked && !has_te {
             headers.push(("Transfer-Encoding", "chunked"));
@@ -171,7 +203,7 @@ impl Client {
             &mut wire,
             &RequestHead {
                 method: parts.method,
-                target: &target.path_and_query,
+                target: &request_target,
                 host: &target.authority,
                 headers: &headers,
                 content_length: match framing {
@@ -181,7 +213,10 @@ impl Client {
             },
         )
         .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
+        drop((request_target, routed, headers));
+        let key = route.key(&target.origin);
         Ok(Prepared {
+            key,
             target,
             wire,
             body_inlined: false,
@@ -210,9 +245,7 @@ impl Client {
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self
-                .pool
-                .checkout(&prepared.target.origin, &deadlines, fresh)?;
+            let mut pooled = self.pool.checkout(&prepared.key, &deadlines, fresh)?;
             let attempt = send_streamed(
                 &mut pooled,
                 &prepared.wire,
@@ -262,9 +295,7 @@ impl Client {
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self
-                .pool
-                .checkout(&prepared.target.origin, &deadlines, fresh)?;
+            let mut pooled = self.pool.checkout(&prepared.key, &deadlines, fresh)?;
             let attempt = send_request(
                 &mut pooled,
                 &prepared.wire,

@@ -20,6 +20,9 @@ pub enum ErrorKind {
     Connect,
     /// TLS handshake or certificate failure (a kind of connect failure).
     Tls,
+    /// The proxy refused (CONNECT answered with a non-2xx status, 407
+    /// included), could not be reached, or broke the CONNECT exchange.
+    Proxy,
     Read,
     Write,
     RemoteProtocol,
@@ -69,6 +72,16 @@ impl Error {
 
     pub(crate) fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
         self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    /// The same failure seen from a caller with more context: a new kind,
+    /// and `prefix` put before the message (e.g. which proxy failed).
+    pub(crate) fn recast(mut self, kind: ErrorKind, prefix: impl Into<String>) -> Self {
+        let mut message = prefix.into();
+        message.push_str(&self.inner.message);
+        self.inner.kind = kind;
+        self.inner.message = message;
         self
     }
 

@@ -26,12 +26,19 @@ mod tls;
 mod transport;
 mod upload;
 
+// Proxies: settings and routing, NO_PROXY matching, CONNECT tunnels.
+mod no_proxy;
+mod proxy;
+mod tunnel;
+
 pub use client::{Client, PoolConfig, Prepared, RequestParts};
 pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
 pub use exchange::Exchange;
 pub use interrupt::{Interrupt, NeverInterrupt};
+pub use no_proxy::NoProxy;
 pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};
+pub use proxy::ProxySettings;
 pub use stream::BodyStream;
 pub use target::{Origin, Target};
 pub use tls::TlsOptions;

@@ -7,12 +7,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::conn::Connection;
-use crate::connect::connect;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
-use crate::target::Origin;
+use crate::proxy::ConnKey;
 use crate::tls::TlsSetup;
+use crate::tunnel::connect_route;
 
 /// Pool bounds; `None` means unbounded / never expires.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +34,7 @@ pub(crate) struct Pool {
 
 #[derive(Default)]
 struct State {
-    idle: HashMap<Origin, Vec<Connection>>,
+    idle: HashMap<ConnKey, Vec<Connection>>,
     idle_count: usize,
     /// Connections open: idle plus checked out.
     open: usize,
@@ -71,7 +71,7 @@ pub(crate) struct PooledConn {
     conn: Option<Connection>,
     pub reused: bool,
     pool: Arc<Pool>,
-    origin: Origin,
+    key: ConnKey,
     generation: u64,
 }
 
@@ -128,13 +128,13 @@ impl Pool {
         state
     }
 
-    /// Takes an idle live connection to `origin`, or opens a new one when a slot
+    /// Takes an idle live connection for `key` (origin and route), or opens a new one when a slot
     /// is free, or waits for one until the pool deadline (`PoolTimeout`).
     /// `fresh` skips the idle connections (the retry after a stale one: its
     /// idle siblings are likely stale too).
     pub fn checkout(
         self: &Arc<Self>,
-        origin: &Origin,
+        key: &ConnKey,
         deadlines: &Deadlines,
         fresh: bool,
     ) -> Result<PooledConn, Error> {
@@ -142,15 +142,12 @@ impl Pool {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
             let generation = state.generation;
-            if let Some(conn) = (!fresh)
-                .then(|| self.pop_idle(&mut state, origin))
-                .flatten()
-            {
+            if let Some(conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
                 return Ok(PooledConn {
                     conn: Some(conn),
                     reused: true,
                     pool: Arc::clone(self),
-                    origin: origin.clone(),
+                    key: key.clone(),
                     generation,
                 });
             }
@@ -167,13 +164,13 @@ impl Pool {
                     generation,
                     armed: true,
                 };
-                let stream = connect(origin, &self.tls, deadlines)?;
+                let stream = connect_route(key, &self.tls, deadlines)?;
                 slot.disarm();
                 return Ok(PooledConn {
                     conn: Some(Connection::new(stream)),
                     reused: false,
                     pool: Arc::clone(self),
-                    origin: origin.clone(),
+                    key: key.clone(),
                     generation,
                 });
             }
@@ -200,10 +197,10 @@ impl Pool {
         }
     }
 
-    fn pop_idle(&self, state: &mut State, origin: &Origin) -> Option<Connection> {
+    fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<Connection> {
         let now = Instant::now();
         loop {
-            let mut conn = state.idle.get_mut(origin)?.pop()?;
+            let mut conn = state.idle.get_mut(key)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
@@ -234,10 +231,10 @@ impl Pool {
         if keep {
             conn.served += 1;
             conn.idle_since = Instant::now();
-            match state.idle.get_mut(&pooled.origin) {
+            match state.idle.get_mut(&pooled.key) {
                 Some(stack) => stack.push(conn),
                 None => {
-                    state.idle.insert(pooled.origin.clone(), vec![conn]);
+                    state.idle.insert(pooled.key.clone(), vec![conn]);
                 }
             }
             state.idle_count += 1;

@@ -52,6 +52,27 @@ impl Default for TlsOptions {
 
 pub(crate) type TlsStream = StreamOwned<ClientConnection, TcpStream>;
 
+/// TLS with the origin inside a TLS session with an `https://` proxy.
+pub(crate) type NestedTlsStream = StreamOwned<ClientConnection, TlsStream>;
+
+/// What a TLS session can run over: a byte stream whose TCP socket carries
+/// the timeouts (plain TCP, or TLS to a proxy for a tunnel inside it).
+pub(crate) trait OverTcp: io::Read + io::Write {
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl OverTcp for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl OverTcp for TlsStream {
+    fn tcp(&self) -> &TcpStream {
+        &self.sock
+    }
+}
+
 /// Builds the client configuration on first use (a client that never speaks
 /// https never reads the trust store) and shares the default one process-wide
 /// (loading the system store costs milliseconds; a new client must not pay it).
@@ -80,12 +101,12 @@ impl TlsSetup {
     }
 
     /// Runs the TLS handshake on a connected socket within the connect deadline.
-    pub fn handshake(
+    pub fn handshake<S: OverTcp>(
         &self,
         host: &str,
-        mut sock: TcpStream,
+        mut sock: S,
         deadlines: &Deadlines,
-    ) -> Result<TlsStream, Error> {
+    ) -> Result<StreamOwned<ClientConnection, S>, Error> {
         let config = self.config()?;
         // A trailing dot is the same host for DNS but not for certificates.
         let host = host.strip_suffix('.').unwrap_or(host);
@@ -109,8 +130,9 @@ impl TlsSetup {
                 }
                 Budget::Wait(t) => t,
             };
-            sock.set_read_timeout(budget)
-                .and_then(|()| sock.set_write_timeout(budget))
+            let tcp = sock.tcp();
+            tcp.set_read_timeout(budget)
+                .and_then(|()| tcp.set_write_timeout(budget))
                 .map_err(|e| {
                     Error::new(ErrorKind::Connect, format!("socket setup failed: {e}"))
                         .with_source(e)

@@ -1,14 +1,16 @@
-//! The byte stream under a connection: plain TCP or TLS over TCP.
+//! The byte stream under a connection: plain TCP, TLS over TCP, or TLS with
+//! the origin inside TLS with an `https://` proxy (a CONNECT tunnel).
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 
-use crate::tls::TlsStream;
+use crate::tls::{NestedTlsStream, TlsStream};
 
 pub(crate) enum Transport {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
+    NestedTls(Box<NestedTlsStream>),
 }
 
 impl Transport {
@@ -17,13 +19,15 @@ impl Transport {
         match self {
             Transport::Plain(s) => s,
             Transport::Tls(s) => &s.sock,
+            Transport::NestedTls(s) => &s.sock.sock,
         }
     }
 
     /// Whether an idle connection can carry another request: nothing to
     /// read (a readable idle socket means EOF, RST or bytes nobody asked
     /// for). TLS 1.3 servers may send session tickets after the handshake,
-    /// which make the socket readable; those are processed, not fatal.
+    /// which make the socket readable; those are processed, not fatal. A
+    /// readable nested session is not picked apart: it is simply not reused.
     pub fn is_idle_and_open(&mut self) -> bool {
         if !poll_readable(self.tcp()) {
             return true;
@@ -69,6 +73,10 @@ impl Read for Transport {
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
                 other => other,
             },
+            Transport::NestedTls(s) => match s.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
+                other => other,
+            },
         }
     }
 }
@@ -78,6 +86,7 @@ impl Write for Transport {
         match self {
             Transport::Plain(s) => s.write(buf),
             Transport::Tls(s) => s.write(buf),
+            Transport::NestedTls(s) => s.write(buf),
         }
     }
 
@@ -85,6 +94,7 @@ impl Write for Transport {
         match self {
             Transport::Plain(s) => s.write_vectored(bufs),
             Transport::Tls(s) => s.write_vectored(bufs),
+            Transport::NestedTls(s) => s.write_vectored(bufs),
         }
     }
 
@@ -92,6 +102,7 @@ impl Write for Transport {
         match self {
             Transport::Plain(s) => s.flush(),
             Transport::Tls(s) => s.flush(),
+            Transport::NestedTls(s) => s.flush(),
         }
     }
 }

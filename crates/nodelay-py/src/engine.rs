@@ -66,6 +66,9 @@ impl Engine {
         cert_file=None,
         key_file=None,
         max_decoded_size=DEFAULT_MAX_DECODED_BYTES,
+        http_proxy=None,
+        https_proxy=None,
+        no_proxy=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -77,6 +80,9 @@ impl Engine {
         cert_file: Option<PathBuf>,
         key_file: Option<PathBuf>,
         max_decoded_size: u64,
+        http_proxy: Option<String>,
+        https_proxy: Option<String>,
+        no_proxy: Option<String>,
     ) -> PyResult<Self> {
         if max_connections == Some(0) {
             return Err(PyValueError::new_err("max_connections must be at least 1"));
@@ -96,8 +102,15 @@ impl Engine {
             client_cert: cert_file,
             client_key: key_file,
         };
+        let proxies = nodelay_core::ProxySettings {
+            http: http_proxy,
+            https: https_proxy,
+            no_proxy,
+        };
+        let client = Client::with_proxies(pool, tls, &proxies)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {
-            client: Client::with_tls(pool, tls),
+            client,
             max_decoded_size,
         })
     }

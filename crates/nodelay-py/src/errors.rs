@@ -21,6 +21,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::PoolTimeout => "PoolTimeout",
         ErrorKind::Connect => "ConnectError",
         ErrorKind::Tls => "TLSError",
+        ErrorKind::Proxy => "ProxyError",
         ErrorKind::Read => "ReadError",
         ErrorKind::Write => "WriteError",
         ErrorKind::RemoteProtocol => "RemoteProtocolError",

@@ -1,0 +1,280 @@
+//! Connections through a proxy: the connection to the proxy itself, and the
+//! CONNECT tunnel (RFC 9110 §9.3.6) that https targets go through.
+//!
+//! The whole CONNECT exchange runs within the connect deadline: one write of
+//! the CONNECT head, then the proxy's answer read with the proto crate's
+//! parser (bounded by its head limits). Only a 2xx opens the tunnel; the
+//! origin's TLS handshake then runs inside it, checked against the origin's
+//! name. Nothing of the request is sent before that, so a refusing proxy
+//! never sees it in cleartext. With an `https://` proxy the CONNECT exchange
+//! runs over TLS with the proxy, and the origin's TLS session inside that.
+
+use std::io::{self, Read, Write};
+use std::time::Instant;
+
+use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
+use nodelay_proto::parse_response_head;
+
+use crate::connect::connect as connect_direct;
+use crate::deadline::Deadlines;
+use crate::error::{Error, ErrorKind};
+use crate::proxy::{ConnKey, Proxy, Route};
+use crate::target::Origin;
+use crate::tls::TlsSetup;
+use crate::transport::Transport;
+
+/// Bytes asked for per read of the proxy's answer: a CONNECT answer is a
+/// short head, and reading little keeps the buffer near the head limit.
+const CONNECT_READ_BYTES: usize = 4096;
+
+/// Longest part of a proxy's reason phrase repeated in an error message.
+const MAX_REASON_IN_MESSAGE: usize = 100;
+
+/// Opens the connection a pool key describes: to the origin, to the proxy
+/// that forwards requests, or a CONNECT tunnel through the proxy.
+pub(crate) fn connect_route(
+    key: &ConnKey,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+) -> Result<Transport, Error> {
+    match &key.route {
+        Route::Direct => connect_direct(&key.origin, tls, deadlines),
+        Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines),
+        Route::Tunnel(proxy) => open(proxy, &key.origin, tls, deadlines),
+    }
+}
+
+/// Opens a connection to the proxy (TCP, plus TLS for an `https://` proxy).
+/// Failures name the proxy (never its credentials); a refused or reset
+/// connection is a `ProxyError`, timeouts stay `ConnectTimeout`.
+fn connect_proxy(proxy: &Proxy, tls: &TlsSetup, deadlines: &Deadlines) -> Result<Transport, Error> {
+    connect_direct(&proxy.origin, tls, deadlines).map_err(|e| {
+        let kind = match e.kind() {
+            ErrorKind::Connect => ErrorKind::Proxy,
+            other => other,
+        };
+        e.recast(kind, format!("proxy {proxy}: "))
+    })
+}
+
+/// Opens a CONNECT tunnel to `origin` through `proxy`, then the TLS session
+/// with the origin inside it (for an `https` origin).
+fn open(
+    proxy: &Proxy,
+    origin: &Origin,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+) -> Result<Transport, Error> {
+    let mut stream = connect_proxy(proxy, tls, deadlines)?;
+    let request = connect_head(proxy.authorization(), origin);
+    let phase_end = deadlines.until(deadlines.timeouts.connect);
+    send(&mut stream, &request, proxy, phase_end)?;
+    read_answer(&mut stream, proxy, origin, phase_end)?;
+    if origin.scheme != "https" {
+        return Ok(stream);
+    }
+    match stream {
+        Transport::Plain(tcp) => Ok(Transport::Tls(Box::new(tls.handshake(
+            &origin.host,
+            tcp,
+            deadlines,
+        )?))),
+        // An https:// proxy: the origin's TLS runs inside the proxy's.
+        Transport::Tls(outer) => Ok(Transport::NestedTls(Box::new(tls.handshake(
+            &origin.host,
+            *outer,
+            deadlines,
+        )?))),
+        Transport::NestedTls(_) => unreachable!("a proxy connection is never nested"),
+    }
+}
+
+/// `CONNECT host:port HTTP/1.1` with `Host` (RFC 9112 §3.2.3: the
+/// authority-form target) and the proxy's credentials when it has some.
+fn connect_head(authorization: Option<&str>, origin: &Origin) -> Vec<u8> {
+    let authority = if origin.host.contains(':') {
+        format!("[{}]:{}", origin.host, origin.port)
+    } else {
+        format!("{}:{}", origin.host, origin.port)
+    };
+    let mut head = Vec::with_capacity(128);
+    head.extend_from_slice(b"CONNECT ");
+    head.extend_from_slice(authority.as_bytes());
+    head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    head.extend_from_slice(authority.as_bytes());
+    head.extend_from_slice(b"\r\n");
+    if let Some(value) = authorization {
+        head.extend_from_slice(b"Proxy-Authorization: ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+/// Sets the socket timeouts to what is left until `phase_end` (the whole
+/// CONNECT exchange shares one connect timeout, so a proxy dripping its
+/// answer byte by byte cannot stretch it).
+fn connect_budget(
+    stream: &Transport,
+    phase_end: Option<Instant>,
+    proxy: &Proxy,
+) -> Result<(), Error> {
+    let budget = match phase_end {
+        None => None,
+        Some(end) => {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out(proxy));
+            }
+            Some(left)
+        }
+    };
+    let tcp = stream.tcp();
+    tcp.set_read_timeout(budget)
+        .and_then(|()| tcp.set_write_timeout(budget))
+        .map_err(|e| {
+            Error::new(ErrorKind::Connect, format!("socket setup failed: {e}")).with_source(e)
+        })
+}
+
+fn timed_out(proxy: &Proxy) -> Error {
+    Error::new(
+        ErrorKind::ConnectTimeout,
+        format!("timed out waiting for proxy {proxy} to open a tunnel"),
+    )
+}
+
+fn io_failure(e: io::Error, proxy: &Proxy) -> Error {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return timed_out(proxy).with_source(e);
+    }
+    Error::new(
+        ErrorKind::Proxy,
+        format!("connection to proxy {proxy} failed during CONNECT: {e}"),
+    )
+    .with_source(e)
+}
+
+fn send(
+    stream: &mut Transport,
+    request: &[u8],
+    proxy: &Proxy,
+    phase_end: Option<Instant>,
+) -> Result<(), Error> {
+    let mut rest = request;
+    while !rest.is_empty() {
+        connect_budget(stream, phase_end, proxy)?;
+        match stream.write(rest) {
+            Ok(0) => return Err(io_failure(io::ErrorKind::WriteZero.into(), proxy)),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(e, proxy)),
+        }
+    }
+    stream.flush().map_err(|e| io_failure(e, proxy))
+}
+
+/// Reads the proxy's answer to CONNECT: `Ok` for a 2xx with nothing after
+/// it, a `ProxyError` naming the status otherwise.
+fn read_answer(
+    stream: &mut Transport,
+    proxy: &Proxy,
+    origin: &Origin,
+    phase_end: Option<Instant>,
+) -> Result<(), Error> {
+    let mut buf: Vec<u8> = Vec::with_capacity(CONNECT_READ_BYTES);
+    let mut chunk = [0u8; CONNECT_READ_BYTES];
+    let mut interim = 0;
+    loop {
+        let parsed = parse_response_head(&buf, false).map_err(|e| {
+            Error::new(
+                ErrorKind::Proxy,
+                format!("proxy {proxy} answered CONNECT with an invalid response: {e}"),
+            )
+            .with_source(e)
+        })?;
+        if let Some(head) = parsed {
+            if head.is_interim() {
+                interim += 1;
+                if interim > MAX_INTERIM_RESPONSES {
+                    return Err(Error::new(
+                        ErrorKind::Proxy,
+                        format!("proxy {proxy} sent too many interim responses to CONNECT"),
+                    ));
+                }
+                buf.drain(..head.head_len);
+                continue;
+            }
+            if !(200..300).contains(&head.status) {
+                let reason =
+                    String::from_utf8_lossy(&buf[head.reason.0 as usize..head.reason.1 as usize]);
+                return Err(refused(proxy, origin, head.status, reason.trim()));
+            }
+            // The origin speaks only after our TLS ClientHello: bytes already
+            // here came from the proxy, and a tunnel that starts with them
+            // would hand them to TLS as the origin's.
+            if buf.len() > head.head_len || has_plaintext_buffered(stream) {
+                return Err(Error::new(
+                    ErrorKind::Proxy,
+                    format!("proxy {proxy} sent unexpected bytes after its CONNECT answer"),
+                ));
+            }
+            return Ok(());
+        }
+        connect_budget(stream, phase_end, proxy)?;
+        match stream.read(&mut chunk) {
+            Ok(0) => {
+                return Err(Error::new(
+                    ErrorKind::Proxy,
+                    format!(
+                        "proxy {proxy} closed the connection {} its answer to CONNECT",
+                        if buf.is_empty() {
+                            "before"
+                        } else {
+                            "in the middle of"
+                        }
+                    ),
+                ))
+            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(e, proxy)),
+        }
+    }
+}
+
+/// Whether an `https://` proxy's TLS session holds decrypted bytes we have
+/// not read (they would follow the CONNECT answer).
+fn has_plaintext_buffered(stream: &mut Transport) -> bool {
+    match stream {
+        Transport::Tls(s) => s
+            .conn
+            .process_new_packets()
+            .map_or(true, |state| state.plaintext_bytes_to_read() > 0),
+        _ => false,
+    }
+}
+
+fn refused(proxy: &Proxy, origin: &Origin, status: u16, reason: &str) -> Error {
+    let reason: String = reason
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_REASON_IN_MESSAGE)
+        .collect();
+    let what = match (status, proxy.authorization()) {
+        (407, Some(_)) => "; the proxy refused the credentials",
+        (407, None) => "; the proxy requires credentials (give them in the proxy URL)",
+        _ => "",
+    };
+    Error::new(
+        ErrorKind::Proxy,
+        format!(
+            "proxy {proxy} refused to open a tunnel to {}:{}: {status} {reason}{what}",
+            origin.host, origin.port
+        ),
+    )
+}
