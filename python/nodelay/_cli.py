@@ -28,7 +28,16 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"nodelay server listening on {url}", flush=True)
 
     try:
-        _core.serve(args.host, args.port, args.workers, on_ready=on_ready)
+        _core.serve(
+            args.host,
+            args.port,
+            args.workers,
+            on_ready=on_ready,
+            http2=args.h2,
+            tls=args.tls,
+            cert_file=args.cert,
+            key_file=args.key,
+        )
     except KeyboardInterrupt:
         pass
     return 0
@@ -52,6 +61,19 @@ def _add_serve(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="server worker threads (%(default)s)"
     )
+    parser.add_argument(
+        "--h2",
+        action="store_true",
+        help="serve HTTP/2 too: h2c (prior knowledge) next to HTTP/1.1, or h2 by ALPN with --tls",
+    )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS; without --cert, with the built-in localhost test certificate "
+        "(its CA: nodelay._core.test_ca_pem())",
+    )
+    parser.add_argument("--cert", help="PEM certificate chain for --tls (implies --tls)")
+    parser.add_argument("--key", help="PEM private key for --cert (default: in the --cert file)")
     parser.set_defaults(handler=_serve)
 
 

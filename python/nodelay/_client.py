@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
     from types import TracebackType
-    from typing import Any, Self
+    from typing import Any, Literal, Self
 
     from ._auth import AuthTypes
     from ._base import EventHooks
@@ -64,6 +64,14 @@ class _ClosedEngine:
 _CLOSED_ENGINE = _ClosedEngine()
 
 
+_HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] = {
+    False: "off",
+    True: "negotiate",
+    "prior_knowledge": "prior_knowledge",
+}
+"""``Client(http2=...)`` → the engine's HTTP/2 mode."""
+
+
 class Client(BaseClient):
     """An HTTP client with a connection pool, default headers, params and timeout.
 
@@ -94,6 +102,11 @@ class Client(BaseClient):
     ``trust_env``, ``http_proxy``/``https_proxy``/``all_proxy``/``no_proxy`` (lowercase
     first, then uppercase; uppercase ``HTTP_PROXY`` ignored under CGI) are read when the
     client is created; ``proxy`` wins over them. Proxy credentials go to the proxy only.
+    ``http2``: ``False`` (default) speaks HTTP/1.1; ``True`` offers HTTP/2 by ALPN on https
+    URLs and uses it when the server agrees (HTTP/1.1 otherwise; http URLs stay HTTP/1.1);
+    ``"prior_knowledge"`` also speaks HTTP/2 in cleartext (h2c) to http URLs, for servers
+    known to support it. HTTP/2 requests to one origin share one connection, whatever the
+    number of threads; ``Response.http_version`` says which protocol answered.
 
     Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
     inside the engine and each request runs on its calling thread with the GIL released.
@@ -122,7 +135,10 @@ class Client(BaseClient):
         event_hooks: EventHooks | None = None,
         max_decoded_size: int | None = None,
         proxy: ProxyTypes | None = None,
+        http2: bool | Literal["prior_knowledge"] = False,
     ) -> None:
+        if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
+            raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
         super().__init__(
             base_url=base_url,
             headers=headers,
@@ -146,6 +162,7 @@ class Client(BaseClient):
             ),
             **tls_engine_options(verify, cert),
             **engine_proxy_options(proxy, trust_env),
+            http2=_HTTP2_MODES[http2],
         )
 
     @property
@@ -584,6 +601,7 @@ class Session(Client):
         event_hooks: EventHooks | None = None,
         max_decoded_size: int | None = None,
         proxy: ProxyTypes | None = None,
+        http2: bool | Literal["prior_knowledge"] = False,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -602,4 +620,5 @@ class Session(Client):
             event_hooks=event_hooks,
             max_decoded_size=max_decoded_size,
             proxy=proxy,
+            http2=http2,
         )

@@ -4,7 +4,9 @@ This file is the contract between the Rust engine and the Python layer.
 Everything here is implemented in Rust; the Python modules wrap it.
 """
 
+import os
 from collections.abc import Callable, Iterable
+from typing import Literal
 
 __version__: str
 DEFAULT_MAX_DECODED_SIZE: int
@@ -14,9 +16,11 @@ TimeoutTuple = tuple[float | None, float | None, float | None, float | None, flo
 """(connect, read, write, pool, total) in seconds; None disables that deadline."""
 
 class Engine:
-    """Connection pool + HTTP/1.1 driver. Thread-safe; share one per Client.
+    """Connection pool + HTTP/1.1 driver, and shared HTTP/2 connections. Thread-safe;
+    share one per Client.
 
-    All network work runs with the GIL released, on the calling thread.
+    All network work runs with the GIL released: HTTP/1.1 on the calling thread, HTTP/2
+    on the process runtime (the calling thread waits).
     """
 
     def __init__(
@@ -33,6 +37,7 @@ class Engine:
         http_proxy: str | None = None,
         https_proxy: str | None = None,
         no_proxy: str | None = None,
+        http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
     ) -> None:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
         trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
@@ -43,7 +48,9 @@ class Engine:
         ``http[s]://[user:password@]host[:port]`` (credentials become
         ``Proxy-Authorization: Basic``, for the proxy only). ``no_proxy`` lists the targets
         that go direct (curl's NO_PROXY syntax). Parsed here: a bad proxy URL raises
-        ``ValueError`` (credentials masked)."""
+        ``ValueError`` (credentials masked).
+        ``http2``: ``"negotiate"`` offers h2 by ALPN on https (HTTP/1.1 when the server
+        declines); ``"prior_knowledge"`` also speaks h2c on http URLs."""
     def request(
         self,
         method: str,
@@ -193,7 +200,19 @@ class TestServer:
     url: str
     """Base URL, e.g. "http://127.0.0.1:40123" (no trailing slash)."""
     port: int
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, workers: int = 1) -> None: ...
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        workers: int = 1,
+        *,
+        http2: bool = False,
+        tls: bool = False,
+        cert_file: str | os.PathLike[str] | None = None,
+        key_file: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """``http2``: h2c next to HTTP/1.1 (or h2 by ALPN with TLS). ``tls``: HTTPS with the
+        built-in localhost certificate (CA: :func:`test_ca_pem`) unless ``cert_file`` is given."""
     def connections(self) -> int:
         """TCP connections accepted since start."""
     def requests(self) -> int:
@@ -208,5 +227,13 @@ def serve(
     port: int = 0,
     workers: int = 1,
     on_ready: Callable[[str], None] | None = None,
+    *,
+    http2: bool = False,
+    tls: bool = False,
+    cert_file: str | os.PathLike[str] | None = None,
+    key_file: str | os.PathLike[str] | None = None,
 ) -> None:
     """Run the embedded server until Ctrl-C; ``on_ready`` gets its base URL once bound."""
+
+def test_ca_pem() -> str:
+    """PEM of the CA that signed the server's built-in localhost test certificate."""

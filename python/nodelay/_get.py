@@ -85,6 +85,14 @@ def add_parser(subparsers: Subparsers) -> None:
     p.add_argument("-i", "--include", action="store_true", help="print the response head too")
     p.add_argument("-L", "--location", action="store_true", help="follow redirects")
     p.add_argument(
+        "--http2", action="store_true", help="offer HTTP/2 by ALPN on https (HTTP/1.1 if declined)"
+    )
+    p.add_argument(
+        "--http2-prior-knowledge",
+        action="store_true",
+        help="speak HTTP/2 without negotiation, also cleartext (h2c) on http",
+    )
+    p.add_argument(
         "--max-redirs",
         type=int,
         default=50,
@@ -303,6 +311,7 @@ def main(args: argparse.Namespace) -> int:
             follow_redirects=args.location,
             max_redirects=args.max_redirs,
             proxy=_proxy_option(args),
+            http2="prior_knowledge" if args.http2_prior_knowledge else args.http2,
         ) as client:
             t0 = time.perf_counter()
             if show_indicator:

@@ -1,15 +1,18 @@
-//! The engine's entry point: prepare a request (pure, cheap), then run it on
-//! the calling thread: checkout → send → receive head, with one transparent
-//! retry when a reused connection turns out stale.
+//! The engine's entry point: prepare a request (pure, cheap), then run it:
+//! HTTP/1.1 on the calling thread (checkout → send → receive head, with one
+//! transparent retry when a reused connection turns out stale), or HTTP/2 on
+//! the process runtime when the client asks for it and the server agrees.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use nodelay_proto::{encode_request_head, RequestHead};
 
+use crate::any_exchange::Exchange;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::{Error, ErrorKind};
-use crate::exchange::{receive_head, send_request, Exchange};
+use crate::exchange::{receive_head, send_request, H1Exchange};
+use crate::h2::{block_on, H2Exchange, H2Pool, H2Request, Sent};
 use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES, UPLOAD_CHUNK_BYTES};
 use crate::pool::Pool;
@@ -27,11 +30,27 @@ pub struct RequestParts<'a> {
     pub body: Option<&'a [u8]>,
 }
 
+/// Whether and how a client uses HTTP/2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Http2Mode {
+    /// HTTP/1.1 only (the default).
+    #[default]
+    Off,
+    /// `https`: offer `h2` and `http/1.1` by ALPN, use what the server picks.
+    /// `http`: HTTP/1.1 (no cleartext upgrade).
+    Negotiate,
+    /// `http`: HTTP/2 with prior knowledge (h2c, RFC 9113 §3.3). `https`: as
+    /// `Negotiate`.
+    PriorKnowledge,
+}
+
 /// A request encoded and ready to send (possibly more than once).
 pub struct Prepared {
     pub target: Target,
     /// Which pooled connections may carry it (origin and proxy route).
     key: ConnKey,
+    /// The request in HTTP/2 form, when it may go over HTTP/2.
+    h2: Option<H2Request>,
     /// Head, followed by the body when it is small (one write).
     wire: Vec<u8>,
     body_inlined: bool,
@@ -98,11 +117,14 @@ fn framing_with_headers(
     }
 }
 
-/// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
+/// The engine: a connection pool and the HTTP/1.1 driver, and the shared
+/// HTTP/2 connections. Thread-safe.
 pub struct Client {
     pool: Arc<Pool>,
     /// `None` without proxies: requests then skip routing entirely.
     proxies: Option<Proxies>,
+    http2: Http2Mode,
+    h2: H2Pool,
 }
 
 impl Client {
@@ -111,9 +133,23 @@ impl Client {
     }
 
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
+        Self::with_http2(config, tls, Http2Mode::Off)
+    }
+
+    pub fn with_http2(config: PoolConfig, tls: TlsOptions, http2: Http2Mode) -> Self {
         Client {
             pool: Arc::new(Pool::new(config, TlsSetup::new(tls))),
             proxies: None,
+            http2,
+            h2: H2Pool::new(),
+        }
+    }
+
+    fn may_use_h2(&self, target: &Target) -> bool {
+        match self.http2 {
+            Http2Mode::Off => false,
+            Http2Mode::Negotiate => target.origin.scheme == "https",
+            Http2Mode::PriorKnowledge => true,
         }
     }
 
@@ -124,9 +160,14 @@ impl Client {
         tls: TlsOptions,
         proxies: &ProxySettings,
     ) -> Result<Self, Error> {
+        Self::with_tls(config, tls).proxied(proxies)
+    }
+
+    /// This client, routing its requests through `proxies`.
+    pub fn proxied(self, proxies: &ProxySettings) -> Result<Self, Error> {
         Ok(Client {
             proxies: Proxies::new(proxies)?,
-            ..Self::with_tls(config, tls)
+            ..self
         })
     }
 
@@ -162,10 +203,22 @@ impl Client {
             wire.extend_from_slice(parts.body.unwrap_or_default());
         }
         drop((request_target, headers));
+        let h2 = if route == Route::Direct && self.may_use_h2(&target) {
+            Some(H2Request::new(
+                parts.method,
+                &target,
+                parts.headers,
+                parts.body,
+                is_idempotent(parts.method),
+            )?)
+        } else {
+            None
+        };
         let key = route.key(&target.origin);
         Ok(Prepared {
             key,
             target,
+            h2,
             wire,
             body_inlined,
             streamed: None,
@@ -218,6 +271,7 @@ impl Client {
         Ok(Prepared {
             key,
             target,
+            h2: None, // streamed uploads stay on HTTP/1.1
             wire,
             body_inlined: false,
             streamed: Some(framing),
@@ -258,7 +312,9 @@ impl Client {
             .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
             match attempt {
                 Ok((head, head_bytes)) => {
-                    return Ok(Exchange::new(pooled, head, head_bytes, deadlines, started))
+                    return Ok(Exchange::H1(H1Exchange::new(
+                        pooled, head, head_bytes, deadlines, started,
+                    )))
                 }
                 Err(e)
                     if pooled.reused
@@ -291,11 +347,42 @@ impl Client {
         );
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        // ALPN may hand back the HTTP/1.1 connection it just made.
+        let mut adopted = None;
+        if let Some(request) = &prepared.h2 {
+            let origin = &prepared.target.origin;
+            let sent = block_on(
+                async {
+                    match self
+                        .h2
+                        .send(origin, self.pool.tls(), request, &deadlines)
+                        .await?
+                    {
+                        Sent::H2(response) => {
+                            let mut exchange = H2Exchange::new(response, started);
+                            exchange.prefetch_small_body().await?;
+                            Ok(Ok(exchange))
+                        }
+                        Sent::Http1(transport) => Ok(Err(transport)),
+                    }
+                },
+                interrupt,
+            )?;
+            match sent {
+                Ok(exchange) => return Ok(Exchange::H2(exchange)),
+                Err(transport) => {
+                    adopted = transport.map(|t| self.pool.adopt(prepared.key.clone(), t));
+                }
+            }
+        }
         let large_body = if prepared.body_inlined { None } else { body };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self.pool.checkout(&prepared.key, &deadlines, fresh)?;
+            let mut pooled = match adopted.take() {
+                Some(pooled) => pooled,
+                None => self.pool.checkout(&prepared.key, &deadlines, fresh)?,
+            };
             let attempt = send_request(
                 &mut pooled,
                 &prepared.wire,
@@ -309,7 +396,9 @@ impl Client {
             .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
             match attempt {
                 Ok((head, head_bytes)) => {
-                    return Ok(Exchange::new(pooled, head, head_bytes, deadlines, started))
+                    return Ok(Exchange::H1(H1Exchange::new(
+                        pooled, head, head_bytes, deadlines, started,
+                    )))
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle: send an
@@ -328,9 +417,11 @@ impl Client {
         }
     }
 
-    /// Closes all idle connections.
+    /// Closes all idle connections, and lets go of the HTTP/2 connections
+    /// (each closes once its open streams end).
     pub fn close(&self) {
         self.pool.close_idle();
+        self.h2.clear();
     }
 
     pub fn idle_connections(&self) -> usize {

@@ -62,3 +62,64 @@ impl Deadlines {
         }
     }
 }
+
+/// Runs `fut` within the budget of `phase` (and the total deadline): the async
+/// counterpart of the blocking driver's socket timeouts. `on_timeout` builds
+/// the error for an expired budget (its kind names the phase). A future that
+/// is ready at once (a free stream slot, data already received) never arms a
+/// timer: timers cost a lock on the runtime's timer wheel, shared by every
+/// thread, twice.
+pub(crate) async fn within<T>(
+    deadlines: &Deadlines,
+    phase: Option<Duration>,
+    on_timeout: impl FnOnce() -> crate::error::Error,
+    fut: impl std::future::Future<Output = Result<T, crate::error::Error>>,
+) -> Result<T, crate::error::Error> {
+    let mut fut = std::pin::pin!(fut);
+    if let Some(ready) = poll_once(fut.as_mut()).await {
+        return ready;
+    }
+    match deadlines.budget(phase) {
+        Budget::Expired => Err(on_timeout()),
+        Budget::Wait(None) => fut.await,
+        // A blocked sync caller parks with the deadline: no timer needed.
+        Budget::Wait(Some(limit)) if crate::h2::parks_with_deadlines() => {
+            let until = Instant::now() + limit;
+            let mut on_timeout = Some(on_timeout);
+            std::future::poll_fn(|cx| {
+                if let std::task::Poll::Ready(out) = fut.as_mut().poll(cx) {
+                    return std::task::Poll::Ready(out);
+                }
+                match on_timeout.take() {
+                    Some(timed_out) if Instant::now() >= until => {
+                        std::task::Poll::Ready(Err(timed_out()))
+                    }
+                    kept => {
+                        on_timeout = kept;
+                        crate::h2::wake_by(until);
+                        std::task::Poll::Pending
+                    }
+                }
+            })
+            .await
+        }
+        Budget::Wait(Some(limit)) => tokio::time::timeout(limit, fut)
+            .await
+            .unwrap_or_else(|_| Err(on_timeout())),
+    }
+}
+
+/// Polls `fut` once: its output if ready, else `None` (its waker is registered,
+/// so awaiting it afterwards loses nothing).
+pub(crate) async fn poll_once<F: std::future::Future>(
+    fut: std::pin::Pin<&mut F>,
+) -> Option<F::Output> {
+    let mut fut = fut;
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match fut.as_mut().poll(cx) {
+            std::task::Poll::Ready(out) => Some(out),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}

@@ -5,9 +5,7 @@ use std::io::IoSlice;
 use std::time::Instant;
 
 use nodelay_proto::limits::{MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
-use nodelay_proto::{
-    parse_response_head, BodyFraming, ChunkedDecoder, HeaderSpan, ProtoError, ResponseHead, Version,
-};
+use nodelay_proto::{parse_response_head, BodyFraming, ChunkedDecoder, ProtoError, ResponseHead};
 
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
@@ -134,18 +132,18 @@ enum BodyState {
     Done,
 }
 
-/// A response whose head arrived; the body is still on the connection.
-pub struct Exchange {
+/// An HTTP/1.1 response whose head arrived; the body is still on the connection.
+pub struct H1Exchange {
     pooled: PooledConn,
-    head: ResponseHead,
-    head_bytes: Box<[u8]>,
+    pub(crate) head: ResponseHead,
+    pub(crate) head_bytes: Box<[u8]>,
     body: BodyState,
     deadlines: Deadlines,
-    started: Instant,
+    pub(crate) started: Instant,
     received: u64,
 }
 
-impl Exchange {
+impl H1Exchange {
     pub(crate) fn new(
         pooled: PooledConn,
         head: ResponseHead,
@@ -159,7 +157,7 @@ impl Exchange {
             BodyFraming::Chunked => BodyState::Chunked(ChunkedDecoder::new()),
             BodyFraming::CloseDelimited => BodyState::UntilClose,
         };
-        Exchange {
+        H1Exchange {
             pooled,
             head,
             head_bytes,
@@ -168,56 +166,6 @@ impl Exchange {
             started,
             received: 0,
         }
-    }
-
-    pub fn status(&self) -> u16 {
-        self.head.status
-    }
-
-    pub fn version(&self) -> Version {
-        self.head.version
-    }
-
-    /// The raw head bytes; spans index into them.
-    pub fn head_bytes(&self) -> &[u8] {
-        &self.head_bytes
-    }
-
-    pub fn header_spans(&self) -> &[HeaderSpan] {
-        &self.head.headers
-    }
-
-    pub fn reason_span(&self) -> (u32, u32) {
-        self.head.reason
-    }
-
-    pub fn started(&self) -> Instant {
-        self.started
-    }
-
-    /// Moves the head out (for building a response object without copying).
-    pub fn take_head(&mut self) -> (Box<[u8]>, Vec<HeaderSpan>) {
-        (
-            std::mem::take(&mut self.head_bytes),
-            std::mem::take(&mut self.head.headers),
-        )
-    }
-
-    /// Values of every `name` header field, in order.
-    pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
-        let head = &self.head_bytes;
-        self.head.headers.iter().filter_map(move |span| {
-            let field = &head[span.name.0 as usize..span.name.1 as usize];
-            field
-                .eq_ignore_ascii_case(name.as_bytes())
-                .then(|| &head[span.value.0 as usize..span.value.1 as usize])
-        })
-    }
-
-    /// The content codings to undo, in the order applied; `None` when one is
-    /// unknown (the body is then delivered as received).
-    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
-        crate::decode::parse_codings(self.header_values("content-encoding"))
     }
 
     /// The exact body size when the server announced one.

@@ -8,6 +8,14 @@
 pub trait Interrupt: Sync {
     /// Called after a blocking syscall returned `EINTR`.
     fn should_abort(&self) -> bool;
+
+    /// Whether a wait that sees no `EINTR` (one on the runtime) must ask
+    /// `should_abort` from time to time. False when nothing on this thread
+    /// could ever answer true (Python runs signal handlers on its main thread
+    /// only), which spares such waits a timer.
+    fn needs_polling(&self) -> bool {
+        true
+    }
 }
 
 /// For callers with no signal handling of their own: always carry on.
@@ -15,6 +23,10 @@ pub struct NeverInterrupt;
 
 impl Interrupt for NeverInterrupt {
     fn should_abort(&self) -> bool {
+        false
+    }
+
+    fn needs_polling(&self) -> bool {
         false
     }
 }

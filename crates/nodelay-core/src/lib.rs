@@ -1,10 +1,13 @@
-//! nodelay's engine: URL targets, connecting, the keep-alive pool and the
-//! blocking HTTP/1.1 driver that runs on the caller's thread.
+//! nodelay's engine: URL targets, connecting, the keep-alive pool, the
+//! blocking HTTP/1.1 driver that runs on the caller's thread, and the HTTP/2
+//! driver on the process runtime (`h2`).
 //!
 //! No Python here: `nodelay-py` wraps it. The sync path never hops threads:
 //! each request is written and read on the calling thread with blocking
 //! sockets whose timeouts are recomputed from deadlines (see `deadline`).
 
+mod aconnect;
+mod any_exchange;
 mod client;
 mod conn;
 mod connect;
@@ -15,6 +18,7 @@ mod error;
 mod exchange;
 mod fork;
 pub mod form;
+pub mod h2;
 mod interrupt;
 pub mod limits;
 mod pool;
@@ -31,10 +35,11 @@ mod no_proxy;
 mod proxy;
 mod tunnel;
 
+pub use any_exchange::Exchange;
+pub use client::Http2Mode;
 pub use client::{Client, PoolConfig, Prepared, RequestParts};
 pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
-pub use exchange::Exchange;
 pub use interrupt::{Interrupt, NeverInterrupt};
 pub use no_proxy::NoProxy;
 pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};

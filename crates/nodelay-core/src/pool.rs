@@ -128,6 +128,32 @@ impl Pool {
         state
     }
 
+    /// The TLS settings every connection of this pool (and of the client's
+    /// HTTP/2 connections) is made with.
+    pub fn tls(&self) -> &TlsSetup {
+        &self.tls
+    }
+
+    /// Takes over a connection made elsewhere (the HTTP/2 connect, when ALPN
+    /// chose HTTP/1.1) as if checked out now. It counts as open from here on;
+    /// it was made without waiting for a slot, so `max_connections` can be
+    /// exceeded by the few first connections of an origin being negotiated.
+    pub fn adopt(
+        self: &Arc<Self>,
+        key: ConnKey,
+        transport: crate::transport::Transport,
+    ) -> PooledConn {
+        let mut state = self.lock();
+        state.open += 1;
+        PooledConn {
+            conn: Some(Connection::new(transport)),
+            reused: false,
+            pool: Arc::clone(self),
+            key,
+            generation: state.generation,
+        }
+    }
+
     /// Takes an idle live connection for `key` (origin and route), or opens a new one when a slot
     /// is free, or waits for one until the pool deadline (`PoolTimeout`).
     /// `fresh` skips the idle connections (the retry after a stale one: its

@@ -26,10 +26,28 @@ fn worker_threads() -> usize {
         .clamp(1, RUNTIME_MAX_WORKER_THREADS)
 }
 
+thread_local! {
+    /// This thread's last answer of [`runtime`], so the common call is one
+    /// atomic load instead of a lock every thread contends for.
+    static CACHED: std::cell::Cell<Option<(u64, &'static Runtime)>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// The runtime for this process (built now if needed, or again after a fork).
 pub fn runtime() -> &'static Runtime {
     fork::install();
     let generation = fork::generation();
+    if let Some((built_in, rt)) = CACHED.with(std::cell::Cell::get) {
+        if built_in == generation {
+            return rt;
+        }
+    }
+    let rt = runtime_locked(generation);
+    CACHED.with(|cached| cached.set(Some((generation, rt))));
+    rt
+}
+
+fn runtime_locked(generation: u64) -> &'static Runtime {
     let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
     match *slot {
         Some((built_in, rt)) if built_in == generation => rt,

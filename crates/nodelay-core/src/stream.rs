@@ -9,9 +9,9 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::any_exchange::Exchange;
 use crate::decode::{is_zlib_header, Coding, MAX_DECODE_RATIO, RATIO_GUARD_FLOOR_BYTES};
 use crate::error::{Error, ErrorKind};
-use crate::exchange::Exchange;
 use crate::interrupt::Interrupt;
 
 /// Buffer size of the decoders' input readers.

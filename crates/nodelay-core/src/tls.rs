@@ -5,7 +5,7 @@
 use std::io;
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
@@ -19,8 +19,13 @@ use rustls::{
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
 
-/// ALPN protocols we offer. HTTP/2 joins when its driver lands.
-const ALPN_PROTOCOLS: &[&[u8]] = &[b"http/1.1"];
+/// ALPN id of HTTP/1.1 (RFC 7301 §6): what the blocking HTTP/1.1 path offers.
+pub const ALPN_HTTP11: &[u8] = b"http/1.1";
+/// ALPN id of HTTP/2 over TLS (RFC 9113 §3.2).
+pub const ALPN_H2: &[u8] = b"h2";
+
+/// ALPN protocols the blocking HTTP/1.1 connect offers.
+const ALPN_PROTOCOLS: &[&[u8]] = &[ALPN_HTTP11];
 
 /// TLS ≥ 1.2 only (HOSTILE.md D).
 static PROTOCOL_VERSIONS: &[&rustls::SupportedProtocolVersion] =
@@ -79,7 +84,13 @@ impl OverTcp for TlsStream {
 pub(crate) struct TlsSetup {
     options: TlsOptions,
     config: OnceLock<Result<Arc<ClientConfig>, String>>,
+    /// The same configuration with other ALPN lists (the async connect: `h2`
+    /// and `http/1.1`), derived once per list.
+    with_alpn: Mutex<Vec<AlpnConfig>>,
 }
+
+/// An ALPN list (protocol ids in preference order) and the configuration offering it.
+type AlpnConfig = (Vec<Vec<u8>>, Arc<ClientConfig>);
 
 static DEFAULT_CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
 
@@ -88,6 +99,7 @@ impl TlsSetup {
         TlsSetup {
             options,
             config: OnceLock::new(),
+            with_alpn: Mutex::new(Vec::new()),
         }
     }
 
@@ -100,6 +112,32 @@ impl TlsSetup {
         built.clone().map_err(|m| Error::new(ErrorKind::Tls, m))
     }
 
+    /// The configuration offering `alpn` (in preference order); every other
+    /// setting (verification, CA, client certificate) is this client's.
+    pub fn config_with_alpn(&self, alpn: &[&[u8]]) -> Result<Arc<ClientConfig>, Error> {
+        let base = self.config()?;
+        if base
+            .alpn_protocols
+            .iter()
+            .map(Vec::as_slice)
+            .eq(alpn.iter().copied())
+        {
+            return Ok(base);
+        }
+        let mut cache = self.with_alpn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, config)) = cache
+            .iter()
+            .find(|(list, _)| list.iter().map(Vec::as_slice).eq(alpn.iter().copied()))
+        {
+            return Ok(Arc::clone(config));
+        }
+        let mut config = (*base).clone();
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let config = Arc::new(config);
+        cache.push((config.alpn_protocols.clone(), Arc::clone(&config)));
+        Ok(config)
+    }
+
     /// Runs the TLS handshake on a connected socket within the connect deadline.
     pub fn handshake<S: OverTcp>(
         &self,
@@ -108,16 +146,7 @@ impl TlsSetup {
         deadlines: &Deadlines,
     ) -> Result<StreamOwned<ClientConnection, S>, Error> {
         let config = self.config()?;
-        // A trailing dot is the same host for DNS but not for certificates.
-        let host = host.strip_suffix('.').unwrap_or(host);
-        // An IP literal becomes `ServerName::IpAddress`, for which rustls sends
-        // no SNI (RFC 6066 §3 forbids literal addresses in SNI).
-        let name = ServerName::try_from(host.to_owned()).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidUrl,
-                format!("invalid TLS server name {host:?}: {e}"),
-            )
-        })?;
+        let name = server_name(host)?;
         let mut conn = ClientConnection::new(config, name)
             .map_err(|e| Error::new(ErrorKind::Tls, format!("TLS setup failed: {e}")))?;
         while conn.is_handshaking() {
@@ -145,7 +174,23 @@ impl TlsSetup {
     }
 }
 
-fn handshake_error(e: io::Error) -> Error {
+/// The name the certificate must match. A trailing dot is the same host for
+/// DNS but not for certificates. An IP literal becomes
+/// `ServerName::IpAddress`, for which rustls sends no SNI (RFC 6066 §3 forbids
+/// literal addresses in SNI).
+pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>, Error> {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    ServerName::try_from(host.to_owned()).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidUrl,
+            format!("invalid TLS server name {host:?}: {e}"),
+        )
+    })
+}
+
+/// The error of a failed handshake: a timeout, a certificate failure with its
+/// reason, another TLS failure, or a connection failure.
+pub(crate) fn handshake_error(e: io::Error) -> Error {
     if matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut

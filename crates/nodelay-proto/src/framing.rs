@@ -8,6 +8,8 @@ use crate::limits::MAX_CONTENT_LENGTH_DIGITS;
 pub enum Version {
     Http10,
     Http11,
+    /// HTTP/2 (RFC 9113): never parsed here; the core's h2 driver reports it.
+    Http2,
 }
 
 impl Version {
@@ -15,6 +17,7 @@ impl Version {
         match self {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
+            Version::Http2 => "HTTP/2",
         }
     }
 }
@@ -92,7 +95,7 @@ impl FramingHeaders {
         request_was_head: bool,
     ) -> Result<(BodyFraming, bool), ProtoError> {
         let mut keep_alive = match version {
-            Version::Http11 => !self.connection_close,
+            Version::Http11 | Version::Http2 => !self.connection_close,
             Version::Http10 => self.connection_keep_alive && !self.connection_close,
         };
         if request_was_head || (100..200).contains(&status) || status == 204 || status == 304 {

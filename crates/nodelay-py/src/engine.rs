@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
-use nodelay_core::{Client, Error, Exchange, PoolConfig, RequestParts, Timeouts, TlsOptions};
+use nodelay_core::{
+    Client, Error, Exchange, Http2Mode, PoolConfig, RequestParts, Timeouts, TlsOptions,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -69,6 +71,7 @@ impl Engine {
         http_proxy=None,
         https_proxy=None,
         no_proxy=None,
+        http2="off",
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -83,7 +86,18 @@ impl Engine {
         http_proxy: Option<String>,
         https_proxy: Option<String>,
         no_proxy: Option<String>,
+        http2: &str,
     ) -> PyResult<Self> {
+        let http2 = match http2 {
+            "off" => Http2Mode::Off,
+            "negotiate" => Http2Mode::Negotiate,
+            "prior_knowledge" => Http2Mode::PriorKnowledge,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "http2 must be 'off', 'negotiate' or 'prior_knowledge', got {other:?}"
+                )))
+            }
+        };
         if max_connections == Some(0) {
             return Err(PyValueError::new_err("max_connections must be at least 1"));
         }
@@ -107,7 +121,8 @@ impl Engine {
             https: https_proxy,
             no_proxy,
         };
-        let client = Client::with_proxies(pool, tls, &proxies)
+        let client = Client::with_http2(pool, tls, http2)
+            .proxied(&proxies)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {
             client,

@@ -29,6 +29,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cookies::CookieJar>()?;
     m.add_class::<server::TestServer>()?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
+    m.add_function(wrap_pyfunction!(server::test_ca_pem, m)?)?;
     m.add_function(wrap_pyfunction!(engine::form_encode, m)?)?;
     Ok(())
 }

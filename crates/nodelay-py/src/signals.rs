@@ -12,6 +12,12 @@ pub(crate) struct SignalCheck {
 }
 
 impl Interrupt for SignalCheck {
+    /// Python runs signal handlers on the main thread only, whose thread id
+    /// is the process id on Linux.
+    fn needs_polling(&self) -> bool {
+        is_main_thread()
+    }
+
     fn should_abort(&self) -> bool {
         Python::attach(|py| match py.check_signals() {
             Ok(()) => false,
@@ -28,4 +34,15 @@ impl SignalCheck {
     pub fn take(&self) -> Option<PyErr> {
         self.raised.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
+}
+
+#[cfg(target_os = "linux")]
+fn is_main_thread() -> bool {
+    // SAFETY: gettid and getpid have no preconditions and cannot fail.
+    unsafe { libc::gettid() == libc::getpid() }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_main_thread() -> bool {
+    true
 }

@@ -1,4 +1,7 @@
-//! What the caller chooses about a server: where it listens and how many threads.
+//! What the caller chooses about a server: where it listens, how many threads,
+//! which protocols.
+
+use crate::tls::TlsIdentity;
 
 /// Where the server listens and how many runtime threads it uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,6 +14,11 @@ pub struct ServerConfig {
     /// current-thread runtime: no cross-thread wake-ups, which is the fastest setup
     /// for a benchmark whose client is on the same 2-core machine. `0` counts as `1`.
     pub workers: usize,
+    /// Serve HTTP/2 too: h2c with prior knowledge next to HTTP/1.1 on a plain
+    /// port, `h2` by ALPN on a TLS port. Off by default (HTTP/1.1 only).
+    pub http2: bool,
+    /// Serve HTTPS with this certificate instead of plain HTTP.
+    pub tls: Option<TlsIdentity>,
 }
 
 /// Default host: loopback only, so tests never expose the server to the network.
@@ -25,6 +33,8 @@ impl Default for ServerConfig {
             host: DEFAULT_HOST.to_owned(),
             port: 0,
             workers: DEFAULT_WORKERS,
+            http2: false,
+            tls: None,
         }
     }
 }

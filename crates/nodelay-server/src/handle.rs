@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 
 use crate::config::ServerConfig;
 use crate::listener::{bind, url_for};
-use crate::server::{runtime, serve};
+use crate::server::{runtime, serve, Protocols};
 use crate::state::State;
 
 /// A running server. Cheap to query from any thread; stops on [`shutdown`](Self::shutdown)
@@ -32,6 +32,8 @@ pub struct ServerHandle {
 /// [`ServerHandle::addr`] and bind errors are returned here. The tokio runtime
 /// runs on its own thread (plus `workers` threads when `workers > 1`).
 pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
+    let protocols = Protocols::new(&config)?;
+    let is_tls = protocols.is_tls();
     let runtime = runtime(config.workers)?;
     let listener = {
         let _context = runtime.enter();
@@ -46,7 +48,9 @@ pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
         std::thread::Builder::new()
             .name("nodelay-server".to_owned())
             .spawn(move || {
-                runtime.block_on(serve(listener, state, async move { stop.notified().await }));
+                runtime.block_on(serve(listener, state, protocols, async move {
+                    stop.notified().await
+                }));
                 // Dropping the runtime here cancels every connection task and
                 // closes its socket before the thread (and so `shutdown`) ends.
                 drop(runtime);
@@ -54,7 +58,7 @@ pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
     };
     Ok(ServerHandle {
         addr,
-        url: url_for(addr),
+        url: url_for(addr, is_tls),
         state,
         stop,
         thread: Mutex::new(Some(thread)),
@@ -67,7 +71,8 @@ impl ServerHandle {
         self.addr
     }
 
-    /// `http://HOST:PORT`, no trailing slash; an IPv6 host is bracketed.
+    /// `http://HOST:PORT` (`https://` with TLS), no trailing slash; an IPv6
+    /// host is bracketed.
     pub fn url(&self) -> String {
         self.url.clone()
     }

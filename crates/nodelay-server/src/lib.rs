@@ -1,4 +1,5 @@
-//! The embedded HTTP/1.1 server of nodelay, shared by the tests and the benchmark lab.
+//! The embedded HTTP/1.1 and HTTP/2 server of nodelay (h2c on a plain port,
+//! `h2` by ALPN over TLS, both opt-in), shared by the tests and the benchmark lab.
 //!
 //! Built for speed rather than features: static payloads are built once and shared
 //! as `Bytes`, every socket gets `TCP_NODELAY`, keep-alive is on, and nothing is
@@ -15,10 +16,12 @@
 //! `/bytes/{n}`, `/chunked/{n}`, `/json/{n}`, `/echo` and `/count` (any method),
 //! `/anything*` (any method), `/headers`, `/status/{code}`, `/delay/{ms}`,
 //! `/redirect/{n}`, `/redirect-to?url=U&status_code=C` (any method),
-//! `/cookies/set?name=value`, `/cookies`, `/stats`.
+//! `/cookies/set?name=value`, `/cookies`, `/stats`, `/site/` and
+//! `/site/{n}.html` (a generated site of linked pages for crawl benchmarks).
 
 mod body;
 mod config;
+mod counted;
 mod handle;
 mod json;
 pub mod limits;
@@ -29,8 +32,10 @@ mod routes;
 mod server;
 mod state;
 mod stats;
+mod tls;
 
 pub use config::{ServerConfig, DEFAULT_HOST, DEFAULT_WORKERS};
 pub use handle::{start, ServerHandle};
 pub use payload::{json_document, pattern, PATTERN};
 pub use server::run_until;
+pub use tls::{TlsIdentity, TEST_CA_PEM};

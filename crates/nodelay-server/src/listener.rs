@@ -45,10 +45,11 @@ fn bind_addr(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
-/// `http://HOST:PORT` with no trailing slash; IPv6 hosts come out bracketed
-/// because that is how `SocketAddr` displays them.
-pub(crate) fn url_for(addr: SocketAddr) -> String {
-    format!("http://{addr}")
+/// `http://HOST:PORT` (`https://` for TLS) with no trailing slash; IPv6 hosts
+/// come out bracketed because that is how `SocketAddr` displays them.
+pub(crate) fn url_for(addr: SocketAddr, tls: bool) -> String {
+    let scheme = if tls { "https" } else { "http" };
+    format!("{scheme}://{addr}")
 }
 
 #[cfg(test)]
@@ -58,9 +59,12 @@ mod tests {
     #[test]
     fn urls_bracket_ipv6_hosts() {
         assert_eq!(
-            url_for("127.0.0.1:8080".parse().unwrap()),
+            url_for("127.0.0.1:8080".parse().unwrap(), false),
             "http://127.0.0.1:8080"
         );
-        assert_eq!(url_for("[::1]:8080".parse().unwrap()), "http://[::1]:8080");
+        assert_eq!(
+            url_for("[::1]:8080".parse().unwrap(), true),
+            "https://[::1]:8080"
+        );
     }
 }

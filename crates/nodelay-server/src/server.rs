@@ -7,17 +7,47 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
+use tokio_rustls::TlsAcceptor;
 
 use crate::config::ServerConfig;
+use crate::counted::Counted;
 use crate::limits::ACCEPT_ERROR_BACKOFF;
 use crate::listener::{bind, url_for};
 use crate::routes;
 use crate::state::State;
+use crate::tls::{acceptor, ALPN_H2};
+
+/// Which protocols a server speaks, fixed at start.
+#[derive(Clone)]
+pub(crate) struct Protocols {
+    /// HTTP/2 next to HTTP/1.1 (h2c prior knowledge, or `h2` by ALPN).
+    http2: bool,
+    /// Present for an HTTPS server.
+    tls: Option<TlsAcceptor>,
+}
+
+impl Protocols {
+    pub(crate) fn new(config: &ServerConfig) -> io::Result<Protocols> {
+        let tls = match &config.tls {
+            Some(identity) => Some(acceptor(identity, config.http2)?),
+            None => None,
+        };
+        Ok(Protocols {
+            http2: config.http2,
+            tls,
+        })
+    }
+
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+}
 
 /// Name of the server's threads, so they are recognisable in `top -H` and profiles.
 const THREAD_NAME: &str = "nodelay-server";
@@ -45,6 +75,7 @@ pub(crate) fn runtime(workers: usize) -> io::Result<Runtime> {
 pub(crate) async fn serve(
     listener: TcpListener,
     state: Arc<State>,
+    protocols: Protocols,
     stop: impl Future<Output = ()>,
 ) {
     let mut stop = pin!(stop);
@@ -58,7 +89,11 @@ pub(crate) async fn serve(
         match accepted {
             Ok((stream, _peer)) => {
                 state.stats.connection_accepted();
-                tokio::spawn(serve_connection(stream, Arc::clone(&state)));
+                tokio::spawn(serve_connection(
+                    stream,
+                    Arc::clone(&state),
+                    protocols.clone(),
+                ));
             }
             // Typically EMFILE; the listener is still fine, so wait and go on.
             Err(_) => tokio::time::sleep(ACCEPT_ERROR_BACKOFF).await,
@@ -66,27 +101,56 @@ pub(crate) async fn serve(
     }
 }
 
-/// Serves HTTP/1.1 on one socket until the client closes it or asks to
-/// (`Connection: close`); keep-alive is hyper's default.
-async fn serve_connection(stream: TcpStream, state: Arc<State>) {
+/// Serves one socket until the client closes it or asks to (`Connection:
+/// close`); keep-alive is hyper's default. Which protocol: HTTP/1.1, or on a
+/// plain port with HTTP/2 on whatever the first bytes say (the h2c preface or
+/// an HTTP/1.1 request line), or on a TLS port what ALPN chose.
+async fn serve_connection(stream: TcpStream, state: Arc<State>, protocols: Protocols) {
     // Small responses must leave at once, not wait for Nagle's delayed ACK dance.
     // A failure here only costs latency, so it is not fatal.
     let _ = stream.set_nodelay(true);
+    let stream = Counted::new(stream, Arc::clone(&state));
     let service = service_fn(move |req| routes::handle(req, Arc::clone(&state)));
-    // Errors are the client's doing (reset, malformed request) and end only this
-    // connection; a benchmark server does not log per connection.
-    // hyper's defaults are kept on purpose: vectored writes (head and body in one
-    // `writev`), keep-alive, and no `pipeline_flush`, which hyper marks experimental
-    // and which lets the write buffer grow without bound under pipelining.
-    let _ = http1::Builder::new()
-        .serve_connection(TokioIo::new(stream), service)
-        .await;
+    // Errors are the client's doing (reset, malformed request, failed
+    // handshake) and end only this connection; a benchmark server does not log
+    // per connection.
+    // hyper's HTTP/1.1 defaults are kept on purpose: vectored writes (head and
+    // body in one `writev`), keep-alive, and no `pipeline_flush`, which hyper
+    // marks experimental and which lets the write buffer grow without bound
+    // under pipelining.
+    match protocols.tls {
+        None if protocols.http2 => {
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        }
+        None => {
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        }
+        Some(acceptor) => {
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(ALPN_H2);
+            if h2 {
+                let _ = http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            } else {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            }
+        }
+    }
 }
 
 /// Runs a server on the calling thread until `stop` resolves (the `serve` command).
 ///
 /// Binds first, so bind errors are returned; then calls `on_ready` with the
-/// server's URL (`http://127.0.0.1:PORT`) and serves. `stop` is polled once before
+/// server's URL (`http://127.0.0.1:PORT`, `https://` with TLS) and serves. `stop` is polled once before
 /// `on_ready`, inside the runtime: a stop future that installs signal handlers
 /// when first polled has installed them by the time readiness is announced, so a
 /// signal sent right after it stops the server cleanly.
@@ -95,12 +159,13 @@ pub fn run_until<F: Future<Output = ()>>(
     on_ready: impl FnOnce(&str),
     stop: F,
 ) -> io::Result<()> {
+    let protocols = Protocols::new(&config)?;
     let runtime = runtime(config.workers)?;
     let listener = {
         let _context = runtime.enter();
         bind(&config.host, config.port)?
     };
-    let url = url_for(listener.local_addr()?);
+    let url = url_for(listener.local_addr()?, protocols.is_tls());
     let state = Arc::new(State::default());
     runtime.block_on(async move {
         let mut stop = pin!(stop);
@@ -111,7 +176,7 @@ pub fn run_until<F: Future<Output = ()>>(
             return;
         }
         on_ready(&url);
-        serve(listener, state, stop).await;
+        serve(listener, state, protocols, stop).await;
     });
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Everything a request handler may touch, shared by all connections of a server.
 
 use crate::payload::Payloads;
+use crate::routes::site::Site;
 use crate::stats::Stats;
 
 /// Per-server shared state, behind one `Arc` cloned into each connection.
@@ -10,4 +11,6 @@ pub(crate) struct State {
     pub(crate) stats: Stats,
     /// Cached static payloads.
     pub(crate) payloads: Payloads,
+    /// The generated crawl site (`/site/`).
+    pub(crate) site: Site,
 }

@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) struct Stats {
     connections: AtomicU64,
     requests: AtomicU64,
+    /// Bytes read from and written to client sockets (below TLS).
+    received: AtomicU64,
+    sent: AtomicU64,
 }
 
 impl Stats {
@@ -19,6 +22,26 @@ impl Stats {
     /// Records one request, counted when its head has been parsed.
     pub(crate) fn request_started(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records bytes read from a client socket.
+    pub(crate) fn bytes_received(&self, n: u64) {
+        self.received.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Records bytes written to a client socket.
+    pub(crate) fn bytes_sent(&self, n: u64) {
+        self.sent.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Bytes read from client sockets since start.
+    pub(crate) fn received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+
+    /// Bytes written to client sockets since start.
+    pub(crate) fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 
     /// TCP connections accepted since start.

@@ -19,13 +19,19 @@ fn two_requests_on_one_connection_count_one_connection() {
 #[test]
 fn stats_reports_the_same_counters() {
     let server = server();
-    get(&server, "/bytes/1");
+    let first = get(&server, "/bytes/1");
     let mut conn = Conn::open(server.addr());
-    // The /stats request counts itself.
-    assert_eq!(
-        conn.get("/stats").text(),
-        r#"{"connections": 2, "requests": 2}"#
+    // The /stats request counts itself; bytes are counted on the socket: both
+    // requests were read, only the first answer was written before /stats ran.
+    let received = "GET /bytes/1 HTTP/1.1\r\nHost: test\r\n\r\n".len()
+        + "GET /stats HTTP/1.1\r\nHost: test\r\n\r\n".len();
+    let stats = conn.get("/stats").text();
+    let prefix = format!(
+        r#"{{"connections": 2, "requests": 2, "bytes_received": {received}, "bytes_sent": "#
     );
+    assert!(stats.starts_with(&prefix), "{stats}");
+    let sent: usize = stats[prefix.len()..stats.len() - 1].parse().unwrap();
+    assert!(sent > first.body.len(), "{stats}");
     assert_eq!(server.requests_served(), 2);
 }
 

@@ -158,9 +158,9 @@ WORKLOADS: dict[str, Workload] = {
 }
 
 PENDING: dict[str, str] = {
-    "g": "HTTP/2 (h2c and ALPN) is not in nodelay yet",
+    "g": "HTTP/2 rows run in their own lab for now: python -m nodelay.bench.h2lab",
     "h": "cookies are not in nodelay yet",
-    "i": "the crawl compares h1 with h2, which is not in nodelay yet",
+    "i": "the crawl runs in the HTTP/2 lab for now: python -m nodelay.bench.h2lab",
 }
 """Workloads of BENCHMARKS.md the lab cannot run yet, with the reason."""
 

@@ -1,13 +1,13 @@
-//! `nodelay-server [--host H] [--port N] [--workers N]`: runs the embedded server
+//! `nodelay-server [--host H] [--port N] [--workers N] [--h2] [--tls]`: runs the embedded server
 //! until SIGINT or SIGTERM. Prints `listening on URL` once bound, for the
 //! benchmark lab (or a person) to read.
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use nodelay_server::{run_until, ServerConfig};
+use nodelay_server::{run_until, ServerConfig, TlsIdentity};
 
-const USAGE: &str = "usage: nodelay-server [--host H] [--port N] [--workers N]";
+const USAGE: &str = "usage: nodelay-server [--host H] [--port N] [--workers N] [--h2] [--tls]";
 
 fn main() -> ExitCode {
     let config = match parse_args(std::env::args().skip(1)) {
@@ -63,6 +63,18 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<ServerConfig, St
         if flag == "-h" || flag == "--help" {
             println!("{USAGE}");
             std::process::exit(0);
+        }
+        // Flags without a value.
+        match flag.as_str() {
+            "--h2" => {
+                config.http2 = true;
+                continue;
+            }
+            "--tls" => {
+                config.tls = Some(TlsIdentity::localhost());
+                continue;
+            }
+            _ => {}
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {

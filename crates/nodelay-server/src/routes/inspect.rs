@@ -58,9 +58,11 @@ pub(super) fn headers(req: &Request<Incoming>) -> Reply {
 /// `/stats`: the server's counters, the same the handle reports.
 pub(super) fn stats(stats: &Stats) -> Reply {
     response::json(format!(
-        "{{\"connections\": {}, \"requests\": {}}}",
+        "{{\"connections\": {}, \"requests\": {}, \"bytes_received\": {}, \"bytes_sent\": {}}}",
         stats.connections(),
-        stats.requests()
+        stats.requests(),
+        stats.received(),
+        stats.sent()
     ))
 }
 

@@ -8,6 +8,7 @@ mod encoded;
 mod inspect;
 mod payloads;
 mod redirect;
+pub(crate) mod site;
 mod status;
 
 use std::convert::Infallible;
@@ -22,7 +23,28 @@ use crate::state::State;
 /// Answers one request. Never fails: every problem is an HTTP status.
 pub(crate) async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infallible> {
     state.stats.request_started();
-    Ok(route(req, &state).await)
+    let is_head = req.method() == Method::HEAD;
+    let reply = route(req, &state).await;
+    Ok(if is_head { without_body(reply) } else { reply })
+}
+
+/// The answer to HEAD: the GET answer's head, no body. HTTP/1.1 framing drops
+/// the body by itself, but HTTP/2 would send it as DATA frames, which a client
+/// must reject (RFC 9113 §8.1.1); the length the GET would have is kept.
+fn without_body(reply: Reply) -> Reply {
+    use hyper::body::Body as _;
+    let (mut parts, body) = reply.into_parts();
+    if let Some(len) = body.size_hint().exact() {
+        if !parts.headers.contains_key(hyper::header::CONTENT_LENGTH)
+            && parts.status != 204
+            && parts.status != 304
+        {
+            parts
+                .headers
+                .insert(hyper::header::CONTENT_LENGTH, len.into());
+        }
+    }
+    Reply::from_parts(parts, crate::body::ResponseBody::empty())
 }
 
 async fn route(req: Request<Incoming>, state: &State) -> Reply {
@@ -68,6 +90,9 @@ async fn route(req: Request<Incoming>, state: &State) -> Reply {
     if let Some(n) = path.strip_prefix("/redirect/") {
         return redirect::redirect(n);
     }
+    if let Some(rest) = path.strip_prefix("/site/") {
+        return site::page(rest, &req, &state.site);
+    }
     if let Some((coding, n)) = path[1..].split_once('/') {
         if let Some(coding) = encoded::Coding::from_route(coding) {
             return encoded::encoded(coding, n, state);
@@ -89,7 +114,8 @@ fn is_read(method: &Method) -> bool {
 
 /// Whether `path` belongs to a read-only route, so a wrong method gets 405, not 404.
 fn is_known_read_route(path: &str) -> bool {
-    const PREFIXES: [&str; 10] = [
+    const PREFIXES: [&str; 11] = [
+        "/site/",
         "/gzip/",
         "/deflate/",
         "/brotli/",

@@ -1,0 +1,21 @@
+//! The HTTP/2 driver on the process runtime (`crate::runtime`), on the `h2`
+//! crate: one connection per origin shared by every request and thread
+//! ([`pool`]), async send/receive ([`H2Pool::send`], [`H2Response::chunk`])
+//! for async callers, and a blocking face ([`H2Exchange`]) for the sync
+//! client. Settings and bounds are in [`limits`].
+
+mod blocking;
+mod conn;
+mod error;
+mod exchange;
+pub mod limits;
+mod pool;
+mod request;
+mod response;
+
+pub(crate) use blocking::{block_on, parks_with_deadlines, wake_by};
+pub use exchange::H2Exchange;
+pub(crate) use pool::H2Pool;
+pub(crate) use pool::Sent;
+pub use request::H2Request;
+pub use response::H2Response;

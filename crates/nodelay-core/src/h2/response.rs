@@ -1,0 +1,98 @@
+//! A response received over HTTP/2: its head, and its body read frame by
+//! frame with flow-control capacity given back as data is taken.
+
+use bytes::Bytes;
+use http::HeaderMap;
+
+use super::error::stream_error;
+use crate::deadline::{within, Deadlines};
+use crate::error::{Error, ErrorKind};
+
+/// The response head and the body still arriving on its stream.
+pub struct H2Response {
+    pub status: u16,
+    pub headers: HeaderMap,
+    body: h2::RecvStream,
+    deadlines: Deadlines,
+    /// Whether the request was HEAD (no body whatever the headers say).
+    is_head: bool,
+    /// The head ended the stream: there is no body at all.
+    bodyless: bool,
+    ended: bool,
+}
+
+impl H2Response {
+    pub(crate) fn new(
+        response: http::Response<h2::RecvStream>,
+        deadlines: Deadlines,
+        is_head: bool,
+    ) -> Self {
+        let (parts, body) = response.into_parts();
+        let ended = body.is_end_stream();
+        H2Response {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+            deadlines,
+            is_head,
+            bodyless: ended,
+            ended,
+        }
+    }
+
+    /// True once the server ended the stream (no more data will come).
+    pub fn is_end_stream(&self) -> bool {
+        self.ended || self.body.is_end_stream()
+    }
+
+    /// The exact body size when known: 0 with no body or for HEAD, else
+    /// `Content-Length` (h2 checks the data against it).
+    pub fn content_length(&self) -> Option<u64> {
+        if self.is_head || self.bodyless {
+            return Some(0);
+        }
+        self.headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+    }
+
+    /// The next piece of the body, `None` at its end; each wait bounded by the
+    /// read timeout and the total deadline. The piece's flow-control capacity
+    /// is released at once: it is ours now, so the server may send more.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        if self.ended {
+            return Ok(None);
+        }
+        let deadlines = self.deadlines;
+        let body = &mut self.body;
+        let next = within(
+            &deadlines,
+            deadlines.timeouts.read,
+            || {
+                Error::new(
+                    ErrorKind::ReadTimeout,
+                    "timed out reading the HTTP/2 response body",
+                )
+            },
+            async { Ok(body.data().await) },
+        )
+        .await?;
+        match next {
+            None => {
+                self.ended = true;
+                Ok(None)
+            }
+            Some(Ok(data)) => {
+                // Only fails when the stream is already gone, which the next
+                // read reports.
+                let _ = self.body.flow_control().release_capacity(data.len());
+                Ok(Some(data))
+            }
+            Some(Err(e)) => {
+                self.ended = true;
+                Err(stream_error(e, true))
+            }
+        }
+    }
+}

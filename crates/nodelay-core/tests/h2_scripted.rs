@@ -1,0 +1,363 @@
+//! The HTTP/2 driver against a scripted frame-level server (raw TCP,
+//! hand-written frames): GOAWAY with a stream in flight, RST_STREAM
+//! (REFUSED_STREAM), SETTINGS_MAX_FRAME_SIZE=0, SETTINGS/PING floods and a
+//! CONTINUATION flood (HOSTILE.md C17-C19). Every failure must be an error
+//! within the deadline, never a hang; unprocessed requests go again once.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nodelay_core::{
+    Client, Error, ErrorKind, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, Timeouts,
+    TlsOptions, Version,
+};
+
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+// Frame types and flags (RFC 9113 §6).
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const CONTINUATION: u8 = 0x9;
+const END_STREAM: u8 = 0x1;
+const ACK: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+
+// Error codes (RFC 9113 §7).
+const NO_ERROR: u32 = 0x0;
+const PROTOCOL_ERROR: u32 = 0x1;
+const REFUSED_STREAM: u32 = 0x7;
+
+/// HPACK for `:status: 200` (static table index 8, RFC 7541 Appendix A).
+const STATUS_200: &[u8] = &[0x88];
+
+/// Longest any scripted exchange may take: past it the test failed (a hang).
+const DEADLINE: Duration = Duration::from_secs(5);
+
+/// One server-side connection, speaking frames.
+struct Peer {
+    sock: TcpStream,
+}
+
+struct Frame {
+    kind: u8,
+    flags: u8,
+    stream: u32,
+    payload: Vec<u8>,
+}
+
+impl Peer {
+    fn read_frame(&mut self) -> Option<Frame> {
+        let mut head = [0u8; 9];
+        self.sock.read_exact(&mut head).ok()?;
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let mut payload = vec![0; len];
+        self.sock.read_exact(&mut payload).ok()?;
+        Some(Frame {
+            kind: head[3],
+            flags: head[4],
+            stream: u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff,
+            payload,
+        })
+    }
+
+    fn write_frame(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) -> bool {
+        let len = (payload.len() as u32).to_be_bytes();
+        let mut frame = vec![len[1], len[2], len[3], kind, flags];
+        frame.extend_from_slice(&stream.to_be_bytes());
+        frame.extend_from_slice(payload);
+        self.sock.write_all(&frame).is_ok()
+    }
+
+    /// Reads the client preface, sends `settings` as our SETTINGS.
+    fn handshake(&mut self, settings: &[u8]) {
+        let mut preface = [0u8; 24];
+        self.sock.read_exact(&mut preface).unwrap();
+        assert_eq!(&preface[..], PREFACE);
+        self.write_frame(SETTINGS, 0, 0, settings);
+    }
+
+    /// Reads frames (acknowledging the client's SETTINGS) until a request's
+    /// HEADERS arrive; returns its stream id, or `None` if the client left.
+    fn next_request(&mut self) -> Option<u32> {
+        loop {
+            let frame = self.read_frame()?;
+            match frame.kind {
+                SETTINGS if frame.flags & ACK == 0 => {
+                    self.write_frame(SETTINGS, ACK, 0, &[]);
+                }
+                HEADERS => {
+                    assert!(!frame.payload.is_empty(), "a request has pseudo-headers");
+                    return Some(frame.stream);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn respond(&mut self, stream: u32, body: &[u8]) {
+        self.write_frame(HEADERS, END_HEADERS, stream, STATUS_200);
+        self.write_frame(DATA, END_STREAM, stream, body);
+    }
+
+    fn goaway(&mut self, last_stream: u32, code: u32) {
+        let mut payload = last_stream.to_be_bytes().to_vec();
+        payload.extend_from_slice(&code.to_be_bytes());
+        self.write_frame(GOAWAY, 0, 0, &payload);
+    }
+
+    /// Reads until the client closes (bounded by the socket timeout).
+    fn drain(&mut self) {
+        while self.read_frame().is_some() {}
+    }
+}
+
+type Script = Box<dyn FnOnce(&mut Peer) + Send>;
+
+/// A server whose connection `i` plays `scripts[i]`; counts connections.
+struct Scripted {
+    url: String,
+    connections: Arc<AtomicUsize>,
+}
+
+fn scripted(scripts: Vec<Script>) -> Scripted {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&connections);
+    thread::spawn(move || {
+        for script in scripts {
+            let Ok((sock, _)) = listener.accept() else {
+                return;
+            };
+            count.fetch_add(1, Ordering::SeqCst);
+            sock.set_read_timeout(Some(DEADLINE)).unwrap();
+            thread::spawn(move || script(&mut Peer { sock }));
+        }
+    });
+    Scripted { url, connections }
+}
+
+fn client() -> Client {
+    Client::with_http2(
+        PoolConfig {
+            max_connections: Some(10),
+            max_keepalive: Some(10),
+            keepalive_expiry: None,
+        },
+        TlsOptions::default(),
+        Http2Mode::PriorKnowledge,
+    )
+}
+
+/// Sends one request with a total deadline; returns status and body.
+fn send(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
+    let body: Option<&[u8]> = (method == "POST").then_some(b"payload");
+    let prepared = client.prepare(&RequestParts {
+        method,
+        url,
+        headers: &[],
+        body,
+    })?;
+    let timeouts = Timeouts {
+        total: Some(DEADLINE),
+        ..Timeouts::default()
+    };
+    let mut exchange = client.send(&prepared, body, timeouts, &NeverInterrupt)?;
+    assert_eq!(exchange.version(), Version::Http2);
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt)?;
+    Ok((exchange.status(), out))
+}
+
+fn answering(body: &'static [u8]) -> Script {
+    Box::new(move |peer| {
+        peer.handshake(&[]);
+        if let Some(stream) = peer.next_request() {
+            peer.respond(stream, body);
+        }
+        peer.drain();
+    })
+}
+
+#[test]
+fn goaway_with_a_stream_in_flight_is_retried_on_a_new_connection() {
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let stream = peer.next_request().unwrap();
+            assert_eq!(stream, 1);
+            // Last processed stream 0: stream 1 was not processed.
+            peer.goaway(0, NO_ERROR);
+            peer.drain();
+        }),
+        answering(b"second connection"),
+    ]);
+    let (status, body) = send(&client(), "POST", &format!("{}/x", server.url)).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn refused_stream_is_retried_once_even_for_post() {
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let stream = peer.next_request().unwrap();
+            peer.write_frame(RST_STREAM, 0, stream, &REFUSED_STREAM.to_be_bytes());
+            peer.drain();
+        }),
+        answering(b"ok"),
+    ]);
+    let (status, body) = send(&client(), "POST", &format!("{}/x", server.url)).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"ok"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn refused_twice_is_an_error_not_a_loop() {
+    let refuse = || -> Script {
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let stream = peer.next_request().unwrap();
+            peer.write_frame(RST_STREAM, 0, stream, &REFUSED_STREAM.to_be_bytes());
+            peer.drain();
+        })
+    };
+    let server = scripted(vec![refuse(), refuse(), answering(b"never")]);
+    let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn goaway_error_covering_a_post_is_not_retried() {
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let stream = peer.next_request().unwrap();
+            // The server says it may have processed stream 1, and leaves.
+            peer.goaway(stream, PROTOCOL_ERROR);
+            let _ = peer.sock.shutdown(std::net::Shutdown::Both);
+        }),
+        answering(b"must not be asked"),
+    ]);
+    let error = send(&client(), "POST", &format!("{}/x", server.url)).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::RemoteProtocol | ErrorKind::Read),
+        "{error:?}"
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn max_frame_size_zero_is_a_connection_error() {
+    // SETTINGS_MAX_FRAME_SIZE (0x5) = 0: below the 16384 minimum (RFC 9113 §6.5.2).
+    let bad_settings = || -> Script {
+        Box::new(|peer| {
+            peer.handshake(&[0x00, 0x05, 0, 0, 0, 0]);
+            peer.drain();
+        })
+    };
+    let server = scripted(vec![bad_settings(), bad_settings()]);
+    let started = Instant::now();
+    let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
+    assert!(started.elapsed() < DEADLINE, "no hang");
+    assert!(
+        matches!(error.kind(), ErrorKind::RemoteProtocol | ErrorKind::Read),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn settings_and_ping_floods_are_answered_without_growing_or_hanging() {
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        let stream = peer.next_request().unwrap();
+        // The client acknowledges each; h2 holds at most one pending answer
+        // and stops reading while it cannot send, so memory stays flat.
+        // A reader thread drains the answers so neither side blocks.
+        let mut reader = Peer {
+            sock: peer.sock.try_clone().unwrap(),
+        };
+        let drained = thread::spawn(move || reader.drain());
+        for i in 0..2000u64 {
+            if !peer.write_frame(PING, 0, 0, &i.to_be_bytes())
+                || !peer.write_frame(SETTINGS, 0, 0, &[])
+            {
+                break;
+            }
+        }
+        peer.respond(stream, b"after the flood");
+        let _ = drained.join();
+    })]);
+    let (status, body) = send(&client(), "GET", &format!("{}/x", server.url)).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"after the flood"[..]));
+}
+
+#[test]
+fn continuation_flood_is_an_error_with_bounded_memory() {
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        let stream = peer.next_request().unwrap();
+        // A header block that never ends: HEADERS without END_HEADERS, then
+        // CONTINUATION frames of 1000-byte literal fields, until the client
+        // gives up (the count is only a bound on the test itself).
+        let mut field = vec![0x00, 0x01, b'x', 0x7f, 0xE9, 0x06]; // literal, name "x", length 1000
+        field.extend(std::iter::repeat_n(b'v', 1000));
+        peer.write_frame(HEADERS, 0, stream, STATUS_200);
+        for _ in 0..20_000 {
+            if !peer.write_frame(CONTINUATION, 0, stream, &field) {
+                break;
+            }
+        }
+        peer.drain();
+    })]);
+    let started = Instant::now();
+    let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
+    assert!(started.elapsed() < DEADLINE, "no hang");
+    assert!(
+        matches!(error.kind(), ErrorKind::RemoteProtocol | ErrorKind::Read),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_silent_server_is_a_read_timeout_at_the_deadline() {
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        let _ = peer.next_request();
+        peer.drain();
+    })]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    let prepared = client
+        .prepare(&RequestParts {
+            method: "GET",
+            url: &url,
+            headers: &[],
+            body: None,
+        })
+        .unwrap();
+    let timeouts = Timeouts {
+        read: Some(Duration::from_millis(200)),
+        total: Some(DEADLINE),
+        ..Timeouts::default()
+    };
+    let started = Instant::now();
+    let error = match client.send(&prepared, None, timeouts, &NeverInterrupt) {
+        Ok(_) => panic!("a silent server gave a response"),
+        Err(e) => e,
+    };
+    let waited = started.elapsed();
+    assert_eq!(error.kind(), ErrorKind::ReadTimeout, "{error:?}");
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+}

@@ -1,0 +1,505 @@
+"""The HTTP/2 lab: workloads g and i of BENCHMARKS.md, until the main runner grows h2.
+
+``python -m nodelay.bench.h2lab [--workloads g,i] [--clients ...] [--repeat N] [--json F]``
+
+* **g**: 1000 x 202-byte GET, 32 in flight, over h2c (prior knowledge) and h2 over TLS
+  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection). Peers, each with
+  its own way of keeping 32 requests in flight over HTTP/2: pycurl (CurlMulti, multiplexing),
+  rnet and pyreqwest (threads sharing one client), httpx (threads sharing one Client; needs
+  the ``h2`` package); ``h2load -c1 -m32`` as the native reference.
+* **i**: crawl the embedded server's generated site from ``/site/`` (500 linked pages):
+  HTTP/1.1 over 6 connections vs HTTP/2 over one, each with 6 requests in flight; time,
+  requests, and bytes on the wire both ways (counted by the server on its sockets, below
+  TLS, from ``/stats``, minus the bytes of the ``/stats`` requests themselves).
+
+The embedded server runs in its own process on CPU 0, every client in its own process on
+CPU 1 (as in the main lab). Each row is the median of ``--repeat`` runs after a warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .pinning import CLIENT_CPU, SERVER_CPU, pin_to
+
+__all__ = ["main"]
+
+G_REQUESTS = 1000
+"""Workload g: requests per run (BENCHMARKS.md)."""
+G_IN_FLIGHT = 32
+"""Workload g: requests in flight."""
+G_SIZE = 202
+"""Workload g: body bytes of each response."""
+CRAWL_WORKERS = 6
+"""Workload i: requests in flight (a browser's 6 connections per host for HTTP/1.1)."""
+SITE_PAGES = 500
+"""Pages of the generated site (crates/nodelay-server/src/routes/site.rs)."""
+TIMEOUT = 30.0
+"""Seconds any request may take: a stuck server fails the row, never hangs the lab."""
+G_CLIENTS = ("nodelay", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
+_LINK = re.compile(rb'href="(/site/[^"]*)"')
+
+
+# -- the child: one client, one transport, one measurement -----------------------------
+
+
+def _usage() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+class _Stats:
+    """The server's ``/stats`` over one kept-alive HTTP/1.1 connection."""
+
+    def __init__(self, url: str, ca: str) -> None:
+        import nodelay
+
+        self.url = url + "/stats"
+        self.client = nodelay.Client(verify=ca, limits=nodelay.Limits(keepalive_expiry=None))
+        first = self.read()
+        # Two reads in a row: what one read adds to the counters by itself (its answer
+        # is written after its snapshot, the next request read before the next one).
+        self.overhead = {k: v - first[k] for k, v in self.read().items()}
+
+    def read(self) -> dict[str, int]:
+        return {k: int(v) for k, v in self.client.get(self.url).json().items()}
+
+    def delta(self, before: dict[str, int]) -> dict[str, int]:
+        after = self.read()
+        return {k: after[k] - before[k] - self.overhead[k] for k in after}
+
+
+def _threads(get: Callable[[str], tuple[int, bytes, str]], url: str, n: int) -> list[Any]:
+    """``n`` GETs from ``G_IN_FLIGHT`` threads; returns (status, length, version) per request."""
+    out: list[Any] = []
+    lock = threading.Lock()
+    shares = [n // G_IN_FLIGHT + (1 if i < n % G_IN_FLIGHT else 0) for i in range(G_IN_FLIGHT)]
+
+    def work(k: int) -> None:
+        mine = []
+        for _ in range(k):
+            status, body, version = get(url)
+            mine.append((status, len(body), version))
+        with lock:
+            out.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in shares if k]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def _getter(client: str, tls: bool, ca: str) -> Callable[[str], tuple[int, bytes, str]]:
+    if client == "nodelay":
+        import nodelay
+
+        c = nodelay.Client(http2=True if tls else "prior_knowledge", verify=ca, timeout=TIMEOUT)
+
+        def get(url: str) -> tuple[int, bytes, str]:
+            r = c.get(url)
+            return r.status_code, r.content, r.http_version
+
+        return get
+    if client == "rnet":
+        import rnet.blocking  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        rc = rnet.blocking.BlockingClient(http2_only=True, verify=Path(ca))
+
+        def get_rnet(url: str) -> tuple[int, bytes, str]:
+            r = rc.get(url)
+            return int(r.status), r.bytes(), str(r.version).rpartition(".")[2]
+
+        return get_rnet
+    if client == "pyreqwest":
+        from datetime import timedelta
+
+        from pyreqwest.client import SyncClientBuilder  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        b = SyncClientBuilder().timeout(timedelta(seconds=TIMEOUT))
+        b = (
+            b.add_root_certificate_pem(Path(ca).read_bytes()).http2(True)
+            if tls
+            else b.http2_prior_knowledge()
+        )
+        pc = b.build()
+
+        def get_pyreqwest(url: str) -> tuple[int, bytes, str]:
+            r = pc.get(url).build().send()
+            return r.status, bytes(r.bytes()), str(r.version)
+
+        return get_pyreqwest
+    if client == "httpx":
+        import httpx  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        hc = httpx.Client(
+            http1=tls,
+            http2=True,
+            verify=ca,
+            timeout=TIMEOUT,
+            limits=httpx.Limits(max_connections=1),
+        )
+
+        def get_httpx(url: str) -> tuple[int, bytes, str]:
+            r = hc.get(url)
+            return r.status_code, r.content, r.http_version
+
+        return get_httpx
+    raise ValueError(f"unknown client {client}")
+
+
+def _pycurl_g(url: str, n: int, tls: bool, ca: str) -> list[Any]:
+    import pycurl  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    multi = pycurl.CurlMulti()
+    multi.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX)
+    multi.setopt(pycurl.M_MAX_HOST_CONNECTIONS, 1)
+    version = pycurl.CURL_HTTP_VERSION_2TLS if tls else pycurl.CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+    out: list[Any] = []
+    bufs: dict[int, list[bytes]] = {}
+    started = 0
+
+    def start(h: Any) -> None:
+        nonlocal started
+        chunks: list[bytes] = []
+        bufs[id(h)] = chunks
+        h.setopt(pycurl.URL, url)
+        h.setopt(pycurl.WRITEFUNCTION, chunks.append)
+        multi.add_handle(h)
+        started += 1
+
+    handles = []
+    for _ in range(min(G_IN_FLIGHT, n)):
+        h = pycurl.Curl()
+        h.setopt(pycurl.HTTP_VERSION, version)
+        h.setopt(pycurl.PIPEWAIT, 1)
+        h.setopt(pycurl.CAINFO, ca)
+        h.setopt(pycurl.TIMEOUT_MS, int(TIMEOUT * 1000))
+        h.setopt(pycurl.NOSIGNAL, 1)
+        handles.append(h)
+        start(h)
+    deadline = time.monotonic() + TIMEOUT * 2
+    while len(out) < n and time.monotonic() < deadline:
+        while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
+            pass
+        _, ok, err = multi.info_read()
+        for h in ok:
+            multi.remove_handle(h)
+            v = h.getinfo(pycurl.INFO_HTTP_VERSION)
+            ver = "HTTP/2" if v == pycurl.CURL_HTTP_VERSION_2_0 else str(v)
+            out.append((h.getinfo(pycurl.RESPONSE_CODE), len(b"".join(bufs[id(h)])), ver))
+            if started < n:
+                start(h)
+        for h, _code, _msg in err:
+            multi.remove_handle(h)
+            out.append((0, 0, "?"))
+            if started < n:
+                start(h)
+        if len(out) < n:
+            multi.select(1.0)
+    for h in handles:
+        h.close()
+    multi.close()
+    return out
+
+
+def _crawl(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
+    """Crawls the site from ``/site/`` with ``CRAWL_WORKERS`` threads; nodelay client."""
+    import nodelay
+
+    mode: bool | str = (True if tls else "prior_knowledge") if h2 else False
+    client = nodelay.Client(
+        http2=mode,  # type: ignore[arg-type]
+        verify=ca,
+        timeout=TIMEOUT,
+        limits=nodelay.Limits(
+            max_connections=CRAWL_WORKERS, max_keepalive_connections=CRAWL_WORKERS
+        ),
+    )
+    seen = {"/site/"}
+    todo = ["/site/"]
+    lock = threading.Condition()
+    busy = 0
+    fetched = 0
+    versions: set[str] = set()
+
+    def work() -> None:
+        nonlocal busy, fetched
+        while True:
+            with lock:
+                while not todo and busy:
+                    lock.wait()
+                if not todo:
+                    lock.notify_all()
+                    return
+                path = todo.pop()
+                busy += 1
+            r = client.get(base + path)
+            links = _LINK.findall(r.content) if r.status_code == 200 else []
+            with lock:
+                fetched += 1
+                versions.add(r.http_version)
+                for link in links:
+                    p = link.decode()
+                    if p not in seen:
+                        seen.add(p)
+                        todo.append(p)
+                busy -= 1
+                lock.notify_all()
+
+    stats = _Stats(base, ca)
+    before = stats.read()
+    cpu0, t0 = _usage(), time.perf_counter()
+    threads = [threading.Thread(target=work) for _ in range(CRAWL_WORKERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall, cpu = time.perf_counter() - t0, _usage() - cpu0
+    client.close()
+    wire = stats.delta(before)
+    return {
+        "seconds": wall,
+        "cpu": cpu,
+        "requests": fetched,
+        "pages": len(seen),
+        # The client's view: what it received is what the server sent.
+        "bytes_in": wire["bytes_sent"],
+        "bytes_out": wire["bytes_received"],
+        "connections": wire["connections"],
+        "versions": sorted(versions),
+    }
+
+
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    """One measurement in this (pinned) process; returns a JSON-able record."""
+    base, tls, ca = spec["url"], spec["tls"], spec["ca"]
+    if spec["workload"] == "i":
+        _crawl(base, spec["h2"], tls, ca)  # warm-up: connections, caches, imports
+        return _crawl(base, spec["h2"], tls, ca)
+    url = base + f"/bytes/{G_SIZE}"
+    client = spec["client"]
+    if client == "pycurl":
+
+        def run(n: int) -> list[Any]:
+            return _pycurl_g(url, n, tls, ca)
+    else:
+        get = _getter(client, tls, ca)
+
+        def run(n: int) -> list[Any]:
+            return _threads(get, url, n)
+
+    run(G_IN_FLIGHT * 2)  # warm-up
+    cpu0, t0 = _usage(), time.perf_counter()
+    out = run(G_REQUESTS)
+    wall, cpu = time.perf_counter() - t0, _usage() - cpu0
+    bad = sum(1 for status, length, _ in out if status != 200 or length != G_SIZE)
+    return {
+        "seconds": wall,
+        "cpu": cpu,
+        "requests": len(out),
+        "errors": bad + (G_REQUESTS - len(out)),
+        "versions": sorted({v for _, _, v in out}),
+    }
+
+
+# -- the parent: servers, rows, table ----------------------------------------------------
+
+
+def _start_server(tls: bool) -> tuple[subprocess.Popen[str], str]:
+    code = (
+        "from nodelay import _core\n"
+        f"_core.serve('127.0.0.1', 0, 1, on_ready=lambda u: print(u, flush=True), "
+        f"http2=True, tls={tls})\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=pin_to(SERVER_CPU),
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http"):
+        proc.kill()
+        raise RuntimeError(f"server did not start: {url!r}")
+    return proc, url.replace("127.0.0.1", "localhost") if tls else url
+
+
+def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nodelay.bench.h2lab", "--child", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=pin_to(CLIENT_CPU),
+    )
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def _h2load(url: str) -> dict[str, Any]:
+    binary = shutil.which("h2load")
+    if binary is None:
+        return {"error": "h2load not installed"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [binary, "-c1", f"-m{G_IN_FLIGHT}", f"-n{G_REQUESTS}", f"{url}/bytes/{G_SIZE}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=pin_to(CLIENT_CPU),
+    ).stdout
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    fin = re.search(r"finished in ([\d.]+)(us|ms|s)", out)
+    ok = re.search(r"(\d+) succeeded", out)
+    proto = re.search(r"Application protocol: (\S+)", out)
+    if fin is None or ok is None:
+        return {"error": f"unexpected h2load output: {out[-200:]!r}"}
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0}[fin.group(2)]
+    return {
+        "seconds": float(fin.group(1)) * scale,
+        "wall_with_startup": wall,
+        "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
+        "requests": int(ok.group(1)),
+        "errors": G_REQUESTS - int(ok.group(1)),
+        "versions": [proto.group(1) if proto else "?"],
+    }
+
+
+def _median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    good = [r for r in runs if "error" not in r]
+    if not good:
+        return runs[0]
+    row = dict(sorted(good, key=lambda r: r["seconds"])[len(good) // 2])
+    row["runs"] = len(good)
+    return row
+
+
+def parent(args: argparse.Namespace) -> int:
+    from nodelay import _core
+
+    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        ca = str(Path(tmp) / "ca.pem")
+        Path(ca).write_text(_core.test_ca_pem())
+        servers = {tls: _start_server(tls) for tls in (False, True)}
+        results: list[dict[str, Any]] = []
+        try:
+            for transport, tls in (("h2c", False), ("h2+TLS", True)):
+                url = servers[tls][1]
+                stats = _Stats(url, ca)
+                if "g" in workloads:
+                    for client in clients:
+                        runs = []
+                        for _ in range(args.repeat):
+                            before = stats.read()
+                            if client == "h2load":
+                                run = _h2load(url)
+                            else:
+                                run = _run_child(
+                                    {
+                                        "workload": "g",
+                                        "client": client,
+                                        "url": url,
+                                        "tls": tls,
+                                        "ca": ca,
+                                    }
+                                )
+                            run["connections"] = stats.delta(before)["connections"]
+                            runs.append(run)
+                        row = {
+                            "workload": "g",
+                            "transport": transport,
+                            "client": client,
+                            **_median_row(runs),
+                        }
+                        results.append(row)
+                        _print_g(row)
+                if "i" in workloads:
+                    for h2 in (False, True):
+                        runs = []
+                        for _ in range(args.repeat):
+                            runs.append(
+                                _run_child(
+                                    {"workload": "i", "h2": h2, "url": url, "tls": tls, "ca": ca}
+                                )
+                            )
+                        label = "h2, 1 connection" if h2 else f"h1, {CRAWL_WORKERS} connections"
+                        row = {
+                            "workload": "i",
+                            "transport": "TLS" if tls else "cleartext",
+                            "client": f"nodelay {label}",
+                            **_median_row(runs),
+                        }
+                        results.append(row)
+                        _print_i(row)
+        finally:
+            for proc, _ in servers.values():
+                proc.terminate()
+                proc.wait(10)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def _print_g(row: dict[str, Any]) -> None:
+    if "error" in row:
+        print(f"g {row['transport']:7} {row['client']:10} skipped: {row['error']}", flush=True)
+        return
+    rps = row["requests"] / row["seconds"]
+    cpu_us = row["cpu"] / row["requests"] * 1e6
+    print(
+        f"g {row['transport']:7} {row['client']:10} {rps:9.0f} req/s  {cpu_us:6.0f} CPU us/req  "
+        f"errors {row['errors']}  conns {row['connections']}  {','.join(row['versions'])}",
+        flush=True,
+    )
+
+
+def _print_i(row: dict[str, Any]) -> None:
+    if "error" in row:
+        print(f"i {row['transport']:9} {row['client']} skipped: {row['error']}", flush=True)
+        return
+    print(
+        f"i {row['transport']:9} {row['client']:30} {row['seconds'] * 1000:7.1f} ms  "
+        f"{row['requests']} requests  in {row['bytes_in']:>9} B  out {row['bytes_out']:>8} B  "
+        f"CPU {row['cpu'] * 1000:6.1f} ms  conns {row['connections']}  {','.join(row['versions'])}",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nodelay.bench.h2lab", description=__doc__)
+    parser.add_argument("--workloads", default="g,i", help="g, i or both (default: %(default)s)")
+    parser.add_argument("--clients", default=",".join(G_CLIENTS), help="clients for g")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row (median kept)")
+    parser.add_argument("--json", type=Path, help="write the rows as JSON")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))), flush=True)
+        return 0
+    return parent(args)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""HTTP/2 against the embedded server: h2 by ALPN over TLS (a trustme CA), h2c with prior
+knowledge, one connection shared by many threads, fallback to HTTP/1.1, and the response
+features (decoding, cookies, redirects, streaming, timeouts) working as over HTTP/1.1."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import nodelay
+import pytest
+import trustme
+from conftest import expected_bytes
+from nodelay import _core
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@pytest.fixture(scope="module")
+def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("h2ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def identity(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A certificate for localhost signed by ``ca``: (cert file, key file)."""
+    leaf = ca.issue_cert("localhost", "127.0.0.1")
+    folder = tmp_path_factory.mktemp("h2leaf")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    leaf.cert_chain_pems[0].write_to_path(str(cert))
+    for extra in leaf.cert_chain_pems[1:]:
+        extra.write_to_path(str(cert), append=True)
+    leaf.private_key_pem.write_to_path(str(key))
+    return str(cert), str(key)
+
+
+def tls_server(identity: tuple[str, str], *, http2: bool) -> _core.TestServer:
+    return _core.TestServer(http2=http2, tls=True, cert_file=identity[0], key_file=identity[1])
+
+
+@pytest.fixture
+def h2c_server() -> Iterator[_core.TestServer]:
+    srv = _core.TestServer(http2=True)
+    yield srv
+    srv.close()
+
+
+def local(url: str) -> str:
+    """The server's URL by the name its certificate carries."""
+    return url.replace("127.0.0.1", "localhost")
+
+
+def test_alpn_negotiates_h2_over_tls(identity: tuple[str, str], ca_file: str) -> None:
+    srv = tls_server(identity, http2=True)
+    try:
+        with nodelay.Client(http2=True, verify=ca_file) as client:
+            for _ in range(3):
+                r = client.get(local(srv.url) + "/bytes/202")
+                assert r.http_version == "HTTP/2"
+                assert r.status_code == 200
+                assert r.reason_phrase == "OK"
+                assert r.content == expected_bytes(202)
+        assert srv.connections() == 1
+    finally:
+        srv.close()
+
+
+def test_tls_verification_applies_to_h2(identity: tuple[str, str]) -> None:
+    srv = tls_server(identity, http2=True)
+    try:
+        with nodelay.Client(http2=True) as client, pytest.raises(nodelay.ConnectError):
+            client.get(local(srv.url) + "/bytes/1")
+        with nodelay.Client(http2=True, verify=False) as client:
+            assert client.get(local(srv.url) + "/bytes/1").http_version == "HTTP/2"
+    finally:
+        srv.close()
+
+
+def test_falls_back_to_http1_when_the_server_offers_only_it(
+    identity: tuple[str, str], ca_file: str
+) -> None:
+    srv = tls_server(identity, http2=False)
+    try:
+        with nodelay.Client(http2=True, verify=ca_file) as client:
+            for _ in range(3):
+                r = client.get(local(srv.url) + "/bytes/202")
+                assert r.http_version == "HTTP/1.1"
+                assert r.content == expected_bytes(202)
+        # The connection ALPN made is the one HTTP/1.1 goes on, then kept alive.
+        assert srv.connections() == 1
+    finally:
+        srv.close()
+
+
+def test_prior_knowledge_over_cleartext(h2c_server: _core.TestServer) -> None:
+    with nodelay.Client(http2="prior_knowledge") as client:
+        r = client.get(h2c_server.url + "/json/100")
+        assert r.http_version == "HTTP/2"
+        assert isinstance(r.json(), dict)
+        r = client.post(h2c_server.url + "/echo", content=b"x" * 100_000)
+        assert r.content == b"x" * 100_000
+        assert client.head(h2c_server.url + "/bytes/10").content == b""
+        assert client.get(h2c_server.url + "/status/404").status_code == 404
+
+
+def test_http2_true_keeps_http_urls_on_http1(h2c_server: _core.TestServer) -> None:
+    with nodelay.Client(http2=True) as client:
+        assert client.get(h2c_server.url + "/bytes/1").http_version == "HTTP/1.1"
+
+
+def test_decoding_cookies_and_redirects_over_h2(h2c_server: _core.TestServer) -> None:
+    with nodelay.Client(http2="prior_knowledge", follow_redirects=True) as client:
+        for coding in ("gzip", "deflate", "brotli", "zstd"):
+            r = client.get(f"{h2c_server.url}/{coding}/5000")
+            assert r.http_version == "HTTP/2"
+            assert r.content == expected_bytes(5000), coding
+        client.get(h2c_server.url + "/cookies/set?a=1&b=2")
+        assert client.get(h2c_server.url + "/cookies").json() == {"cookies": {"a": "1", "b": "2"}}
+        r = client.get(h2c_server.url + "/redirect/3")
+        assert r.status_code == 200
+        assert len(r.history) == 3
+
+
+def test_streaming_over_h2(h2c_server: _core.TestServer) -> None:
+    with nodelay.Client(http2="prior_knowledge") as client:
+        with client.stream("GET", h2c_server.url + "/chunked/300000") as r:
+            assert r.http_version == "HTTP/2"
+            assert b"".join(r.iter_bytes()) == expected_bytes(300_000)
+        with client.stream("GET", h2c_server.url + "/gzip/100000") as r:
+            assert b"".join(r.iter_bytes()) == expected_bytes(100_000)
+        # A stream closed before its end releases only its own stream.
+        with client.stream("GET", h2c_server.url + "/bytes/5000000") as r:
+            next(r.iter_bytes())
+        assert client.get(h2c_server.url + "/bytes/3").content == expected_bytes(3)
+    assert h2c_server.connections() == 1
+
+
+def test_read_timeout_over_h2(h2c_server: _core.TestServer) -> None:
+    with nodelay.Client(http2="prior_knowledge") as client:
+        with pytest.raises(nodelay.ReadTimeout):
+            client.get(h2c_server.url + "/delay/2000", timeout=nodelay.Timeout(5.0, read=0.2))
+        # The connection is still shared and usable.
+        assert client.get(h2c_server.url + "/bytes/3").status_code == 200
+
+
+def test_threads_share_one_connection(h2c_server: _core.TestServer) -> None:
+    errors: list[BaseException] = []
+    with nodelay.Client(http2="prior_knowledge") as client:
+
+        def work() -> None:
+            try:
+                for _ in range(25):
+                    r = client.get(h2c_server.url + "/bytes/202")
+                    assert r.http_version == "HTTP/2"
+                    assert r.content == expected_bytes(202)
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+    assert not errors
+    assert h2c_server.connections() == 1
+    assert h2c_server.requests() == 8 * 25
+
+
+def test_invalid_http2_value() -> None:
+    with pytest.raises(ValueError, match="http2"):
+        nodelay.Client(http2="yes")  # type: ignore[arg-type]
+
+
+def test_site_is_served_with_cache_headers(h2c_server: _core.TestServer) -> None:
+    with nodelay.Client(http2="prior_knowledge") as client:
+        r = client.get(h2c_server.url + "/site/")
+        assert r.headers["content-type"] == "text/html; charset=utf-8"
+        assert r.headers["cache-control"] == "public, max-age=3600"
+        assert r.text.count('href="/site/') == 11
+        assert client.get(h2c_server.url + "/site/499.html").status_code == 200
+
+
+def test_get_command_speaks_h2c(
+    h2c_server: _core.TestServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import argparse
+
+    from nodelay import _get
+
+    parser = argparse.ArgumentParser(prog="nodelay")
+    _get.add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["get", "-I", "--http2-prior-knowledge", f"{h2c_server.url}/bytes/10"])
+    assert _get.main(args) == 0
+    assert capsysbinary.readouterr().out.startswith(b"HTTP/2 200 OK\r\n")
+
+
+def test_forked_child_gets_its_own_connection(h2c_server: _core.TestServer) -> None:
+    import os
+    import time
+
+    url = f"{h2c_server.url}/bytes/64"
+    with nodelay.Client(http2="prior_knowledge") as client:
+        assert client.get(url).http_version == "HTTP/2"  # the shared connection exists
+        pid = os.fork()
+        if pid == 0:  # child: never return into pytest
+            code = 1
+            try:
+                ok = all(client.get(url).content == expected_bytes(64) for _ in range(3))
+                code = 0 if ok else 1
+            except BaseException:
+                code = 2
+            finally:
+                os._exit(code)
+        assert client.get(url).content == expected_bytes(64)
+        deadline = time.monotonic() + 20
+        status = None
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError("forked child hung")
+        assert status is not None and os.waitstatus_to_exitcode(status) == 0
+        assert client.get(url).content == expected_bytes(64)
+    assert h2c_server.connections() == 2
+
+
+def test_ctrl_c_interrupts_an_h2_request(h2c_server: _core.TestServer) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, nodelay\n"
+        "c = nodelay.Client(http2='prior_knowledge')\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    c.get(sys.argv[1] + '/delay/10000', timeout=30)\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(42)\n"
+        "sys.exit(0)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, h2c_server.url], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        sent_at = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=3) == 42
+        assert time.monotonic() - sent_at < 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
