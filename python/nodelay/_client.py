@@ -29,7 +29,7 @@ from ._urls import join_base, merge_params, normalize_base, param_pairs, with_qu
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from types import TracebackType
     from typing import Any, Self, TypeAlias
 
@@ -763,6 +763,76 @@ class Client:
             cookies=cookies,
             auth=auth,
             stream=stream,
+        )
+
+    # -- batches (python/nodelay/_batch.py) -------------------------------------------------
+
+    def get_many(
+        self,
+        urls: Iterable[str],
+        *,
+        concurrency: int = 32,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        return_exceptions: bool = False,
+    ) -> list[Response]:
+        """GET every URL with up to ``concurrency`` requests in flight; returns the
+        responses in the order of ``urls``.
+
+        The requests run on worker threads over this client's pool with the GIL released
+        the whole time (other Python threads keep running); Ctrl-C interrupts the batch.
+        ``params``/``headers``/``timeout``/``follow_redirects`` apply to every request as
+        in ``get``; the jar's cookies are sent and Set-Cookie fields stored as in ``get``
+        (in whatever order the responses arrive). Requests with auth (``auth=`` or
+        ``.netrc``) and the hops of followed redirects are sent one by one afterwards.
+
+        Errors: by default the first failure stops the batch (requests not yet started
+        are not sent) and the exception of the first failed request, in input order, is
+        raised. With ``return_exceptions=True`` every request is sent and a failed one
+        has its exception (a ``RequestError``) in the list instead of a response.
+        """
+        from ._batch import get_many
+
+        return get_many(
+            self,
+            urls,
+            concurrency=concurrency,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            return_exceptions=return_exceptions,
+        )
+
+    def map(
+        self,
+        requests: Iterable[Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]],
+        *,
+        concurrency: int = 32,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        return_exceptions: bool = False,
+    ) -> list[Response]:
+        """Send every request with up to ``concurrency`` in flight; returns the responses
+        in input order (see ``get_many`` for threads, cookies, auth and errors).
+
+        Each item is a ``nodelay.Request(method, url, headers=..., content=...)`` or a
+        tuple ``(method, url)`` / ``(method, url, {"params": ..., "headers": ...,
+        "content": ..., "data": ..., "json": ...})`` with ``request()``'s meaning::
+
+            client.map([("GET", "/a"), ("POST", "/b", {"json": {"x": 1}})])
+        """
+        from ._batch import map_requests
+
+        return map_requests(
+            self,
+            requests,
+            concurrency=concurrency,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            return_exceptions=return_exceptions,
         )
 
 
