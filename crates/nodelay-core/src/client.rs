@@ -14,7 +14,7 @@ use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES};
 use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
-use crate::target::Target;
+use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
 
 /// A request as the caller describes it.
@@ -53,6 +53,9 @@ fn is_idempotent(method: &str) -> bool {
 /// The HTTP/1.1 engine: a connection pool and the driver. Thread-safe.
 pub struct Client {
     pool: Arc<Pool>,
+    /// Origins already parsed (see `TargetCache`: the URL parse was the
+    /// largest CPU item of a small request).
+    targets: TargetCache,
 }
 
 impl Client {
@@ -63,12 +66,13 @@ impl Client {
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
         Client {
             pool: Arc::new(Pool::new(config, TlsSetup::new(tls))),
+            targets: TargetCache::default(),
         }
     }
 
     /// Parses the URL and encodes the request; fails before any I/O on bad input.
     pub fn prepare(&self, parts: &RequestParts<'_>) -> Result<Prepared, Error> {
-        let target = Target::parse(parts.url)?;
+        let target = self.targets.parse(parts.url)?;
         let body_len = parts.body.map(|b| b.len());
         let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
         let mut wire = Vec::with_capacity(

@@ -32,14 +32,26 @@ use pyo3::types::{PyBytes, PyDict};
 /// 100 KiB of stack, safe on any thread (musl's default thread stack is 128 KiB).
 pub(crate) const MAX_FAST_DEPTH: usize = 256;
 
-/// Object keys up to this many bytes are interned per document (a repeated key
+/// Object keys up to this many bytes are shared per document (a repeated key
 /// reuses one `str`, whose hash is then computed once), as `json.loads` does
 /// with its memo. Longer keys are rare and not worth the comparison.
 const KEY_CACHE_MAX_BYTES: usize = 64;
 
-/// Slots of the per-document key cache (direct-mapped by a hash of the key's
+/// String values up to this many bytes are shared the same way: short values
+/// repeat (enums, codes, tags) and sharing an immutable `str` is invisible to
+/// Python code; a miss costs a hash of at most this many bytes.
+const VALUE_CACHE_MAX_BYTES: usize = 8;
+
+/// Slots of each per-document string cache (direct-mapped by a hash of the
 /// bytes): enough for the distinct keys of typical API documents.
-const KEY_CACHE_SLOTS: usize = 256;
+const STR_CACHE_SLOTS: usize = 256;
+
+/// Which per-document string cache.
+#[derive(Clone, Copy)]
+enum Cache {
+    Keys,
+    Values,
+}
 
 /// Integers of at most this many digits fit an `i64` without overflow checks
 /// (i64::MAX has 19 digits); longer ones go through `int()`'s parser.
@@ -106,6 +118,7 @@ struct Parser<'a, 'py> {
     /// Array items being collected, for all open arrays (reused).
     items: Vec<Bound<'py, PyAny>>,
     keys: Vec<Option<CachedKey<'py>>>,
+    values: Vec<Option<CachedKey<'py>>>,
 }
 
 /// Takes ownership of a new reference (or `Fallback` with the Python error left
@@ -129,6 +142,7 @@ impl<'a, 'py> Parser<'a, 'py> {
             scratch: Vec::new(),
             items: Vec::new(),
             keys: Vec::new(),
+            values: Vec::new(),
         }
     }
 
@@ -295,24 +309,36 @@ impl<'a, 'py> Parser<'a, 'py> {
         let start = self.pos;
         let (end, escaped, ascii) = self.scan_string()?;
         if escaped || end - start > KEY_CACHE_MAX_BYTES {
-            self.pos = start;
             return self.string();
         }
+        self.pos = end + 1;
+        self.cached_str(Cache::Keys, start, end, ascii)
+    }
+
+    /// The `str` of `data[start..end]` (escape-free) from `cache`, made and
+    /// remembered on a miss.
+    fn cached_str(&mut self, cache: Cache, start: usize, end: usize, ascii: bool) -> Parsed<'py> {
         let bytes = &self.data[start..end];
         let hash = fnv1a(bytes);
-        if self.keys.is_empty() {
-            self.keys.resize_with(KEY_CACHE_SLOTS, || None);
+        let table = match cache {
+            Cache::Keys => &mut self.keys,
+            Cache::Values => &mut self.values,
+        };
+        if table.is_empty() {
+            table.resize_with(STR_CACHE_SLOTS, || None);
         }
-        let slot = (hash as usize) % KEY_CACHE_SLOTS;
-        if let Some(cached) = &self.keys[slot] {
+        let slot = (hash as usize) % STR_CACHE_SLOTS;
+        if let Some(cached) = &table[slot] {
             if cached.hash == hash && &self.data[cached.start..cached.end] == bytes {
-                self.pos = end + 1;
                 return Ok(cached.key.clone());
             }
         }
         let key = self.make_str(start, end, ascii)?;
-        self.pos = end + 1;
-        self.keys[slot] = Some(CachedKey {
+        let table = match cache {
+            Cache::Keys => &mut self.keys,
+            Cache::Values => &mut self.values,
+        };
+        table[slot] = Some(CachedKey {
             hash,
             start,
             end,
@@ -329,6 +355,16 @@ impl<'a, 'py> Parser<'a, 'py> {
         let data = self.data;
         let mut i = self.pos;
         let mut high = 0u8;
+        // Eight bytes at a time while none is special (SWAR): most string
+        // bytes are plain text.
+        while let Some(chunk) = data.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            if has_special_byte(word) {
+                break;
+            }
+            high |= fold_high_bits(word);
+            i += 8;
+        }
         while let Some(&b) = data.get(i) {
             if b == b'"' {
                 return Ok((i, false, high < 0x80));
@@ -380,6 +416,9 @@ impl<'a, 'py> Parser<'a, 'py> {
         let (end, escaped, ascii) = self.scan_string()?;
         if !escaped {
             self.pos = end + 1;
+            if end - start <= VALUE_CACHE_MAX_BYTES {
+                return self.cached_str(Cache::Values, start, end, ascii);
+            }
             return self.make_str(start, end, ascii);
         }
         let mut out = std::mem::take(&mut self.scratch);
@@ -539,6 +578,30 @@ impl<'a, 'py> Parser<'a, 'py> {
         let value: f64 = text.parse().map_err(|_| Fallback)?;
         // SAFETY: creates a new float object (or NULL on MemoryError).
         owned(self.py, unsafe { ffi::PyFloat_FromDouble(value) })
+    }
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// True if a byte of `word` may be `"`, `\` or a control character (< 0x20).
+/// Exact for "none of them" (the only answer the fast loop acts on).
+#[inline]
+fn has_special_byte(word: u64) -> bool {
+    let has_zero = |v: u64| v.wrapping_sub(LOW_BITS) & !v & HIGH_BITS;
+    let quote = has_zero(word ^ (LOW_BITS * u64::from(b'"')));
+    let backslash = has_zero(word ^ (LOW_BITS * u64::from(b'\\')));
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
+    (quote | backslash | control) != 0
+}
+
+/// 0x80 if any byte of `word` has its high bit set (non-ASCII), else 0.
+#[inline]
+fn fold_high_bits(word: u64) -> u8 {
+    if word & HIGH_BITS != 0 {
+        0x80
+    } else {
+        0
     }
 }
 
