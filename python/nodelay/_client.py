@@ -31,7 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
     from types import TracebackType
-    from typing import Any, Self, TypeAlias
+    from typing import Any, Literal, Self, TypeAlias, overload
 
     from ._auth import Auth, AuthTypes
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     RequestContent: TypeAlias = "bytes | bytearray | memoryview | str"
     RequestData: TypeAlias = "Mapping[str, Any] | Sequence[tuple[str, Any]] | str | bytes"
     Pairs: TypeAlias = "list[tuple[str, str]]"
+    BatchItem: TypeAlias = "Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]"
 
 __all__ = ["Client", "Session"]
 
@@ -767,6 +768,33 @@ class Client:
 
     # -- batches (python/nodelay/_batch.py) -------------------------------------------------
 
+    if TYPE_CHECKING:
+
+        @overload
+        def get_many(
+            self,
+            urls: Iterable[str],
+            *,
+            concurrency: int = ...,
+            params: ParamTypes | None = ...,
+            headers: RequestHeaderTypes | None = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: Literal[False] = ...,
+        ) -> list[Response]: ...
+        @overload
+        def get_many(
+            self,
+            urls: Iterable[str],
+            *,
+            concurrency: int = ...,
+            params: ParamTypes | None = ...,
+            headers: RequestHeaderTypes | None = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: bool,
+        ) -> list[Response | RequestError]: ...
+
     def get_many(
         self,
         urls: Iterable[str],
@@ -777,7 +805,7 @@ class Client:
         timeout: TimeoutTypes | _Unset = UNSET,
         follow_redirects: bool | None = None,
         return_exceptions: bool = False,
-    ) -> list[Response]:
+    ) -> list[Any]:
         """GET every URL with up to ``concurrency`` requests in flight; returns the
         responses in the order of ``urls``.
 
@@ -806,15 +834,38 @@ class Client:
             return_exceptions=return_exceptions,
         )
 
+    if TYPE_CHECKING:
+
+        @overload
+        def map(
+            self,
+            requests: Iterable[BatchItem],
+            *,
+            concurrency: int = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: Literal[False] = ...,
+        ) -> list[Response]: ...
+        @overload
+        def map(
+            self,
+            requests: Iterable[BatchItem],
+            *,
+            concurrency: int = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: bool,
+        ) -> list[Response | RequestError]: ...
+
     def map(
         self,
-        requests: Iterable[Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]],
+        requests: Iterable[BatchItem],
         *,
         concurrency: int = 32,
         timeout: TimeoutTypes | _Unset = UNSET,
         follow_redirects: bool | None = None,
         return_exceptions: bool = False,
-    ) -> list[Response]:
+    ) -> list[Any]:
         """Send every request with up to ``concurrency`` in flight; returns the responses
         in input order (see ``get_many`` for threads, cookies, auth and errors).
 
