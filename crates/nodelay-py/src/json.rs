@@ -42,9 +42,9 @@ const KEY_CACHE_MAX_BYTES: usize = 64;
 /// Python code; a miss costs a hash of at most this many bytes.
 const VALUE_CACHE_MAX_BYTES: usize = 8;
 
-/// Slots of each per-document string cache (direct-mapped by a hash of the
-/// bytes): enough for the distinct keys of typical API documents.
-const STR_CACHE_SLOTS: usize = 256;
+/// Each per-document string cache has 2^this slots (direct-mapped by a hash
+/// of the bytes): 256, enough for the distinct keys of typical API documents.
+const STR_CACHE_BITS: u32 = 8;
 
 /// Which per-document string cache.
 #[derive(Clone, Copy)]
@@ -101,10 +101,14 @@ struct Fallback;
 
 type Parsed<'py> = Result<Bound<'py, PyAny>, Fallback>;
 
+/// A cached `str` and the bytes it was made from: the first 16 bytes as two
+/// zero-padded words (so short strings compare without touching the input),
+/// the length, and where the bytes are (longer strings compare those too).
 struct CachedKey<'py> {
-    hash: u64,
+    lo: u64,
+    hi: u64,
+    len: usize,
     start: usize,
-    end: usize,
     key: Bound<'py, PyAny>,
 }
 
@@ -318,18 +322,28 @@ impl<'a, 'py> Parser<'a, 'py> {
     /// The `str` of `data[start..end]` (escape-free) from `cache`, made and
     /// remembered on a miss.
     fn cached_str(&mut self, cache: Cache, start: usize, end: usize, ascii: bool) -> Parsed<'py> {
-        let bytes = &self.data[start..end];
-        let hash = fnv1a(bytes);
+        let len = end - start;
+        let (lo, hi) = leading_words(self.data, start, end);
+        let hash = if len <= 16 {
+            (lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        } else {
+            fnv1a(&self.data[start..end])
+        };
+        let slot = (hash >> (64 - STR_CACHE_BITS)) as usize;
         let table = match cache {
             Cache::Keys => &mut self.keys,
             Cache::Values => &mut self.values,
         };
         if table.is_empty() {
-            table.resize_with(STR_CACHE_SLOTS, || None);
+            table.resize_with(1 << STR_CACHE_BITS, || None);
         }
-        let slot = (hash as usize) % STR_CACHE_SLOTS;
         if let Some(cached) = &table[slot] {
-            if cached.hash == hash && &self.data[cached.start..cached.end] == bytes {
+            if cached.len == len
+                && cached.lo == lo
+                && cached.hi == hi
+                && (len <= 16
+                    || self.data[cached.start..cached.start + len] == self.data[start..end])
+            {
                 return Ok(cached.key.clone());
             }
         }
@@ -339,9 +353,10 @@ impl<'a, 'py> Parser<'a, 'py> {
             Cache::Values => &mut self.values,
         };
         table[slot] = Some(CachedKey {
-            hash,
+            lo,
+            hi,
+            len,
             start,
-            end,
             key: key.clone(),
         });
         Ok(key)
@@ -579,6 +594,32 @@ impl<'a, 'py> Parser<'a, 'py> {
         // SAFETY: creates a new float object (or NULL on MemoryError).
         owned(self.py, unsafe { ffi::PyFloat_FromDouble(value) })
     }
+}
+
+/// The first 16 bytes of `data[start..end]` as two little-endian words,
+/// zero-padded past `end`.
+#[inline]
+fn leading_words(data: &[u8], start: usize, end: usize) -> (u64, u64) {
+    let len = end - start;
+    let keep = |n: usize| {
+        if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        }
+    };
+    let mut block = [0u8; 16];
+    match data.get(start..start + 16) {
+        // The usual case: the document goes on past the string; mask the rest.
+        Some(bytes) => block.copy_from_slice(bytes),
+        None => {
+            let n = len.min(16);
+            block[..n].copy_from_slice(&data[start..start + n]);
+        }
+    }
+    let lo = u64::from_le_bytes(block[..8].try_into().unwrap_or_default());
+    let hi = u64::from_le_bytes(block[8..].try_into().unwrap_or_default());
+    (lo & keep(len), hi & keep(len.saturating_sub(8)))
 }
 
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
