@@ -11,7 +11,7 @@ use crate::connect::connect;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
-use crate::target::Origin;
+use crate::target::{FxBuild, Origin};
 use crate::tls::TlsSetup;
 
 /// Pool bounds; `None` means unbounded / never expires.
@@ -34,7 +34,7 @@ pub(crate) struct Pool {
 
 #[derive(Default)]
 struct State {
-    idle: HashMap<Origin, Vec<Connection>>,
+    idle: HashMap<Origin, Vec<Connection>, FxBuild>,
     idle_count: usize,
     /// Connections open: idle plus checked out.
     open: usize,
