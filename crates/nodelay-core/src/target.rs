@@ -110,9 +110,12 @@ pub const TARGET_CACHE_MAX_ORIGINS: usize = 64;
 /// Anything else (unknown origin, userinfo, backslashes, dot segments, bytes
 /// the parser would percent-encode) takes the full parse, so the result is
 /// always the same as `Target::parse`.
+/// A parsed origin and its `Host` header value.
+type KnownOrigin = (Origin, Box<str>);
+
 #[derive(Default)]
 pub struct TargetCache {
-    origins: Mutex<HashMap<Box<str>, (Origin, Box<str>), FxBuild>>,
+    origins: Mutex<HashMap<Box<str>, KnownOrigin, FxBuild>>,
 }
 
 impl TargetCache {
