@@ -228,6 +228,17 @@ def test_repeated_keys_share_one_str() -> None:
     docs = _core.json_loads(b'[{"name":1},{"name":2}]')
     (k1,), (k2,) = docs[0], docs[1]  # type: ignore[index]
     assert k1 is k2
+    # The lab's document shape: every item's keys are the same str objects (as with
+    # json.loads' memo), and short repeated values mostly are.
+    items = [
+        {"i": i, "name": f"item-{i}", "tags": ["a", "b"], "id": 1, "ok": True} for i in range(300)
+    ]
+    parsed = _core.json_loads(json.dumps(items).encode())
+    for position in range(5):
+        assert len({id(list(d)[position]) for d in parsed}) == 1  # type: ignore[union-attr]
+    # Values share a bounded cache with unique ones ("item-N"), so an eviction may
+    # make a second "a"; hundreds of them would mean no sharing.
+    assert len({id(d["tags"][0]) for d in parsed}) < 10  # type: ignore[index]
 
 
 @pytest.mark.parametrize("depth", [1, 255, 256, 257, 600, 100_000])

@@ -325,11 +325,14 @@ impl<'a, 'py> Parser<'a, 'py> {
         let len = end - start;
         let (lo, hi) = leading_words(self.data, start, end);
         let hash = if len <= 16 {
-            (lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            mix(lo ^ hi.rotate_left(29) ^ ((len as u64) << 59))
         } else {
             fnv1a(&self.data[start..end])
         };
-        let slot = (hash >> (64 - STR_CACHE_BITS)) as usize;
+        // Two-way: a string may sit in its slot or the next one, so two
+        // colliding keys of one document do not evict each other forever.
+        let first = (hash >> (64 - STR_CACHE_BITS)) as usize;
+        let slots = [first, (first + 1) & ((1 << STR_CACHE_BITS) - 1)];
         let table = match cache {
             Cache::Keys => &mut self.keys,
             Cache::Values => &mut self.values,
@@ -337,20 +340,27 @@ impl<'a, 'py> Parser<'a, 'py> {
         if table.is_empty() {
             table.resize_with(1 << STR_CACHE_BITS, || None);
         }
-        if let Some(cached) = &table[slot] {
-            if cached.len == len
-                && cached.lo == lo
-                && cached.hi == hi
-                && (len <= 16
-                    || self.data[cached.start..cached.start + len] == self.data[start..end])
-            {
-                return Ok(cached.key.clone());
+        for slot in slots {
+            if let Some(cached) = &table[slot] {
+                if cached.len == len
+                    && cached.lo == lo
+                    && cached.hi == hi
+                    && (len <= 16
+                        || self.data[cached.start..cached.start + len] == self.data[start..end])
+                {
+                    return Ok(cached.key.clone());
+                }
             }
         }
         let key = self.make_str(start, end, ascii)?;
         let table = match cache {
             Cache::Keys => &mut self.keys,
             Cache::Values => &mut self.values,
+        };
+        let slot = if table[slots[0]].is_some() && table[slots[1]].is_none() {
+            slots[1]
+        } else {
+            slots[0]
         };
         table[slot] = Some(CachedKey {
             lo,
@@ -644,6 +654,14 @@ fn fold_high_bits(word: u64) -> u8 {
     } else {
         0
     }
+}
+
+/// A 64-bit mix whose top bits depend on every input bit (the folded 128-bit
+/// product, as wyhash does): the cache slot is taken from the top bits.
+#[inline]
+fn mix(x: u64) -> u64 {
+    let product = u128::from(x ^ 0x2d35_8dcc_aa6c_78a5) * 0x8bb8_4b93_962e_acc9;
+    (product as u64) ^ ((product >> 64) as u64)
 }
 
 /// FNV-1a: a cheap, decent hash for short keys (the cache is per document,
