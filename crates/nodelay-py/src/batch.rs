@@ -3,17 +3,18 @@
 //!
 //! The arguments are copied into owned Rust values, then worker threads each
 //! take the next request index from a shared counter and drive the blocking
-//! engine (the same pool as `Engine.request`), all without the GIL. The calling
-//! thread waits for their results with the GIL released, waking every
-//! `SIGNAL_POLL_INTERVAL` to run Python's signal handlers (Ctrl-C), and takes
-//! the GIL once at the end to build every response.
+//! engine (the same pool as `Engine.request`), all without the GIL, and stores
+//! its outcome in that index's slot. The calling thread waits for the last
+//! worker with the GIL released, waking every `SIGNAL_POLL_INTERVAL` to run
+//! Python's signal handlers (Ctrl-C), and takes the GIL once at the end to
+//! build every response.
 //!
 //! The workers own what they use (an `Arc` of the batch), so Ctrl-C returns at
 //! once: requests not started are never sent, and those in flight finish (or
 //! time out) in the background and are dropped.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ use crate::signals::SignalCheck;
 /// How long the waiting thread sleeps before it runs Python's signal handlers
 /// again: the worst-case delay between Ctrl-C and `KeyboardInterrupt`. Short
 /// enough to feel immediate, long enough to cost nothing (one wake-up per
-/// 50 ms, and none while results keep arriving faster).
+/// 50 ms while the workers run).
 const SIGNAL_POLL_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Upper bound on worker threads per batch, whatever `concurrency` asks for:
@@ -77,6 +78,26 @@ struct Batch {
     /// request starts, and a blocking call interrupted by a signal gives up.
     cancel: AtomicBool,
     stop_on_error: bool,
+    /// Outcome of each job, by index (each slot is written once, by one worker).
+    outcomes: Vec<Mutex<Option<Outcome>>>,
+}
+
+/// Workers still running; the last one to finish wakes the caller. One
+/// wake-up per batch: a message per response would wake the waiting thread
+/// (and switch to it) a thousand times for a thousand requests.
+struct Running {
+    count: Mutex<usize>,
+    all_done: Condvar,
+}
+
+impl Running {
+    fn finished_one(&self) {
+        let mut count = self.count.lock().unwrap_or_else(|p| p.into_inner());
+        *count -= 1;
+        if *count == 0 {
+            self.all_done.notify_all();
+        }
+    }
 }
 
 impl Interrupt for Batch {
@@ -89,8 +110,8 @@ impl Interrupt for Batch {
 }
 
 impl Batch {
-    /// Worker loop: take the next index, run it, report it.
-    fn work(&self, results: &mpsc::Sender<(usize, Outcome)>) {
+    /// Worker loop: take the next index, run it, store its outcome.
+    fn work(&self) {
         while !self.cancel.load(Ordering::Relaxed) {
             let index = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(job) = self.jobs.get(index) else {
@@ -100,9 +121,9 @@ impl Batch {
             if outcome.is_err() && self.stop_on_error {
                 self.cancel.store(true, Ordering::Relaxed);
             }
-            if results.send((index, outcome)).is_err() {
-                return; // the caller is gone (Ctrl-C): nobody wants the rest
-            }
+            *self.outcomes[index]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(outcome);
         }
     }
 
@@ -229,12 +250,16 @@ pub(crate) fn request_many<'py>(
         next: AtomicUsize::new(0),
         cancel: AtomicBool::new(false),
         stop_on_error,
+        outcomes: (0..requests.len()).map(|_| Mutex::new(None)).collect(),
     });
     let n = batch.jobs.len();
-    let mut outcomes: Vec<Option<Outcome>> = (0..n).map(|_| None).collect();
     if n > 0 {
-        collect(py, &batch, concurrency.min(n), &mut outcomes)?;
+        run_workers(py, &batch, concurrency.min(n))?;
     }
+    let outcomes = batch
+        .outcomes
+        .iter()
+        .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
     let list = PyList::empty(py);
     let signals = SignalCheck::default();
     for (outcome, item) in outcomes.into_iter().zip(requests.iter()) {
@@ -258,52 +283,59 @@ pub(crate) fn request_many<'py>(
     Ok(list)
 }
 
-/// Starts the workers and gathers their outcomes into `outcomes` (by index)
-/// with the GIL released; a Python signal handler's exception (Ctrl-C)
-/// cancels the batch and is returned at once.
-fn collect(
-    py: Python<'_>,
-    batch: &Arc<Batch>,
-    workers: usize,
-    outcomes: &mut [Option<Outcome>],
-) -> PyResult<()> {
-    let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
-    for _ in 0..workers {
+/// Starts the workers and waits for them with the GIL released; a Python
+/// signal handler's exception (Ctrl-C) cancels the batch and is returned at
+/// once (the workers finish what they are doing in the background).
+fn run_workers(py: Python<'_>, batch: &Arc<Batch>, workers: usize) -> PyResult<()> {
+    let running = Arc::new(Running {
+        count: Mutex::new(workers),
+        all_done: Condvar::new(),
+    });
+    for started in 0..workers {
         let worker = Arc::clone(batch);
-        let tx = tx.clone();
-        thread::Builder::new()
+        let done = Arc::clone(&running);
+        let spawned = thread::Builder::new()
             .name("nodelay-batch".into())
             .stack_size(WORKER_STACK_BYTES)
             .spawn(move || {
-                worker.work(&tx);
+                worker.work();
                 // Release our share of the batch before the caller learns we
                 // are done, so its Python handles are dropped by the caller
                 // (with the GIL) in the usual case.
                 drop(worker);
-                drop(tx);
-            })
-            .map_err(|e| {
-                batch.cancel.store(true, Ordering::Relaxed);
-                PyRuntimeError::new_err(format!("cannot start a thread: {e}"))
-            })?;
-    }
-    drop(tx);
-    let mut rx = rx;
-    loop {
-        // The receiver is moved in and out (it is Send but not Sync).
-        let (finished, back) = py.detach(|| loop {
-            match rx.recv_timeout(SIGNAL_POLL_INTERVAL) {
-                Ok((index, outcome)) => outcomes[index] = Some(outcome),
-                Err(mpsc::RecvTimeoutError::Timeout) => return (false, rx),
-                Err(mpsc::RecvTimeoutError::Disconnected) => return (true, rx),
+                done.finished_one();
+            });
+        if let Err(e) = spawned {
+            batch.cancel.store(true, Ordering::Relaxed);
+            for _ in started..workers {
+                running.finished_one();
             }
+            wait(py, &running, &batch.cancel)?;
+            return Err(PyRuntimeError::new_err(format!(
+                "cannot start a thread: {e}"
+            )));
+        }
+    }
+    wait(py, &running, &batch.cancel)
+}
+
+/// Waits until every worker is done, running Python's signal handlers every
+/// `SIGNAL_POLL_INTERVAL`; their exception cancels the batch.
+fn wait(py: Python<'_>, running: &Running, cancel: &AtomicBool) -> PyResult<()> {
+    loop {
+        let finished = py.detach(|| {
+            let count = running.count.lock().unwrap_or_else(|p| p.into_inner());
+            let (count, _) = running
+                .all_done
+                .wait_timeout_while(count, SIGNAL_POLL_INTERVAL, |c| *c > 0)
+                .unwrap_or_else(|p| p.into_inner());
+            *count == 0
         });
-        rx = back;
         if finished {
             return Ok(());
         }
         if let Err(err) = py.check_signals() {
-            batch.cancel.store(true, Ordering::Relaxed);
+            cancel.store(true, Ordering::Relaxed);
             return Err(err);
         }
     }

@@ -618,17 +618,26 @@ fn leading_words(data: &[u8], start: usize, end: usize) -> (u64, u64) {
             (1u64 << (8 * n)) - 1
         }
     };
-    let mut block = [0u8; 16];
-    match data.get(start..start + 16) {
-        // The usual case: the document goes on past the string; mask the rest.
-        Some(bytes) => block.copy_from_slice(bytes),
-        None => {
-            let n = len.min(16);
-            block[..n].copy_from_slice(&data[start..start + n]);
+    let word = |bytes: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(w)
+    };
+    let (lo, hi) = match data.get(start..start + 16) {
+        // The usual case: the document goes on past the string; two loads of
+        // known size, the bytes past `end` masked below.
+        Some(block) => {
+            let (a, b) = block.split_at(8);
+            let a: [u8; 8] = a.try_into().unwrap_or_default();
+            let b: [u8; 8] = b.try_into().unwrap_or_default();
+            (u64::from_le_bytes(a), u64::from_le_bytes(b))
         }
-    }
-    let lo = u64::from_le_bytes(block[..8].try_into().unwrap_or_default());
-    let hi = u64::from_le_bytes(block[8..].try_into().unwrap_or_default());
+        None => {
+            let bytes = &data[start..end.min(start + 16)];
+            let (a, b) = bytes.split_at(bytes.len().min(8));
+            (word(a), word(b))
+        }
+    };
     (lo & keep(len), hi & keep(len.saturating_sub(8)))
 }
 
