@@ -53,9 +53,12 @@ struct Job {
     method: String,
     url: String,
     /// Shared by consecutive requests that passed the same header list.
-    headers: Arc<[(String, String)]>,
+    headers: SharedHeaders,
     body: Option<Vec<u8>>,
 }
+
+/// Header fields of a job, shared by the jobs given the same list.
+type SharedHeaders = Arc<[(String, String)]>;
 
 /// A response read whole by a worker; Python objects are built later.
 struct Done {
@@ -186,7 +189,7 @@ fn jobs(requests: &Bound<'_, PyList>) -> PyResult<Vec<Job>> {
     let mut jobs = Vec::with_capacity(requests.len());
     // Consecutive requests usually share one header list object (the
     // client's defaults): convert it once.
-    let mut last: Option<(Bound<'_, PyAny>, Arc<[(String, String)]>)> = None;
+    let mut last: Option<(Bound<'_, PyAny>, SharedHeaders)> = None;
     for item in requests.iter() {
         let tuple = item.cast::<PyTuple>()?;
         if tuple.len() != 4 {
@@ -201,7 +204,7 @@ fn jobs(requests: &Bound<'_, PyList>) -> PyResult<Vec<Job>> {
             Some((obj, shared)) if obj.is(&header_list) => shared.clone(),
             _ => {
                 let owned: Vec<(String, String)> = header_list.extract()?;
-                let shared: Arc<[(String, String)]> = owned.into();
+                let shared: SharedHeaders = owned.into();
                 last = Some((header_list, shared.clone()));
                 shared
             }
