@@ -39,6 +39,10 @@ struct State {
     /// Connections open: idle plus checked out.
     open: usize,
     generation: u64,
+    /// Threads waiting in `checkout` for a slot: `freed` is signalled only
+    /// when there is one (a notify is a futex syscall even with no waiter,
+    /// one per request otherwise; strace).
+    waiters: usize,
 }
 
 impl State {
@@ -50,6 +54,7 @@ impl State {
         self.idle_count = 0;
         self.open = 0;
         self.generation = generation;
+        self.waiters = 0;
     }
 
     fn evict_one_idle(&mut self) -> bool {
@@ -181,22 +186,24 @@ impl Pool {
                 continue;
             }
             let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-            state = match until {
+            let left = until.map(|until| until.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|left| left.is_zero()) {
+                return Err(Error::new(
+                    ErrorKind::PoolTimeout,
+                    "timed out waiting for a free connection in the pool",
+                ));
+            }
+            state.waiters += 1;
+            state = match left {
                 None => self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
-                Some(until) => {
-                    let left = until.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(Error::new(
-                            ErrorKind::PoolTimeout,
-                            "timed out waiting for a free connection in the pool",
-                        ));
-                    }
+                Some(left) => {
                     self.freed
                         .wait_timeout(state, left)
                         .unwrap_or_else(|p| p.into_inner())
                         .0
                 }
             };
+            state.waiters -= 1;
         }
     }
 
@@ -213,7 +220,9 @@ impl Pool {
                 return Some(conn);
             }
             state.open -= 1;
-            self.freed.notify_one();
+            if state.waiters > 0 {
+                self.freed.notify_one();
+            }
         }
     }
 
@@ -244,7 +253,11 @@ impl Pool {
         } else {
             state.open -= 1;
         }
-        self.freed.notify_one();
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            self.freed.notify_one();
+        }
     }
 
     fn release_slot(&self, generation: u64) {
@@ -252,7 +265,11 @@ impl Pool {
         if state.generation == generation {
             state.open = state.open.saturating_sub(1);
         }
-        self.freed.notify_one();
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            self.freed.notify_one();
+        }
     }
 
     /// Closes every idle connection.

@@ -1,7 +1,7 @@
 //! Where a request goes: the origin (pool key) and what goes on the wire.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use url::{Host, Url};
 
@@ -115,7 +115,9 @@ type KnownOrigin = (Origin, Box<str>);
 
 #[derive(Default)]
 pub struct TargetCache {
-    origins: Mutex<HashMap<Box<str>, KnownOrigin, FxBuild>>,
+    /// Read-locked on every request (no writer once the origins are known):
+    /// threads sharing a client never wait on each other here.
+    origins: RwLock<HashMap<Box<str>, KnownOrigin, FxBuild>>,
 }
 
 impl TargetCache {
@@ -129,7 +131,7 @@ impl TargetCache {
         };
         let known = self
             .origins
-            .lock()
+            .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(prefix)
             .cloned();
@@ -141,7 +143,7 @@ impl TargetCache {
             });
         }
         let target = Target::parse(raw)?;
-        let mut origins = self.origins.lock().unwrap_or_else(|p| p.into_inner());
+        let mut origins = self.origins.write().unwrap_or_else(|p| p.into_inner());
         if origins.len() >= TARGET_CACHE_MAX_ORIGINS {
             origins.clear();
         }
@@ -386,7 +388,7 @@ mod tests {
         for port in 0..(TARGET_CACHE_MAX_ORIGINS as u16 * 3) {
             let url = format!("http://127.0.0.1:{}/x", 1000 + port);
             assert_eq!(cache.parse(&url).unwrap().origin.port, 1000 + port);
-            let len = cache.origins.lock().unwrap().len();
+            let len = cache.origins.read().unwrap().len();
             assert!(len <= TARGET_CACHE_MAX_ORIGINS);
         }
     }
