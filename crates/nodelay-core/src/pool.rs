@@ -147,17 +147,26 @@ impl Pool {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
             let generation = state.generation;
-            if let Some(conn) = (!fresh)
+            if let Some(mut conn) = (!fresh)
                 .then(|| self.pop_idle(&mut state, origin))
                 .flatten()
             {
-                return Ok(PooledConn {
-                    conn: Some(conn),
-                    reused: true,
-                    pool: Arc::clone(self),
-                    origin: origin.clone(),
-                    generation,
-                });
+                // The liveness check is a poll() syscall: never under the lock
+                // (threads sharing the client would queue behind it).
+                drop(state);
+                if conn.is_reusable() {
+                    return Ok(PooledConn {
+                        conn: Some(conn),
+                        reused: true,
+                        pool: Arc::clone(self),
+                        origin: origin.clone(),
+                        generation,
+                    });
+                }
+                drop(conn);
+                self.release_slot(generation);
+                state = self.lock();
+                continue;
             }
             if self
                 .config
@@ -207,16 +216,18 @@ impl Pool {
         }
     }
 
+    /// The most recently used idle connection to `origin` that has not
+    /// expired (expired ones are dropped); the caller checks it is alive.
     fn pop_idle(&self, state: &mut State, origin: &Origin) -> Option<Connection> {
         let now = Instant::now();
         loop {
-            let mut conn = state.idle.get_mut(origin)?.pop()?;
+            let conn = state.idle.get_mut(origin)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
                 .keepalive_expiry
                 .is_some_and(|expiry| now.saturating_duration_since(conn.idle_since) > expiry);
-            if !expired && conn.is_reusable() {
+            if !expired {
                 return Some(conn);
             }
             state.open -= 1;
