@@ -58,6 +58,9 @@ _BODY_HEADERS = frozenset(("content-type", "content-length", "transfer-encoding"
 # recomputed by the engine for the new origin.
 _ORIGIN_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie", "host"))
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Tuples, not ``A | B``: that would build a UnionType object on every call.
+_BUFFERS = (bytearray, memoryview)
+_RAW_DATA = (str, bytes, bytearray, memoryview)
 
 
 class _ClosedEngine:
@@ -113,7 +116,7 @@ def _content_bytes(content: RequestContent) -> bytes:
         return content
     if isinstance(content, str):
         return content.encode("utf-8")
-    if isinstance(content, bytearray | memoryview):
+    if isinstance(content, _BUFFERS):
         return bytes(content)
     raise TypeError(f"content must be bytes or str, got {type(content).__name__}")
 
@@ -130,7 +133,7 @@ def _encode_body(
     if content is not None:
         return _content_bytes(content), None
     if data is not None:
-        if isinstance(data, str | bytes | bytearray | memoryview):
+        if isinstance(data, _RAW_DATA):
             return _content_bytes(data), None  # requests: str/bytes data is the raw body
         # Encoded in Rust, byte-identical to urllib.parse.urlencode (~10x faster).
         return _core.form_encode(param_pairs(data)), _FORM

@@ -52,7 +52,7 @@ __all__ = ["Headers", "Request", "Response", "override_pairs"]
 def _to_str(value: str | bytes) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, bytes | bytearray):
+    if isinstance(value, (bytes, bytearray)):  # a tuple: no UnionType per call
         return bytes(value).decode("latin-1")
     raise TypeError(f"header names and values must be str or bytes, got {value!r}")
 
