@@ -9,6 +9,10 @@ What takes the per-request path instead (``Client.request``/``Client._redirect``
 the calling thread after the batch): requests with auth (the client's ``auth``, or
 ``.netrc`` credentials for the URL), and redirect chains when redirects are followed
 (the first hop is sent in the batch, the rest one by one).
+
+The jar's ``Cookie`` header is added by the engine in the worker (the jar is read when
+each request starts and updated as each response arrives), so ``response.request.headers``
+of a batch response does not show it.
 """
 
 from __future__ import annotations
