@@ -57,7 +57,7 @@ class Conn:
 
 @dataclass
 class Recv:
-    """Read one request: the head up to CRLFCRLF plus a Content-Length body.
+    """Read one request: the head up to CRLFCRLF plus a Content-Length or chunked body.
 
     Ends the script if the client closes first or nothing complete arrives in ``timeout``.
     """
@@ -115,6 +115,32 @@ def response(
     if content_length:
         lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def _is_chunked(head: bytes) -> bool:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"transfer-encoding":
+            return value.strip().lower().endswith(b"chunked")
+    return False
+
+
+def _chunked_end(buf: bytes | bytearray, start: int) -> int | None:
+    """Where a chunked body starting at ``start`` ends (after its trailers), or ``None``
+    while incomplete."""
+    pos = start
+    while True:
+        line_end = buf.find(b"\r\n", pos)
+        if line_end < 0:
+            return None
+        size = int(bytes(buf[pos:line_end]).split(b";")[0].strip() or b"0", 16)
+        pos = line_end + 2
+        if size == 0:
+            end = buf.find(b"\r\n\r\n", pos - 2)
+            return None if end < 0 else end + 4
+        pos += size + 2
+        if pos > len(buf):
+            return None
 
 
 def _content_length(head: bytes) -> int:
@@ -309,7 +335,12 @@ class ScriptedServer:
         while b"\r\n\r\n" not in buf:
             self._read_more(sock, conn, deadline)
         end = buf.index(b"\r\n\r\n") + 4
-        total = end + _content_length(bytes(buf[:end]))
+        if _is_chunked(bytes(buf[:end])):
+            while (chunked_end := _chunked_end(buf, end)) is None:
+                self._read_more(sock, conn, deadline)
+            total = chunked_end
+        else:
+            total = end + _content_length(bytes(buf[:end]))
         while len(buf) < total:
             self._read_more(sock, conn, deadline)
         conn.requests.append(bytes(buf[:total]))

@@ -74,8 +74,7 @@ def test_generator_content_is_sent_chunked(
 
 def test_chunked_bytes_on_the_wire() -> None:
     with ScriptedServer([Recv(), Send(response(body=b"ok")), Close()]) as srv:
-        # The scripted server reads only the head of a chunked request; the rest stays in
-        # ``received``.
+        # The scripted server reads the whole chunked request before it answers.
         nodelay.post(srv.url + "/up", content=_chunks(b"ab", b"cde"))
         assert srv.wait_finished(1)
         raw = bytes(srv.conns[0].received)

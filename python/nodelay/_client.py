@@ -24,9 +24,9 @@ from ._streaming import StreamRaw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator
+    from collections.abc import Generator, Iterable, Iterator, Mapping
     from types import TracebackType
-    from typing import Any, Literal, Self
+    from typing import Any, Literal, Self, TypeAlias, overload
 
     from ._auth import AuthTypes
     from ._base import EventHooks
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from ._retry import RetryTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
+
+    BatchItem: TypeAlias = "Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]"
 
 __all__ = ["Client", "Session"]
 
@@ -70,6 +72,61 @@ _HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] =
     "prior_knowledge": "prior_knowledge",
 }
 """``Client(http2=...)`` → the engine's HTTP/2 mode."""
+
+
+_GET_ARGS = frozenset(
+    (
+        "params",
+        "headers",
+        "timeout",
+        "follow_redirects",
+        "allow_redirects",
+        "cookies",
+        "auth",
+        "stream",
+    )
+)
+
+
+def _get(client: Client, url: str, **kwargs: Any) -> Response:
+    """Send a GET request (``Client.get``; the keyword arguments of ``request`` without
+    a body). The hot path: only client defaults apply; anything else goes to
+    ``request``."""
+    if (
+        kwargs
+        or not client._plain
+        or not client._auth_off
+        or client._retry is not None
+        or client._event_hooks["request"]
+        or client._event_hooks["response"]
+        or type(url) is not str
+    ):
+        unknown = kwargs.keys() - _GET_ARGS
+        if unknown:
+            raise TypeError(f"get() got an unexpected keyword argument {min(unknown)!r}")
+        return client.request("GET", url, **kwargs)
+    # The hot path: client defaults only, nothing to merge or encode.
+    if "#" in url:
+        url = url.partition("#")[0]
+    pairs = sent = client._headers._list
+    ttuple = client._ttuple
+    jar = client._jar
+    jar_header = jar.header_for(url)  # None at once for an empty jar
+    if jar_header is not None:
+        sent = with_cookies(pairs, jar_header, None)
+    try:
+        raw = client._engine.request("GET", url, sent, None, ttuple)
+    except RequestError as exc:
+        if exc.request is None:
+            exc.request = Request._make("GET", url, sent, None)
+        raise
+    if jar.extract(raw):  # False at once when no Set-Cookie
+        client._cookies._changed()
+    response = _response_from_raw(raw, ("GET", url, sent, None))
+    if client.follow_redirects and raw.status in REDIRECT_STATUSES:
+        flow = redirect_flow(client.max_redirects, response, "GET", url, pairs, None)
+        return client._run(flow, ttuple, False)
+    return response
 
 
 class Client(BaseClient):
@@ -324,70 +381,30 @@ class Client(BaseClient):
                 raise
         return response
 
-    def get(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a GET request."""
-        if (
-            params is None
-            and headers is None
-            and timeout is UNSET
-            and follow_redirects is None
-            and allow_redirects is None
-            and cookies is None
-            and auth is None
-            and not stream
-            and self._plain
-            and self._auth_off
-            and self._retry is None
-            and type(url) is str
-            and not self._event_hooks["request"]
-            and not self._event_hooks["response"]
-        ):
-            # The hot path: client defaults only, nothing to merge or encode.
-            if "#" in url:
-                url = url.partition("#")[0]
-            pairs = sent = self._headers._list
-            ttuple = self._ttuple
-            jar = self._jar
-            jar_header = jar.header_for(url)  # None at once for an empty jar
-            if jar_header is not None:
-                sent = with_cookies(pairs, jar_header, None)
-            try:
-                raw = self._engine.request("GET", url, sent, None, ttuple)
-            except RequestError as exc:
-                if exc.request is None:
-                    exc.request = Request._make("GET", url, sent, None)
-                raise
-            if jar.extract(raw):  # False at once when no Set-Cookie
-                self._cookies._changed()
-            response = _response_from_raw(raw, ("GET", url, sent, None))
-            if self.follow_redirects and raw.status in REDIRECT_STATUSES:
-                flow = redirect_flow(self.max_redirects, response, "GET", url, pairs, None)
-                return self._run(flow, ttuple, False)
-            return response
-        return self.request(
-            "GET",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+    if TYPE_CHECKING:
+
+        def get(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a GET request."""
+            ...
+
+    else:
+        # At run time ``get`` takes ``**kwargs`` (see ``_get``): CPython looks up every
+        # omitted keyword-only default in a dict on each call, 8 lookups that were ~6% of
+        # a small GET's instructions (callgrind, docs/performance.md). The signature
+        # above is the one type checkers and readers see.
+        get = _get
 
     def head(
         self,
@@ -573,6 +590,126 @@ class Client(BaseClient):
             cookies=cookies,
             auth=auth,
             stream=stream,
+        )
+
+    # -- batches (python/nodelay/_batch.py) -------------------------------------------------
+
+    if TYPE_CHECKING:
+
+        @overload
+        def get_many(
+            self,
+            urls: Iterable[str],
+            *,
+            concurrency: int = ...,
+            params: ParamTypes | None = ...,
+            headers: RequestHeaderTypes | None = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: Literal[False] = ...,
+        ) -> list[Response]: ...
+        @overload
+        def get_many(
+            self,
+            urls: Iterable[str],
+            *,
+            concurrency: int = ...,
+            params: ParamTypes | None = ...,
+            headers: RequestHeaderTypes | None = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: bool,
+        ) -> list[Response | RequestError]: ...
+
+    def get_many(
+        self,
+        urls: Iterable[str],
+        *,
+        concurrency: int = 32,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        return_exceptions: bool = False,
+    ) -> list[Any]:
+        """GET every URL with up to ``concurrency`` requests in flight; returns the
+        responses in the order of ``urls``.
+
+        The requests run on worker threads over this client's pool with the GIL released
+        the whole time (other Python threads keep running); Ctrl-C interrupts the batch.
+        ``params``/``headers``/``timeout``/``follow_redirects`` apply to every request as
+        in ``get``; the jar's cookies are sent and Set-Cookie fields stored as in ``get``
+        (in whatever order the responses arrive). Requests with auth (``auth=`` or
+        ``.netrc``) and the hops of followed redirects are sent one by one afterwards.
+
+        Errors: by default the first failure stops the batch (requests not yet started
+        are not sent) and the exception of the first failed request, in input order, is
+        raised. With ``return_exceptions=True`` every request is sent and a failed one
+        has its exception (a ``RequestError``) in the list instead of a response.
+        """
+        from ._batch import get_many
+
+        return get_many(
+            self,
+            urls,
+            concurrency=concurrency,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            return_exceptions=return_exceptions,
+        )
+
+    if TYPE_CHECKING:
+
+        @overload
+        def map(
+            self,
+            requests: Iterable[BatchItem],
+            *,
+            concurrency: int = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: Literal[False] = ...,
+        ) -> list[Response]: ...
+        @overload
+        def map(
+            self,
+            requests: Iterable[BatchItem],
+            *,
+            concurrency: int = ...,
+            timeout: TimeoutTypes | _Unset = ...,
+            follow_redirects: bool | None = ...,
+            return_exceptions: bool,
+        ) -> list[Response | RequestError]: ...
+
+    def map(
+        self,
+        requests: Iterable[BatchItem],
+        *,
+        concurrency: int = 32,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        return_exceptions: bool = False,
+    ) -> list[Any]:
+        """Send every request with up to ``concurrency`` in flight; returns the responses
+        in input order (see ``get_many`` for threads, cookies, auth and errors).
+
+        Each item is a ``nodelay.Request(method, url, headers=..., content=...)`` or a
+        tuple ``(method, url)`` / ``(method, url, {"params": ..., "headers": ...,
+        "content": ..., "data": ..., "json": ...})`` with ``request()``'s meaning::
+
+            client.map([("GET", "/a"), ("POST", "/b", {"json": {"x": 1}})])
+        """
+        from ._batch import map_requests
+
+        return map_requests(
+            self,
+            requests,
+            concurrency=concurrency,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            return_exceptions=return_exceptions,
         )
 
 

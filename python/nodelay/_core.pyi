@@ -219,6 +219,32 @@ class TestServer:
         """Requests served since start."""
     def close(self) -> None: ...
 
+MAX_BATCH_CONCURRENCY: int
+"""Most worker threads ``request_many`` accepts."""
+
+def request_many(
+    engine: Engine,
+    requests: list[tuple[str, str, list[tuple[str, str]], bytes | None]],
+    timeout: TimeoutTuple,
+    *,
+    concurrency: int,
+    jar: CookieJar | None = None,
+    stop_on_error: bool = True,
+) -> list[RawResponse | Exception | None]:
+    """Send every ``(method, url, headers, body)`` (as ``Engine.request`` takes them)
+    over ``engine``'s pool from ``concurrency`` worker threads (1..1024), with the GIL
+    released until all are done; returns, in input order, a ``RawResponse``, the
+    exception a request failed with (not raised), or ``None`` for a request never sent
+    because ``stop_on_error`` stopped the batch at a failure. ``jar`` adds its Cookie
+    header to requests without one and stores every response's Set-Cookie fields.
+    Ctrl-C raises ``KeyboardInterrupt`` within 50 ms; requests in flight then finish in
+    the background and are discarded."""
+
+def json_loads(data: bytes) -> object:
+    """``json.loads(data)``: same results and errors, parsed in Rust straight to Python
+    objects; what the fast path does not take (invalid JSON, UTF-16/32, lone surrogates,
+    nesting deeper than 256) is handed to ``json.loads``."""
+
 def form_encode(pairs: list[tuple[str, str]]) -> bytes:
     """``application/x-www-form-urlencoded`` body, byte-identical to ``urllib.parse.urlencode``."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 
+from . import _core
 from ._exceptions import HTTPStatusError
 from ._streaming import StreamRaw, iter_lines, rechunk
 
@@ -51,7 +52,7 @@ __all__ = ["Headers", "Request", "Response", "override_pairs"]
 def _to_str(value: str | bytes) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, bytes | bytearray):
+    if isinstance(value, (bytes, bytearray)):  # a tuple: no UnionType per call
         return bytes(value).decode("latin-1")
     raise TypeError(f"header names and values must be str or bytes, got {value!r}")
 
@@ -578,10 +579,21 @@ class Response:
         return text
 
     def json(self, **kwargs: Any) -> Any:
-        """``json.loads`` of the body (UTF-8/16/32 detected as RFC 8259 allows)."""
-        import json
+        """``json.loads`` of the body (UTF-8/16/32 detected as RFC 8259 allows).
 
-        return json.loads(self._raw.content, **kwargs)
+        Parsed in Rust straight into Python objects, with ``json.loads``'s results and
+        errors (anything unusual is handed to ``json.loads`` itself); invalid UTF-8
+        raises ``json.JSONDecodeError`` too. Keyword arguments go to ``json.loads``.
+        """
+        content = self._raw.content
+        if kwargs or type(content) is not bytes:
+            import json
+
+            return json.loads(content, **kwargs)
+        try:
+            return _core.json_loads(content)
+        except UnicodeDecodeError as exc:
+            raise _utf8_json_error(content, exc) from exc
 
     # -- streaming ------------------------------------------------------------------------
     # A response from ``client.stream(...)`` or ``request(..., stream=True)`` still has its
@@ -672,6 +684,16 @@ class Response:
 
 
 _object_new = object.__new__
+
+
+def _utf8_json_error(content: bytes, exc: UnicodeDecodeError) -> ValueError:
+    """``json.JSONDecodeError`` for a body that is not valid UTF-8 (what ``json.loads``
+    reports as ``UnicodeDecodeError``), positioned at the first bad byte."""
+    import json
+
+    text = content.decode("utf-8", "replace")
+    pos = len(content[: exc.start].decode("utf-8", "replace"))
+    return json.JSONDecodeError(f"Invalid UTF-8 in JSON body ({exc.reason})", text, pos)
 
 
 def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> Response:

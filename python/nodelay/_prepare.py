@@ -34,6 +34,11 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 
 
+# Tuples, not ``A | B``: that would build a UnionType object on every call.
+_BUFFERS = (bytearray, memoryview)
+_RAW_DATA = (str, bytes, bytearray, memoryview)
+
+
 def default_headers() -> Pairs:
     return [
         ("User-Agent", f"nodelay/{_core.__version__}"),
@@ -62,7 +67,7 @@ def content_bytes(content: RequestContent) -> bytes:
         return content
     if isinstance(content, str):
         return content.encode("utf-8")
-    if isinstance(content, bytearray | memoryview):
+    if isinstance(content, _BUFFERS):
         return bytes(content)
     raise TypeError(f"content must be bytes or str, got {type(content).__name__}")
 
@@ -82,13 +87,13 @@ def encode_body(
     if files is not None:
         if content is not None or json is not None:
             raise TypeError("files= combines with data= only, not with content= or json=")
-        if isinstance(data, str | bytes | bytearray | memoryview):
+        if isinstance(data, _RAW_DATA):
             raise TypeError("with files=, data= must be a dict or (name, value) pairs")
         return encode_multipart(data, files)
     if content is not None:
         return encode_content(content), None
     if data is not None:
-        if isinstance(data, str | bytes | bytearray | memoryview):
+        if isinstance(data, _RAW_DATA):
             return content_bytes(data), None  # requests: str/bytes data is the raw body
         # Encoded in Rust, byte-identical to urllib.parse.urlencode (~10x faster).
         return _core.form_encode(param_pairs(data)), _FORM

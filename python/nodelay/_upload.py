@@ -48,6 +48,10 @@ _FORM_PARAM_ESCAPES = {'"': "%22", "\\": "\\\\"}
 _FORM_PARAM_ESCAPES.update({chr(c): f"%{c:02X}" for c in range(0x20) if c != 0x1B})
 
 
+# Tuples, not ``A | B``: that would build a UnionType object on every call.
+_BUFFERS = (bytearray, memoryview)
+
+
 def _escape_param(value: str) -> str:
     if not any(ch in _FORM_PARAM_ESCAPES for ch in value):
         return value
@@ -106,7 +110,7 @@ def encode_content(content: Any) -> Body:
         return content
     if isinstance(content, str):
         return content.encode("utf-8")
-    if isinstance(content, bytearray | memoryview):
+    if isinstance(content, _BUFFERS):
         return bytes(content)
     if isinstance(content, _core.Upload):
         return content  # built by encode_multipart or by hand: sent as it is
@@ -184,7 +188,7 @@ def _file_head(name: str, value: Any) -> tuple[bytes, Any]:
         filename = os.path.basename(filename)
     if isinstance(data, str):
         data = data.encode("utf-8")
-    elif isinstance(data, bytearray | memoryview):
+    elif isinstance(data, _BUFFERS):
         data = bytes(data)
     elif not isinstance(data, bytes) and not _is_file(data):
         raise TypeError(

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["join_base", "merge_params", "normalize_base", "param_pairs", "with_query"]
 
 
+# isinstance() with a tuple: ``int | float`` would build a UnionType object on every
+# call (callgrind: ~5% of a small form POST's instructions went to those).
+_NUMBERS = (int, float)
+_SEQUENCES = (list, tuple)
+
+
 def _primitive(value: object) -> str:
     if value is True:
         return "true"
@@ -35,7 +41,7 @@ def _primitive(value: object) -> str:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, int | float):
+    if isinstance(value, _NUMBERS):
         return str(value)
     raise TypeError(f"query parameter values must be str, int, float, bool or None: {value!r}")
 
@@ -53,7 +59,7 @@ def param_pairs(params: ParamTypes | None) -> list[tuple[str, str]]:
     items = params.items() if hasattr(params, "items") else params
     out: list[tuple[str, str]] = []
     for key, value in items:
-        if isinstance(value, list | tuple):
+        if isinstance(value, _SEQUENCES):
             out.extend((str(key), _primitive(v)) for v in value)
         else:
             out.append((str(key), _primitive(value)))

@@ -18,7 +18,7 @@ use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES, UPLOAD_CHUN
 use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
 use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
-use crate::target::Target;
+use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::{send_streamed, BodySource, StreamFraming};
 
@@ -125,6 +125,9 @@ pub struct Client {
     proxies: Option<Proxies>,
     http2: Http2Mode,
     h2: H2Pool,
+    /// Origins already parsed (see `TargetCache`: the URL parse was the
+    /// largest CPU item of a small request).
+    targets: TargetCache,
 }
 
 impl Client {
@@ -142,6 +145,7 @@ impl Client {
             proxies: None,
             http2,
             h2: H2Pool::new(),
+            targets: TargetCache::default(),
         }
     }
 
@@ -173,7 +177,7 @@ impl Client {
 
     /// Parses the URL and encodes the request; fails before any I/O on bad input.
     pub fn prepare(&self, parts: &RequestParts<'_>) -> Result<Prepared, Error> {
-        let target = Target::parse(parts.url)?;
+        let target = self.targets.parse(parts.url)?;
         let route = match &self.proxies {
             None => Route::Direct,
             Some(proxies) => proxies.route(&target.origin),

@@ -11,6 +11,7 @@ use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::proxy::ConnKey;
+use crate::target::FxBuild;
 use crate::tls::TlsSetup;
 use crate::tunnel::connect_route;
 
@@ -34,11 +35,15 @@ pub(crate) struct Pool {
 
 #[derive(Default)]
 struct State {
-    idle: HashMap<ConnKey, Vec<Connection>>,
+    idle: HashMap<ConnKey, Vec<Connection>, FxBuild>,
     idle_count: usize,
     /// Connections open: idle plus checked out.
     open: usize,
     generation: u64,
+    /// Threads waiting in `checkout` for a slot: `freed` is signalled only
+    /// when there is one (a notify is a futex syscall even with no waiter,
+    /// one per request otherwise; strace).
+    waiters: usize,
 }
 
 impl State {
@@ -50,6 +55,7 @@ impl State {
         self.idle_count = 0;
         self.open = 0;
         self.generation = generation;
+        self.waiters = 0;
     }
 
     fn evict_one_idle(&mut self) -> bool {
@@ -168,14 +174,23 @@ impl Pool {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
             let generation = state.generation;
-            if let Some(conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
-                return Ok(PooledConn {
-                    conn: Some(conn),
-                    reused: true,
-                    pool: Arc::clone(self),
-                    key: key.clone(),
-                    generation,
-                });
+            if let Some(mut conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
+                // The liveness check is a poll() syscall: never under the lock
+                // (threads sharing the client would queue behind it).
+                drop(state);
+                if conn.is_reusable() {
+                    return Ok(PooledConn {
+                        conn: Some(conn),
+                        reused: true,
+                        pool: Arc::clone(self),
+                        key: key.clone(),
+                        generation,
+                    });
+                }
+                drop(conn);
+                self.release_slot(generation);
+                state = self.lock();
+                continue;
             }
             if self
                 .config
@@ -204,39 +219,45 @@ impl Pool {
                 continue;
             }
             let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-            state = match until {
+            let left = until.map(|until| until.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|left| left.is_zero()) {
+                return Err(Error::new(
+                    ErrorKind::PoolTimeout,
+                    "timed out waiting for a free connection in the pool",
+                ));
+            }
+            state.waiters += 1;
+            state = match left {
                 None => self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
-                Some(until) => {
-                    let left = until.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(Error::new(
-                            ErrorKind::PoolTimeout,
-                            "timed out waiting for a free connection in the pool",
-                        ));
-                    }
+                Some(left) => {
                     self.freed
                         .wait_timeout(state, left)
                         .unwrap_or_else(|p| p.into_inner())
                         .0
                 }
             };
+            state.waiters -= 1;
         }
     }
 
+    /// The most recently used idle connection for `key` that has not
+    /// expired (expired ones are dropped); the caller checks it is alive.
     fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<Connection> {
         let now = Instant::now();
         loop {
-            let mut conn = state.idle.get_mut(key)?.pop()?;
+            let conn = state.idle.get_mut(key)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
                 .keepalive_expiry
                 .is_some_and(|expiry| now.saturating_duration_since(conn.idle_since) > expiry);
-            if !expired && conn.is_reusable() {
+            if !expired {
                 return Some(conn);
             }
             state.open -= 1;
-            self.freed.notify_one();
+            if state.waiters > 0 {
+                self.freed.notify_one();
+            }
         }
     }
 
@@ -267,7 +288,11 @@ impl Pool {
         } else {
             state.open -= 1;
         }
-        self.freed.notify_one();
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            self.freed.notify_one();
+        }
     }
 
     fn release_slot(&self, generation: u64) {
@@ -275,7 +300,11 @@ impl Pool {
         if state.generation == generation {
             state.open = state.open.saturating_sub(1);
         }
-        self.freed.notify_one();
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            self.freed.notify_one();
+        }
     }
 
     /// Closes every idle connection.

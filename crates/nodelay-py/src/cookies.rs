@@ -62,7 +62,7 @@ impl CookieJar {
     const MAX_COOKIES_PER_JAR: usize = cookies::MAX_COOKIES_PER_JAR;
 
     /// The Cookie header value for a request to `url`, or None.
-    fn header_for(&self, url: &str) -> Option<String> {
+    pub(crate) fn header_for(&self, url: &str) -> Option<String> {
         self.jar.header_for_str(url)
     }
 
@@ -208,7 +208,7 @@ impl CookieJar {
 impl CookieJar {
     /// Stores the Set-Cookie fields of a response head from `url`; True when
     /// the jar changed. No Python objects are built.
-    fn store_head(&self, head: &Head, url: Option<&str>) -> bool {
+    pub(crate) fn store_head(&self, head: &Head, url: Option<&str>) -> bool {
         let mut values = head.values("set-cookie").peekable();
         if values.peek().is_none() {
             return false;

@@ -27,7 +27,7 @@ use crate::upload::Upload;
 /// single allocation (HOSTILE.md A11) and grow as bytes arrive.
 const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
 
-type TimeoutTuple = (
+pub(crate) type TimeoutTuple = (
     Option<f64>,
     Option<f64>,
     Option<f64>,
@@ -37,9 +37,9 @@ type TimeoutTuple = (
 
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct Engine {
-    client: Client,
+    pub(crate) client: Client,
     /// Cap on a decoded (decompressed) body, in bytes.
-    max_decoded_size: u64,
+    pub(crate) max_decoded_size: u64,
 }
 
 fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
@@ -52,6 +52,17 @@ fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
             })
         })
         .transpose()
+}
+
+/// `(connect, read, write, pool, total)` seconds as the engine's `Timeouts`.
+pub(crate) fn timeouts(timeout: TimeoutTuple) -> PyResult<Timeouts> {
+    Ok(Timeouts {
+        connect: seconds("connect", timeout.0)?,
+        read: seconds("read", timeout.1)?,
+        write: seconds("write", timeout.2)?,
+        pool: seconds("pool", timeout.3)?,
+        total: seconds("total", timeout.4)?,
+    })
 }
 
 /// The sizes below are counts; `None` is unbounded.
@@ -224,13 +235,7 @@ impl Engine {
         timeout: TimeoutTuple,
         signals: &SignalCheck,
     ) -> PyResult<Exchange> {
-        let timeouts = Timeouts {
-            connect: seconds("connect", timeout.0)?,
-            read: seconds("read", timeout.1)?,
-            write: seconds("write", timeout.2)?,
-            pool: seconds("pool", timeout.3)?,
-            total: seconds("total", timeout.4)?,
-        };
+        let timeouts = timeouts(timeout)?;
         // Borrowed views of the Python strings: no copies; valid while we hold
         // references to the objects, GIL or not (str and bytes are immutable).
         let header_items: Vec<Bound<'py, PyAny>> = headers.iter().collect();

@@ -4,11 +4,13 @@
 
 use pyo3::prelude::*;
 
+mod batch;
 mod body;
 mod cookies;
 mod engine;
 mod errors;
 mod head;
+mod json;
 mod response;
 mod server;
 mod signals;
@@ -31,5 +33,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(server::test_ca_pem, m)?)?;
     m.add_function(wrap_pyfunction!(engine::form_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::request_many, m)?)?;
+    m.add("MAX_BATCH_CONCURRENCY", batch::MAX_BATCH_CONCURRENCY)?;
+    m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
     Ok(())
 }

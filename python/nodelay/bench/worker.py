@@ -221,6 +221,8 @@ def run_sync(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
         check = body_check(w)
 
         def run(n: int) -> tuple[int, int]:
+            if variant == "batch":
+                return _tally([(check(s, b), len(b)) for s, b in shared.run_batch(url, n, conc)])
             native = shared.run_concurrent(url, n, conc)
             if native is not None:
                 return _tally([(check(s, b), len(b)) for s, b in native])
@@ -357,7 +359,8 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         assert issubclass(cls, SyncAdapter)
         result = run_sync(cls, spec)
     result["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result["note"] = cls.concurrency_note if w.concurrency > 1 else ""
+    note = "batch API" if spec["variant"] == "batch" else cls.concurrency_note
+    result["note"] = note if w.concurrency > 1 else ""
     return result
 
 

@@ -56,7 +56,8 @@ class Workload:
     fresh_client: bool = False
     """True: a new client per request (workload j)."""
     variants: tuple[str, ...] = ()
-    """Extra rows: "json()" (decode with the client's own JSON method), "stream"."""
+    """Extra rows: "json()" (decode with the client's own JSON method), "stream", "batch"
+    (the client's own batch API, e.g. ``Client.get_many``)."""
     variant_only: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Variant → the only clients that get that row (absent: every client)."""
     natives: tuple[str, ...] = ()
@@ -140,6 +141,8 @@ WORKLOADS: dict[str, Workload] = {
             "bytes",
             expect_length=202,
             concurrency=32,
+            variants=("batch",),
+            variant_only={"batch": ("nodelay",)},
             natives=("floor", "wrk", "ab", "h2load"),
             seed="concurrency",
         ),

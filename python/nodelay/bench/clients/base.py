@@ -3,9 +3,10 @@
 An adapter owns one client object (a session, a pool, a connection) and answers
 ``get(url) -> (status, body)`` and ``post_form(url, form, body) -> (status, body)``.
 Optional powers: ``get_json`` (the client's own JSON decoding), ``stream`` (chunk sizes
-of a streamed body) and ``run_concurrent`` (a client-native way to keep many requests in
-flight, e.g. pycurl's CurlMulti). Anything an adapter lacks is reported as a skipped row
-with ``unsupported`` giving the reason.
+of a streamed body), ``run_concurrent`` (a client-native way to keep many requests in
+flight, e.g. pycurl's CurlMulti) and ``run_batch`` (a client's batch API, its own row).
+Anything an adapter lacks is reported as a skipped row with ``unsupported`` giving the
+reason.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ class SyncAdapter(_Common):
     def run_concurrent(self, url: str, n: int, concurrency: int) -> list[Reply] | None:
         """Client-native concurrency; None means "use threads sharing this adapter"."""
         return None
+
+    def run_batch(self, url: str, n: int, concurrency: int) -> list[Reply]:
+        """The "batch" row: ``n`` GETs through the client's own batch API."""
+        raise NotImplementedError
 
 
 class AsyncAdapter(_Common):

@@ -35,6 +35,12 @@ class Adapter(SyncAdapter):
             self.last = r
             return r.status_code, [len(chunk) for chunk in r.iter_bytes()]
 
+    def run_batch(self, url: str, n: int, concurrency: int) -> list[Reply]:
+        responses = self.client.get_many([url] * n, concurrency=concurrency)
+        if responses:
+            self.last = responses[-1]
+        return [(r.status_code, r.content) for r in responses]
+
     def version(self) -> str:
         return self.last.http_version if self.last is not None else "?"
 

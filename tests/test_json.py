@@ -1,0 +1,301 @@
+"""``Response.json()`` / ``_core.json_loads``: the same results and errors as ``json.loads``."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+import nodelay
+import pytest
+from nodelay import _core
+
+SEEDS = range(40)
+
+
+def same(a: object, b: object) -> bool:
+    """Equal values of exactly the same types, dict order included (floats by repr:
+    NaN equals NaN, -0.0 differs from 0.0). Iterative: documents may be deep."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, float):
+            if repr(x) != repr(y):
+                return False
+        elif isinstance(x, list):
+            assert isinstance(y, list)
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict):
+            assert isinstance(y, dict)
+            if list(x) != list(y):
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif x != y:
+            return False
+    return True
+
+
+def outcome(loads: object, data: bytes) -> tuple[str, object]:
+    try:
+        return "ok", loads(data)  # type: ignore[operator]
+    except RecursionError:
+        return "RecursionError", None
+    except json.JSONDecodeError as exc:
+        return "JSONDecodeError", (exc.msg, exc.pos)
+    except (ValueError, TypeError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def check(data: bytes) -> None:
+    ours, theirs = outcome(_core.json_loads, data), outcome(json.loads, data)
+    assert ours[0] == theirs[0], data[:200]
+    assert same(ours[1], theirs[1]), data[:200]
+
+
+_CHARS = 'aZ09 "\\/\b\f\n\r\t\x00\x1f\x7f é€😀\u2028\ud7ff\ue000\uffff'
+
+
+def random_string(rng: random.Random) -> str:
+    return "".join(rng.choice(_CHARS) for _ in range(rng.randrange(0, 12)))
+
+
+def random_number(rng: random.Random) -> object:
+    kind = rng.randrange(7)
+    if kind == 0:
+        return rng.randrange(-(10**30), 10**30)
+    if kind == 1:
+        return rng.randrange(-1000, 1000)
+    if kind == 2:
+        return rng.uniform(-1e6, 1e6)
+    if kind == 3:
+        return rng.choice([0.0, -0.0, 1e-320, 5e-324, 1.7976931348623157e308, 1e22, 0.1])
+    if kind == 4:
+        return rng.choice([float("nan"), float("inf"), float("-inf")])
+    if kind == 5:
+        return rng.choice([2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 10**18, -(10**18)])
+    return rng.random() * 10 ** rng.randrange(-300, 300)
+
+
+def random_value(rng: random.Random, depth: int = 0) -> object:
+    kind = rng.randrange(8 if depth < 6 else 5)
+    if kind == 0:
+        return random_string(rng)
+    if kind == 1:
+        return random_number(rng)
+    if kind == 2:
+        return rng.choice([True, False, None])
+    if kind in (3, 4):
+        return random_number(rng) if kind == 3 else random_string(rng)
+    if kind == 5 or kind == 6:
+        return [random_value(rng, depth + 1) for _ in range(rng.randrange(0, 6))]
+    return {random_string(rng): random_value(rng, depth + 1) for _ in range(rng.randrange(0, 6))}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_documents_match_json_loads(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(30):
+        value = random_value(rng)
+        for ascii_only in (True, False):
+            text = json.dumps(value, ensure_ascii=ascii_only, indent=rng.choice([None, 1, "\t"]))
+            data = text.encode("utf-8", "surrogatepass")
+            check(data)
+            # Hostile variants: truncated, one byte changed, one byte inserted.
+            if data:
+                cut = rng.randrange(len(data))
+                check(data[:cut])
+                pos = rng.randrange(len(data))
+                check(data[:pos] + bytes([rng.randrange(256)]) + data[pos + 1 :])
+                check(
+                    data[:pos]
+                    + rng.choice([b",", b"]", b"}", b":", b'"', b"\\", b" "])
+                    + data[pos:]
+                )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"0",
+        b"-0",
+        b"-0.0",
+        b"1.5",
+        b"1E2",
+        b"1e-2",
+        b"1E+2",
+        b"-1e400",
+        b"1e400",
+        b"1e-400",
+        b"123456789012345678",
+        b"1234567890123456789",
+        b"-9223372036854775808",
+        b"9223372036854775808",
+        b"1" * 4300,
+        b"1" * 4301,
+        b"0." + b"1" * 1000,
+        b"01",
+        b"-",
+        b"--1",
+        b"+1",
+        b"1.",
+        b".5",
+        b"1e",
+        b"1e+",
+        b"0x10",
+        b"1_000",
+        b"NaN",
+        b"-NaN",
+        b"Infinity",
+        b"-Infinity",
+        b"infinity",
+        b"nan",
+        b"[NaN,-Infinity]",
+        b"true",
+        b"false",
+        b"null",
+        b"tru",
+        b"nul",
+        b"True",
+        b"None",
+        b'""',
+        b'"\\u00e9"',
+        b'"\\ud83d\\ude00"',
+        b'"\\ud800"',
+        b'"\\udc00"',
+        b'"\\ud800x"',
+        b'"\\ud800\\u0041"',
+        b'"\\ud800\\udbff"',
+        b'"\\u12"',
+        b'"\\u12g4"',
+        b'"\\x41"',
+        b'"\\/\\b\\f\\n\\r\\t\\"\\\\"',
+        b'"a\x00b"',
+        b'"a\x1fb"',
+        b'"a\x7fb"',
+        b'"tab\there"',
+        b'"\xc3\xa9"',
+        b'"\xff"',
+        b'"\xc3"',
+        b'"\xed\xa0\x80"',
+        b'"\xf4\x90\x80\x80"',
+        b"\xef\xbb\xbf[1]",
+        b"\xef\xbb\xbf",
+        b"\xff\xfe[\x001\x00]\x00",
+        b"\xfe\xff\x00[\x001\x00]",
+        "[1, 2]".encode("utf-16-le"),
+        "[1, 2]".encode("utf-16-be"),
+        "[1]".encode("utf-32"),
+        "{}".encode("utf-32-le"),
+        b"\x00",
+        b"",
+        b" \t\r\n[ 1 , 2 ]\n",
+        b"\x0c[1]",
+        b"[1]\x0c",
+        b"[1] x",
+        b"[1][2]",
+        b"[1,]",
+        b"[,1]",
+        b"[",
+        b"]",
+        b"{",
+        b'{"a"}',
+        b'{"a":}',
+        b'{"a":1,}',
+        b"{1:2}",
+        b'{"a":1 "b":2}',
+        b'{"a":1,"a":2,"b":3,"a":4}',
+        b'{"":0}',
+        b'{"a":{"a":{"a":[]}}}',
+        b"[[],{},[[{}]]]",
+        b'{"\\u0061":1,"a":2}',
+        b'{"k' + b"x" * 100 + b'":1}',
+    ],
+)
+def test_edge_cases_match_json_loads(data: bytes) -> None:
+    check(data)
+
+
+def test_duplicate_keys_keep_the_first_position_and_the_last_value() -> None:
+    value = _core.json_loads(b'{"a":1,"b":2,"a":3}')
+    assert list(value.items()) == [("a", 3), ("b", 2)]  # type: ignore[attr-defined]
+
+
+def test_repeated_keys_share_one_str() -> None:
+    docs = _core.json_loads(b'[{"name":1},{"name":2}]')
+    (k1,), (k2,) = docs[0], docs[1]  # type: ignore[index]
+    assert k1 is k2
+    # The lab's document shape: every item's keys are the same str objects (as with
+    # json.loads' memo), and short repeated values mostly are.
+    items = [
+        {"i": i, "name": f"item-{i}", "tags": ["a", "b"], "id": 1, "ok": True} for i in range(300)
+    ]
+    parsed = _core.json_loads(json.dumps(items).encode())
+    for position in range(5):
+        assert len({id(list(d)[position]) for d in parsed}) == 1  # type: ignore[union-attr]
+    # Values share a bounded cache with unique ones ("item-N"), so an eviction may
+    # make a second "a"; hundreds of them would mean no sharing.
+    assert len({id(d["tags"][0]) for d in parsed}) < 10  # type: ignore[index]
+
+
+@pytest.mark.parametrize("depth", [1, 255, 256, 257, 600, 100_000])
+def test_deep_nesting_is_bounded(depth: int) -> None:
+    for open_, close in ((b"[", b"]"), (b'{"k":', b"}")):
+        check(open_ * depth + b"1" + close * depth)
+        check(open_ * depth)  # unterminated
+
+
+def test_deep_nesting_follows_the_recursion_limit() -> None:
+    data = b"[" * 3000 + b"]" * 3000
+    with pytest.raises(RecursionError):
+        _core.json_loads(data)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)
+    try:
+        assert same(_core.json_loads(data), json.loads(data))
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def test_large_document() -> None:
+    value = [
+        {"id": i, "name": f"item {i}", "tags": ["a", "é"], "score": i / 7} for i in range(5000)
+    ]
+    data = json.dumps(value).encode()
+    assert same(_core.json_loads(data), json.loads(data))
+
+
+def _response(body: bytes, content_type: str = "application/json") -> nodelay.Response:
+    return nodelay.Response(200, headers={"Content-Type": content_type}, content=body)
+
+
+def test_response_json_uses_the_fast_path_and_kwargs_fall_back() -> None:
+    r = _response(b'{"a": 1.5, "b": [1, 2]}')
+    assert r.json() == {"a": 1.5, "b": [1, 2]}
+    from decimal import Decimal
+
+    assert r.json(parse_float=Decimal) == {"a": Decimal("1.5"), "b": [1, 2]}
+
+
+def test_response_json_of_utf16_and_utf32_bodies() -> None:
+    for codec in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"):
+        r = _response('{"é": "€"}'.encode(codec), f"application/json; charset={codec}")
+        assert r.json() == {"é": "€"}
+
+
+def test_response_json_errors_are_json_decode_errors() -> None:
+    with pytest.raises(json.JSONDecodeError) as info:
+        _response(b'{"a": }').json()
+    assert (info.value.msg, info.value.pos) == ("Expecting value", 6)
+    with pytest.raises(json.JSONDecodeError, match="Invalid UTF-8") as bad:
+        _response(b'{"a": "\xff"}').json()
+    assert bad.value.pos == 7
+    assert isinstance(bad.value, ValueError)
+
+
+def test_response_json_from_the_server(client: nodelay.Client, server: _core.TestServer) -> None:
+    r = client.get(f"{server.url}/json/16384")
+    assert same(r.json(), json.loads(r.content))
