@@ -12,6 +12,7 @@ TREE: dict[str, tuple[str, ...]] = {
     "HTTPError": ("Exception",),
     "StreamError": ("RuntimeError",),
     "StreamConsumed": ("StreamError",),
+    "ResponseNotRead": ("StreamError",),
     "RequestError": ("HTTPError",),
     "TransportError": ("RequestError",),
     "TimeoutException": ("TransportError", "TimeoutError"),

@@ -54,11 +54,21 @@ class _EchoHeaders(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
+        self._drain_body()  # answering before reading it would race the client's write
         body = json.dumps([[k, v] for k, v in self.headers.items()]).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _drain_body(self) -> None:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                self.rfile.read(size + 2)
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+        else:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def log_message(self, *args: object) -> None:
         pass

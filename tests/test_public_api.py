@@ -38,6 +38,8 @@ EXPECTED = {
     "HTTPStatusError",
     "InvalidURL",
     "Client",
+    "AsyncClient",
+    "ResponseNotRead",
     "Retry",
     "Session",
     "Headers",

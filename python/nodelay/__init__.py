@@ -9,6 +9,7 @@ connections; one client may be shared by many threads.
 """
 
 from ._api import delete, get, head, options, patch, post, put, request, stream
+from ._async_client import AsyncClient
 from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
 from ._client import Client, Session
 from ._config import Limits, Timeout
@@ -32,6 +33,7 @@ from ._exceptions import (
     ReadTimeout,
     RemoteProtocolError,
     RequestError,
+    ResponseNotRead,
     StreamConsumed,
     StreamError,
     TimeoutException,
@@ -46,6 +48,7 @@ from ._models import Headers, Request, Response
 from ._retry import Retry
 
 __all__ = [
+    "AsyncClient",
     "Auth",
     "BasicAuth",
     "BearerAuth",
@@ -75,6 +78,7 @@ __all__ = [
     "Request",
     "RequestError",
     "Response",
+    "ResponseNotRead",
     "Retry",
     "Session",
     "StreamConsumed",

@@ -5,7 +5,7 @@ Everything here is implemented in Rust; the Python modules wrap it.
 """
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
 
 __version__: str
@@ -106,6 +106,78 @@ class Upload:
         """Whether it can be sent (again): never sent yet, or every part can start over
         (bytes, seekable files, re-iterable collections; not generators)."""
 
+class AsyncEngine:
+    """Connection pool + HTTP/1.1 driver for asyncio, on nodelay's tokio runtime.
+
+    ``request``/``open`` must be called with an event loop running on the calling thread
+    (asyncio or uvloop); they return awaitables (futures of that loop). Arguments are copied
+    before they return; the network work runs on the runtime without the GIL. Cancelling the
+    awaiting task aborts the request (its connection is closed, never pooled half-used).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_connections: int | None = 100,
+        max_keepalive: int | None = 20,
+        keepalive_expiry: float | None = 5.0,
+        verify: bool = True,
+        ca_file: str | None = None,
+        cert_file: str | None = None,
+        key_file: str | None = None,
+        max_decoded_size: int = 1 << 30,
+    ) -> None:
+        """The same settings as ``Engine``."""
+    def request(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        timeout: TimeoutTuple,
+    ) -> Awaitable[RawResponse]:
+        """``Engine.request``, awaited. Invalid input raises at once; network failures
+        raise from the awaitable."""
+    def open(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        timeout: TimeoutTuple,
+    ) -> Awaitable[AsyncRawStream]:
+        """``Engine.open``, awaited: resolves once the response head arrived."""
+    def close(self) -> None:
+        """Close every idle connection; later requests open new ones."""
+    def idle_connections(self) -> int:
+        """Number of idle pooled connections (for tests and diagnostics)."""
+
+class AsyncRawStream:
+    """A response of ``AsyncEngine.open`` whose body is still on the connection."""
+
+    status: int
+    version: str
+    reason: str
+    url: str
+    elapsed: float
+    """Seconds from the start of the request to the end of the head."""
+    is_closed: bool
+    """True once the body was read to the end, failed, or the stream was closed."""
+    def headers(self) -> list[tuple[str, str]]: ...
+    def header(self, name: str) -> str | None: ...
+    def elapsed_now(self) -> float:
+        """Seconds since the request started."""
+    def read(
+        self, max_bytes: int = 262144, min_bytes: int = 65536, decode: bool = True
+    ) -> Awaitable[bytes]:
+        """The next piece of the body (as ``RawStream.read``); one read at a time
+        (RuntimeError otherwise)."""
+    def read_all(self) -> Awaitable[bytes]:
+        """The rest of the body, decoded."""
+    def close(self) -> None:
+        """End the stream; a body not read to the end closes its connection, a read in
+        flight is cancelled."""
+
 class RawResponse:
     status: int
     version: str
@@ -134,7 +206,7 @@ class CookieJar:
     def __init__(self) -> None: ...
     def header_for(self, url: str) -> str | None:
         """The Cookie header value for a request to ``url``, or None (at once when empty)."""
-    def extract(self, response: RawResponse | RawStream) -> bool:
+    def extract(self, response: RawResponse | RawStream | AsyncRawStream) -> bool:
         """Store the response's Set-Cookie fields (from its URL); True if the jar changed."""
     def store(self, url: str, set_cookie_values: list[str]) -> int:
         """Store Set-Cookie values received from ``url``; returns how many changed."""

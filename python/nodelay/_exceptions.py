@@ -27,7 +27,8 @@ Our exception hierarchy::
     └── HTTPStatusError            (.request, .response)
     InvalidURL
     StreamError                    (a RuntimeError: API misuse, not a network problem)
-    └── StreamConsumed
+    ├── StreamConsumed
+    └── ResponseNotRead
 
 The native module (``nodelay._core``) looks classes up by name in this module and
 raises them as ``cls(message, url=url)``; the Python layer then fills in ``request``.
@@ -63,6 +64,7 @@ __all__ = [
     "ReadTimeout",
     "RemoteProtocolError",
     "RequestError",
+    "ResponseNotRead",
     "StreamConsumed",
     "StreamError",
     "TLSError",
@@ -275,3 +277,7 @@ class StreamError(RuntimeError):
 
 class StreamConsumed(StreamError):
     """The body of a streamed response was already iterated; it is read only once."""
+
+
+class ResponseNotRead(StreamError):
+    """``content`` of a streamed ``AsyncClient`` response before ``await response.aread()``."""

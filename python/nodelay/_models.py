@@ -6,14 +6,15 @@ Objects coming from the engine stay raw until touched: a ``Response`` holds the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 from . import _core
-from ._exceptions import HTTPStatusError
-from ._streaming import StreamRaw, iter_lines, rechunk
+from ._exceptions import HTTPStatusError, StreamError
+from ._streaming import AsyncStreamRaw, StreamRaw, aiter_lines, arechunk, iter_lines, rechunk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import codecs
     import datetime
     from typing import Any, Protocol, TypeAlias
 
@@ -617,17 +618,20 @@ class Response:
 
     def iter_text(self, chunk_size: int | None = None) -> Iterator[str]:
         """The body decoded with ``encoding``, chunk by chunk (multi-byte safe)."""
-        import codecs
-
-        try:
-            decoder = codecs.getincrementaldecoder(self.encoding)(errors="replace")
-        except LookupError:  # unknown charset name from the server
-            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        decoder = self._text_decoder()
         for chunk in self.iter_bytes(chunk_size):
             if text := decoder.decode(chunk):
                 yield text
         if text := decoder.decode(b"", True):
             yield text
+
+    def _text_decoder(self) -> codecs.IncrementalDecoder:
+        import codecs
+
+        try:
+            return codecs.getincrementaldecoder(self.encoding)(errors="replace")
+        except LookupError:  # unknown charset name from the server
+            return codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def iter_lines(self) -> Iterator[str]:
         """Lines of the text body, without line endings."""
@@ -648,13 +652,58 @@ class Response:
     def close(self) -> None:
         """Release the connection: pooled when the body was read to the end, closed if not."""
         raw = self._raw
-        if isinstance(raw, StreamRaw):
+        if isinstance(raw, StreamRaw | AsyncStreamRaw):
             raw.stream.close()
 
     @property
     def is_closed(self) -> bool:
         raw = self._raw
-        return raw.stream.is_closed if isinstance(raw, StreamRaw) else True
+        return raw.stream.is_closed if isinstance(raw, StreamRaw | AsyncStreamRaw) else True
+
+    # -- async streaming (``AsyncClient``) ------------------------------------------------
+
+    async def aread(self) -> bytes:
+        """Read the rest of a streamed ``AsyncClient`` body (and return ``content``)."""
+        raw = self._raw
+        if isinstance(raw, AsyncStreamRaw):
+            return await raw.aread()
+        return raw.content
+
+    async def _apieces(self, decode: bool) -> AsyncIterator[bytes]:
+        raw = self._raw
+        if isinstance(raw, AsyncStreamRaw):
+            async for piece in raw.apieces(decode=decode):
+                yield piece
+            return
+        if isinstance(raw, StreamRaw):
+            raise StreamError("a response of the sync Client is iterated with iter_bytes()")
+        if content := raw.content:
+            yield content
+
+    def aiter_bytes(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+        """``iter_bytes`` for ``AsyncClient`` responses: ``async for chunk in ...``."""
+        return arechunk(self._apieces(decode=True), chunk_size)
+
+    def aiter_raw(self, chunk_size: int | None = None) -> AsyncIterator[bytes]:
+        """``iter_raw`` for ``AsyncClient`` responses (content codings left in place)."""
+        return arechunk(self._apieces(decode=False), chunk_size)
+
+    async def aiter_text(self, chunk_size: int | None = None) -> AsyncIterator[str]:
+        """``iter_text`` for ``AsyncClient`` responses."""
+        decoder = self._text_decoder()
+        async for chunk in self.aiter_bytes(chunk_size):
+            if text := decoder.decode(chunk):
+                yield text
+        if text := decoder.decode(b"", True):
+            yield text
+
+    def aiter_lines(self) -> AsyncIterator[str]:
+        """``iter_lines`` for ``AsyncClient`` responses."""
+        return aiter_lines(self.aiter_text())
+
+    async def aclose(self) -> None:
+        """``close()`` for ``AsyncClient`` responses."""
+        self.close()
 
     def __enter__(self) -> Response:
         return self

@@ -1,12 +1,17 @@
-//! The async connect: TCP (and TLS with ALPN) on the process runtime, within
-//! the connect deadline. Shared by the HTTP/2 driver and the async client.
+//! Opening connections on the tokio runtime: TCP (then TLS) within the
+//! connect deadline, with the TLS rules of `tls.rs` (verification, CA file,
+//! client certificate, SNI). The async twin of `connect.rs`, shared by the
+//! async HTTP/1.1 driver (`aio/`) and the HTTP/2 driver (`h2/`).
 
-use std::io;
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::deadline::{Budget, Deadlines};
@@ -16,12 +21,20 @@ use crate::tls::{handshake_error, server_name, TlsSetup};
 use crate::transport::Transport;
 
 /// The byte stream under an async connection: plain TCP or TLS over TCP.
-pub(crate) enum AsyncTransport {
+pub enum AsyncTransport {
     Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl AsyncTransport {
+    /// The socket's descriptor (for the idle liveness check).
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            AsyncTransport::Plain(s) => s.as_raw_fd(),
+            AsyncTransport::Tls(s) => s.get_ref().0.as_raw_fd(),
+        }
+    }
+
     /// Turns the connection into a blocking one for the HTTP/1.1 path (when
     /// ALPN chose `http/1.1`), keeping its TLS session. Must not be called
     /// with bytes pending in the TLS layer's plaintext buffer (nothing was
@@ -48,66 +61,75 @@ impl AsyncTransport {
     }
 }
 
-/// Connects to `origin` (TLS for `https`, offering `alpn` in preference
-/// order) within the connect (and total) deadline. Returns the transport and
-/// the protocol the server chose by ALPN (`None` for plain TCP, or when the
-/// server chose none). Must run on the process runtime (`crate::runtime`).
-pub(crate) async fn connect(
+/// Resolves the origin, connects to the first address that answers and, for
+/// https, runs the TLS handshake offering `alpn`; each step bounded by what is
+/// left of the connect (and total) deadline. Returns the transport and the
+/// protocol the server chose by ALPN, if any. `TCP_NODELAY` is always set:
+/// whole requests leave in one write, so Nagle can only add latency.
+pub async fn connect(
     origin: &Origin,
     tls: &TlsSetup,
     alpn: &[&[u8]],
     deadlines: &Deadlines,
 ) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
+    let tcp = connect_tcp(origin, deadlines).await?;
+    if origin.scheme != "https" {
+        return Ok((AsyncTransport::Plain(tcp), None));
+    }
+    // One config per ALPN list, built once per client (see `TlsSetup`).
+    let config = tls.config_with_alpn(alpn)?;
+    let name = server_name(&origin.host)?;
+    let handshake = TlsConnector::from(config).connect(name, tcp);
+    let stream = within(deadlines, handshake)
+        .await
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::ConnectTimeout,
+                "timed out during the TLS handshake",
+            )
+        })?
+        .map_err(handshake_error)?;
+    let protocol = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+    Ok((AsyncTransport::Tls(Box::new(stream)), protocol))
+}
+
+/// Runs `fut` within the connect budget; `None` when it ran out.
+async fn within<F: Future>(deadlines: &Deadlines, fut: F) -> Option<F::Output> {
+    match deadlines.budget(deadlines.timeouts.connect) {
+        Budget::Expired => None,
+        Budget::Wait(None) => Some(fut.await),
+        Budget::Wait(Some(t)) => tokio::time::timeout(t, fut).await.ok(),
+    }
+}
+
+async fn connect_tcp(origin: &Origin, deadlines: &Deadlines) -> Result<TcpStream, Error> {
     let timed_out = || {
         Error::new(
             ErrorKind::ConnectTimeout,
             format!("timed out connecting to {}:{}", origin.host, origin.port),
         )
     };
-    let attempt = connect_unbounded(origin, tls, alpn);
-    match deadlines.budget(deadlines.timeouts.connect) {
-        Budget::Expired => Err(timed_out()),
-        Budget::Wait(None) => attempt.await,
-        Budget::Wait(Some(limit)) => tokio::time::timeout(limit, attempt)
-            .await
-            .unwrap_or_else(|_| Err(timed_out())),
-    }
-}
-
-async fn connect_unbounded(
-    origin: &Origin,
-    tls: &TlsSetup,
-    alpn: &[&[u8]],
-) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
-    let tcp = connect_tcp(origin).await?;
-    if origin.scheme != "https" {
-        return Ok((AsyncTransport::Plain(tcp), None));
-    }
-    let config = tls.config_with_alpn(alpn)?;
-    let name = server_name(&origin.host)?;
-    let stream = TlsConnector::from(config)
-        .connect(name, tcp)
-        .await
-        .map_err(handshake_error)?;
-    let chosen = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
-    Ok((AsyncTransport::Tls(Box::new(stream)), chosen))
-}
-
-/// Resolves the origin and connects to the first address that answers, with
-/// `TCP_NODELAY` (whole requests leave in one write; Nagle only adds latency).
-async fn connect_tcp(origin: &Origin) -> Result<TcpStream, Error> {
-    let addrs = tokio::net::lookup_host((&*origin.host, origin.port))
-        .await
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Connect,
-                format!("failed to resolve {}: {e}", origin.host),
-            )
-            .with_source(e)
-        })?;
-    let mut last_error = None;
+    // tokio resolves on its blocking pool (getaddrinfo has no timeout of its
+    // own); literal IPs skip it. Resolution counts against the connect budget.
+    let addrs = within(
+        deadlines,
+        tokio::net::lookup_host((&*origin.host, origin.port)),
+    )
+    .await
+    .ok_or_else(timed_out)?
+    .map_err(|e| {
+        Error::new(
+            ErrorKind::Connect,
+            format!("failed to resolve {}: {e}", origin.host),
+        )
+        .with_source(e)
+    })?;
+    let mut last_error: Option<io::Error> = None;
     for addr in addrs {
-        match TcpStream::connect(addr).await {
+        let Some(attempt) = within(deadlines, TcpStream::connect(addr)).await else {
+            return Err(timed_out());
+        };
+        match attempt {
             Ok(stream) => {
                 stream.set_nodelay(true).map_err(|e| {
                     Error::new(
@@ -126,10 +148,7 @@ async fn connect_tcp(origin: &Origin) -> Result<TcpStream, Error> {
             format!("failed to connect to {}:{}: {e}", origin.host, origin.port),
         )
         .with_source(e),
-        None => Error::new(
-            ErrorKind::Connect,
-            format!("{} resolves to no address", origin.host),
-        ),
+        None => timed_out(),
     })
 }
 
@@ -141,7 +160,14 @@ impl AsyncRead for AsyncTransport {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            AsyncTransport::Tls(s) => Pin::new(&mut **s).poll_read(cx, buf),
+            // A peer closing without close_notify ends the stream like a TCP
+            // EOF (as on the sync path); framing still detects truncation.
+            AsyncTransport::Tls(s) => match Pin::new(s.as_mut()).poll_read(cx, buf) {
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    Poll::Ready(Ok(()))
+                }
+                other => other,
+            },
         }
     }
 }
@@ -154,18 +180,18 @@ impl AsyncWrite for AsyncTransport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            AsyncTransport::Tls(s) => Pin::new(&mut **s).poll_write(cx, buf),
+            AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
     fn poll_write_vectored(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
+        bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            AsyncTransport::Tls(s) => Pin::new(&mut **s).poll_write_vectored(cx, bufs),
+            AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -179,14 +205,14 @@ impl AsyncWrite for AsyncTransport {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_flush(cx),
-            AsyncTransport::Tls(s) => Pin::new(&mut **s).poll_flush(cx),
+            AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            AsyncTransport::Tls(s) => Pin::new(&mut **s).poll_shutdown(cx),
+            AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -52,18 +52,23 @@ pub struct Prepared {
     /// The request in HTTP/2 form, when it may go over HTTP/2.
     h2: Option<H2Request>,
     /// Head, followed by the body when it is small (one write).
-    wire: Vec<u8>,
-    body_inlined: bool,
+    pub(crate) wire: Vec<u8>,
+    pub(crate) body_inlined: bool,
     /// Set when the body is streamed from a [`BodySource`] (`send_streamed`).
     streamed: Option<StreamFraming>,
-    is_head: bool,
-    idempotent: bool,
+    pub(crate) is_head: bool,
+    pub(crate) idempotent: bool,
 }
 
 impl Prepared {
     /// The exact bytes of the head (and inlined body) that will be written.
     pub fn wire(&self) -> &[u8] {
         &self.wire
+    }
+
+    /// Whether the body went into `wire` (else it must be passed to `send`).
+    pub fn body_inlined(&self) -> bool {
+        self.body_inlined
     }
 }
 
@@ -115,6 +120,46 @@ fn framing_with_headers(
         }
         _ => Ok(StreamFraming::Length(given)),
     }
+}
+
+/// Parses the URL and encodes the request for a direct HTTP/1.1 connection
+/// (no proxy route, no HTTP/2: the async driver's form); fails before any I/O
+/// on bad input. `Client::prepare` adds routing and HTTP/2.
+pub fn prepare(parts: &RequestParts<'_>) -> Result<Prepared, Error> {
+    let target = Target::parse(parts.url)?;
+    let body_len = parts.body.map(|b| b.len());
+    let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
+    let mut wire = Vec::with_capacity(
+        256 + if body_inlined {
+            body_len.unwrap_or(0)
+        } else {
+            0
+        },
+    );
+    encode_request_head(
+        &mut wire,
+        &RequestHead {
+            method: parts.method,
+            target: &target.path_and_query,
+            host: &target.authority,
+            headers: parts.headers,
+            content_length: body_len.map(|n| n as u64),
+        },
+    )
+    .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
+    if body_inlined {
+        wire.extend_from_slice(parts.body.unwrap_or_default());
+    }
+    Ok(Prepared {
+        key: Route::Direct.key(&target.origin),
+        target,
+        h2: None,
+        wire,
+        body_inlined,
+        streamed: None,
+        is_head: parts.method == "HEAD",
+        idempotent: is_idempotent(parts.method),
+    })
 }
 
 /// The engine: a connection pool and the HTTP/1.1 driver, and the shared

@@ -213,7 +213,7 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-fn io_error(kind: ErrorKind, e: io::Error) -> Error {
+pub(crate) fn io_error(kind: ErrorKind, e: io::Error) -> Error {
     // A TLS alert after the handshake (TLS 1.3 servers reject a missing or
     // bad client certificate this way) is a TLS failure, not a network one.
     if let Some(tls) = e
@@ -231,11 +231,11 @@ fn io_error(kind: ErrorKind, e: io::Error) -> Error {
     Error::new(kind, format!("error {what}: {e}")).with_source(e)
 }
 
-fn total_expired(kind: ErrorKind) -> Error {
+pub(crate) fn total_expired(kind: ErrorKind) -> Error {
     Error::new(kind, "total timeout expired")
 }
 
-fn show(t: Option<Duration>) -> String {
+pub(crate) fn show(t: Option<Duration>) -> String {
     t.map_or_else(
         || "none".to_owned(),
         |t| format!("{:.3} s", t.as_secs_f64()),

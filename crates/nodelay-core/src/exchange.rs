@@ -103,7 +103,7 @@ pub(crate) fn receive_head(
 
 /// End of the head (index just past the blank line), searching from `from`.
 /// Bare-LF line ends are accepted here as httparse does; it validates the rest.
-fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while i < buf.len() {
         let nl = i + buf[i..].iter().position(|&b| b == b'\n')?;
@@ -119,17 +119,29 @@ fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Every HTTP/1.x status line starts with these bytes.
-const STATUS_LINE_PREFIX: &[u8] = b"HTTP/1.";
+pub(crate) const STATUS_LINE_PREFIX: &[u8] = b"HTTP/1.";
 
-fn remote(e: ProtoError) -> Error {
+pub(crate) fn remote(e: ProtoError) -> Error {
     Error::protocol(e, ErrorKind::RemoteProtocol)
 }
 
-enum BodyState {
+pub(crate) enum BodyState {
     Length { remaining: u64 },
     Chunked(ChunkedDecoder),
     UntilClose,
     Done,
+}
+
+impl BodyState {
+    /// Where the body reader starts for a head's framing.
+    pub(crate) fn for_framing(framing: BodyFraming) -> Self {
+        match framing {
+            BodyFraming::Empty | BodyFraming::Length(0) => BodyState::Done,
+            BodyFraming::Length(n) => BodyState::Length { remaining: n },
+            BodyFraming::Chunked => BodyState::Chunked(ChunkedDecoder::new()),
+            BodyFraming::CloseDelimited => BodyState::UntilClose,
+        }
+    }
 }
 
 /// An HTTP/1.1 response whose head arrived; the body is still on the connection.
@@ -151,12 +163,7 @@ impl H1Exchange {
         deadlines: Deadlines,
         started: Instant,
     ) -> Self {
-        let body = match head.framing {
-            BodyFraming::Empty | BodyFraming::Length(0) => BodyState::Done,
-            BodyFraming::Length(n) => BodyState::Length { remaining: n },
-            BodyFraming::Chunked => BodyState::Chunked(ChunkedDecoder::new()),
-            BodyFraming::CloseDelimited => BodyState::UntilClose,
-        };
+        let body = BodyState::for_framing(head.framing);
         H1Exchange {
             pooled,
             head,
@@ -405,14 +412,14 @@ fn take_buffered(conn: &mut crate::conn::Connection, dst: &mut [u8]) -> usize {
     n
 }
 
-fn chunked_cut(received: u64) -> Error {
+pub(crate) fn chunked_cut(received: u64) -> Error {
     Error::new(
         ErrorKind::RemoteProtocol,
         format!("peer closed connection without sending complete message body: chunked body cut after {received} bytes"),
     )
 }
 
-fn incomplete(received: u64, expected: u64) -> Error {
+pub(crate) fn incomplete(received: u64, expected: u64) -> Error {
     Error::new(
         ErrorKind::RemoteProtocol,
         format!("peer closed connection without sending complete message body: received {received} of {expected} bytes"),

@@ -1,12 +1,14 @@
 //! nodelay's engine: URL targets, connecting, the keep-alive pool, the
-//! blocking HTTP/1.1 driver that runs on the caller's thread, and the HTTP/2
-//! driver on the process runtime (`h2`).
+//! blocking HTTP/1.1 driver that runs on the caller's thread, and on the
+//! process's tokio runtime the async HTTP/1.1 driver (`aio`) and the HTTP/2
+//! driver (`h2`).
 //!
 //! No Python here: `nodelay-py` wraps it. The sync path never hops threads:
 //! each request is written and read on the calling thread with blocking
 //! sockets whose timeouts are recomputed from deadlines (see `deadline`).
 
 mod aconnect;
+pub mod aio;
 mod any_exchange;
 mod client;
 mod conn;
@@ -35,9 +37,10 @@ mod no_proxy;
 mod proxy;
 mod tunnel;
 
+pub use aconnect::AsyncTransport;
 pub use any_exchange::Exchange;
 pub use client::Http2Mode;
-pub use client::{Client, PoolConfig, Prepared, RequestParts};
+pub use client::{prepare, Client, PoolConfig, Prepared, RequestParts};
 pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
 pub use interrupt::{Interrupt, NeverInterrupt};

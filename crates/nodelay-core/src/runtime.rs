@@ -66,6 +66,13 @@ fn runtime_locked(generation: u64) -> &'static Runtime {
     }
 }
 
+/// The fork generation of this process (bumped in every forked child), so
+/// callers can drop per-process state a child must not reuse.
+pub fn fork_generation() -> u64 {
+    fork::install();
+    fork::generation()
+}
+
 /// A handle to [`runtime`], for spawning tasks.
 pub fn handle() -> Handle {
     runtime().handle().clone()

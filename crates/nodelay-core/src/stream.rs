@@ -190,7 +190,7 @@ impl BodyStream {
 
 /// Recovers the engine error carried through `io::Read`, or names a corrupt
 /// encoded stream.
-fn unwrap_io(e: io::Error) -> Error {
+pub(crate) fn unwrap_io(e: io::Error) -> Error {
     if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
         if let Some(inner) = e.into_inner() {
             if let Ok(engine) = inner.downcast::<Error>() {

@@ -103,7 +103,8 @@ impl TlsSetup {
         }
     }
 
-    fn config(&self) -> Result<Arc<ClientConfig>, Error> {
+    /// The shared client configuration (ALPN: `ALPN_PROTOCOLS`), built on first use.
+    pub(crate) fn config(&self) -> Result<Arc<ClientConfig>, Error> {
         let built = if self.options == TlsOptions::default() {
             DEFAULT_CONFIG.get_or_init(|| build_config(&self.options))
         } else {

@@ -77,6 +77,10 @@ impl CookieJar {
             let streamed = streamed.get();
             return self.store_head(streamed.head(), streamed.url_str(response.py()));
         }
+        if let Ok(streamed) = response.cast::<crate::aio::AsyncRawStream>() {
+            let streamed = streamed.get();
+            return self.store_head(streamed.head(), streamed.url_str(response.py()));
+        }
         false
     }
 

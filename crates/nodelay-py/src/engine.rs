@@ -42,7 +42,7 @@ pub(crate) struct Engine {
     pub(crate) max_decoded_size: u64,
 }
 
-fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+pub(crate) fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
     value
         .map(|s| {
             Duration::try_from_secs_f64(s).map_err(|_| {
@@ -300,7 +300,10 @@ impl Engine {
 /// Borrowed `(name, value)` views of a list of `(str, str)` tuples: no
 /// copies. The views borrow from the tuples in `items`, which own the str
 /// objects and outlive the returned vector; `what` names the argument in errors.
-fn str_pairs<'a>(items: &'a [Bound<'_, PyAny>], what: &str) -> PyResult<Vec<(&'a str, &'a str)>> {
+pub(crate) fn str_pairs<'a>(
+    items: &'a [Bound<'_, PyAny>],
+    what: &str,
+) -> PyResult<Vec<(&'a str, &'a str)>> {
     let mut pairs = Vec::with_capacity(items.len());
     for item in items {
         let tuple = item.cast::<PyTuple>()?;

@@ -29,6 +29,21 @@ impl Head {
         }
     }
 
+    /// Moves the head out of an async exchange (no copy).
+    pub fn take_async(exchange: &mut nodelay_core::aio::AsyncExchange) -> Head {
+        let status = exchange.status();
+        let version = exchange.version().as_str();
+        let reason = exchange.reason_span();
+        let (bytes, spans) = exchange.take_head();
+        Head {
+            status,
+            version,
+            bytes,
+            spans,
+            reason,
+        }
+    }
+
     /// Raw values of the named header (ASCII case-insensitive), in received
     /// order, without building Python objects (the cookie jar's Set-Cookie scan).
     pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {

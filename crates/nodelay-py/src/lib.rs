@@ -4,6 +4,7 @@
 
 use pyo3::prelude::*;
 
+mod aio;
 mod batch;
 mod body;
 mod cookies;
@@ -25,6 +26,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES,
     )?;
     m.add_class::<engine::Engine>()?;
+    m.add_class::<aio::AsyncEngine>()?;
+    m.add_class::<aio::AsyncRawStream>()?;
     m.add_class::<response::RawResponse>()?;
     m.add_class::<stream::RawStream>()?;
     m.add_class::<upload::Upload>()?;

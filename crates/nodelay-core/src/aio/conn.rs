@@ -1,0 +1,240 @@
+//! One async HTTP/1.1 connection: the transport, its reused read buffer, and
+//! reads and writes bounded by the request's deadlines (tokio timers, armed
+//! only when an operation has to wait).
+
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::aconnect::AsyncTransport;
+use crate::conn::{io_error, show, total_expired};
+use crate::deadline::{Budget, Deadlines};
+use crate::error::{Error, ErrorKind};
+use crate::limits::READ_BUFFER_BYTES;
+
+pub(crate) struct AsyncConn {
+    io: AsyncTransport,
+    /// Read buffer; `buf[start..end]` holds received bytes not consumed yet.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    pub idle_since: Instant,
+}
+
+impl AsyncConn {
+    pub fn new(io: AsyncTransport) -> Self {
+        AsyncConn {
+            io,
+            buf: vec![0; READ_BUFFER_BYTES],
+            start: 0,
+            end: 0,
+            idle_since: Instant::now(),
+        }
+    }
+
+    /// Closes an inherited connection in a forked child without touching
+    /// the parent's reactor: dropping the tokio socket would deregister it
+    /// from the epoll instance the child shares with the parent (and so
+    /// break the parent's connection); closing our descriptor does not.
+    pub fn abandon(self) {
+        // SAFETY: the descriptor is owned by this connection, which is
+        // forgotten right after, so nothing uses or closes it again.
+        unsafe {
+            libc::close(self.io.raw_fd());
+        }
+        std::mem::forget(self);
+    }
+
+    /// Received bytes not consumed yet.
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    pub fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.end - self.start);
+        self.start += n;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// Zero-timeout readability check of an idle connection (as on the sync
+    /// path): a readable idle socket was closed by the peer or carries bytes
+    /// nobody asked for. TLS 1.3 session tickets make it readable too; those
+    /// are fed to rustls and do not count.
+    pub fn is_reusable(&mut self) -> bool {
+        if self.start != self.end {
+            return false;
+        }
+        let fd = self.io.raw_fd();
+        if !poll_readable(fd) {
+            return true;
+        }
+        let AsyncTransport::Tls(stream) = &mut self.io else {
+            return false;
+        };
+        let (_, tls) = stream.get_mut();
+        let mut raw = [0u8; 4096];
+        loop {
+            // SAFETY: `raw` is a valid writable buffer of `raw.len()` bytes
+            // and `fd` is the open socket owned by this connection.
+            let n =
+                unsafe { libc::recv(fd, raw.as_mut_ptr().cast(), raw.len(), libc::MSG_DONTWAIT) };
+            if n == 0 {
+                return false;
+            }
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                return e.kind() == io::ErrorKind::WouldBlock && !poll_readable(fd);
+            }
+            let mut input = &raw[..n as usize];
+            while !input.is_empty() {
+                if tls.read_tls(&mut input).is_err() {
+                    return false;
+                }
+                match tls.process_new_packets() {
+                    Ok(state)
+                        if state.plaintext_bytes_to_read() == 0 && !state.peer_has_closed() => {}
+                    _ => return false,
+                }
+            }
+        }
+    }
+
+    /// Reads more bytes into the buffer, growing it up to `max_buffer` when it
+    /// is full (response heads may exceed one buffer). Returns 0 at EOF.
+    pub async fn fill(&mut self, max_buffer: usize, deadlines: &Deadlines) -> Result<usize, Error> {
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else if self.buf.len() < max_buffer {
+                let grown = (self.buf.len() * 2).min(max_buffer);
+                self.buf.resize(grown, 0);
+            } else {
+                return Err(Error::new(
+                    ErrorKind::RemoteProtocol,
+                    "read buffer limit reached",
+                ));
+            }
+        }
+        let end = self.end;
+        let n = read_timed(deadlines, self.io.read(&mut self.buf[end..])).await?;
+        self.end += n;
+        Ok(n)
+    }
+
+    /// Reads straight into `dst`, bypassing the buffer. Returns 0 at EOF.
+    pub async fn read_direct(
+        &mut self,
+        dst: &mut [u8],
+        deadlines: &Deadlines,
+    ) -> Result<usize, Error> {
+        debug_assert!(
+            self.start == self.end,
+            "buffered bytes must be drained first"
+        );
+        read_timed(deadlines, self.io.read(dst)).await
+    }
+
+    /// Writes `wire` and then `body` (one write for a small request, one
+    /// vectored write for head plus a large body), then flushes (TLS).
+    pub async fn write_all(
+        &mut self,
+        wire: &[u8],
+        body: Option<&[u8]>,
+        deadlines: &Deadlines,
+    ) -> Result<(), Error> {
+        let mut slices = [IoSlice::new(wire), IoSlice::new(body.unwrap_or_default())];
+        let count = if body.is_some_and(|b| !b.is_empty()) {
+            2
+        } else {
+            1
+        };
+        let mut parts = &mut slices[..count];
+        while !parts.is_empty() {
+            let written = if parts.len() == 1 {
+                write_timed(deadlines, self.io.write(&parts[0])).await?
+            } else {
+                write_timed(deadlines, self.io.write_vectored(parts)).await?
+            };
+            if written == 0 {
+                return Err(Error::new(
+                    ErrorKind::Write,
+                    "connection closed while sending",
+                ));
+            }
+            IoSlice::advance_slices(&mut parts, written);
+        }
+        write_timed(deadlines, self.io.flush()).await
+    }
+}
+
+/// Runs one I/O operation within `budget`; `None` when the timer fired first.
+async fn timed<T>(
+    budget: Option<Duration>,
+    op: impl Future<Output = io::Result<T>>,
+) -> Option<io::Result<T>> {
+    match budget {
+        None => Some(op.await),
+        Some(t) => tokio::time::timeout(t, op).await.ok(),
+    }
+}
+
+async fn read_timed<T>(
+    deadlines: &Deadlines,
+    op: impl Future<Output = io::Result<T>>,
+) -> Result<T, Error> {
+    let budget = match deadlines.budget(deadlines.timeouts.read) {
+        Budget::Expired => return Err(total_expired(ErrorKind::ReadTimeout)),
+        Budget::Wait(t) => t,
+    };
+    match timed(budget, op).await {
+        Some(Ok(n)) => Ok(n),
+        Some(Err(e)) => Err(io_error(ErrorKind::Read, e)),
+        None => Err(Error::new(
+            ErrorKind::ReadTimeout,
+            format!(
+                "timed out waiting for the response (read timeout {})",
+                show(budget)
+            ),
+        )),
+    }
+}
+
+async fn write_timed<T>(
+    deadlines: &Deadlines,
+    op: impl Future<Output = io::Result<T>>,
+) -> Result<T, Error> {
+    let budget = match deadlines.budget(deadlines.timeouts.write) {
+        Budget::Expired => return Err(total_expired(ErrorKind::WriteTimeout)),
+        Budget::Wait(t) => t,
+    };
+    match timed(budget, op).await {
+        Some(Ok(n)) => Ok(n),
+        Some(Err(e)) => Err(io_error(ErrorKind::Write, e)),
+        None => Err(Error::new(
+            ErrorKind::WriteTimeout,
+            format!(
+                "timed out sending the request (write timeout {})",
+                show(budget)
+            ),
+        )),
+    }
+}
+
+fn poll_readable(fd: RawFd) -> bool {
+    let mut fds = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `fds` is a valid pollfd array of length 1 for the duration of the call.
+    let ready = unsafe { libc::poll(&mut fds, 1, 0) };
+    ready != 0
+}

@@ -1,0 +1,312 @@
+//! The async keep-alive pool: the sync pool's rules (per-origin LIFO stacks,
+//! liveness check before reuse, idle expiry, a bound on open connections
+//! with a deadline-bounded wait, reset after fork) with a tokio `Notify`
+//! in place of the condition variable, so a waiting request parks its task,
+//! not a thread.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+use crate::aconnect::connect;
+use crate::aio::conn::AsyncConn;
+use crate::deadline::Deadlines;
+use crate::error::{Error, ErrorKind};
+use crate::fork;
+use crate::pool::PoolConfig;
+use crate::target::Origin;
+use crate::tls::TlsSetup;
+
+/// ALPN offered by the HTTP/1.1 driver.
+const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
+
+pub(crate) struct AsyncPool {
+    state: Mutex<State>,
+    /// Signalled whenever a connection slot or an idle connection frees up.
+    freed: Notify,
+    config: PoolConfig,
+    /// Part of the pool's identity (HOSTILE.md D21), as on the sync path.
+    tls: TlsSetup,
+}
+
+#[derive(Default)]
+struct State {
+    idle: HashMap<Origin, Vec<AsyncConn>>,
+    idle_count: usize,
+    /// Connections open: idle plus checked out.
+    open: usize,
+    generation: u64,
+}
+
+impl State {
+    /// A forked child drops every inherited connection (copies of the
+    /// parent's sockets, registered with the parent's runtime).
+    fn reset_after_fork(&mut self, generation: u64) {
+        // The inherited connections belong to the parent's reactor: forget
+        // them without running their destructors against a dead runtime.
+        for conn in self.idle.drain().flat_map(|(_, stack)| stack) {
+            conn.abandon();
+        }
+        self.idle_count = 0;
+        self.open = 0;
+        self.generation = generation;
+    }
+
+    fn evict_one_idle(&mut self) -> bool {
+        let Some(stack) = self.idle.values_mut().find(|s| !s.is_empty()) else {
+            return false;
+        };
+        // The bottom of a LIFO stack is its least recently used connection.
+        stack.remove(0);
+        self.idle_count -= 1;
+        self.open -= 1;
+        true
+    }
+}
+
+/// A connection checked out of the async pool. Dropping it (a finished
+/// exchange that was not reusable, an error, or a cancelled request's future)
+/// closes the connection and frees its slot.
+pub(crate) struct AsyncPooled {
+    conn: Option<AsyncConn>,
+    pub reused: bool,
+    pool: Arc<AsyncPool>,
+    origin: Origin,
+    generation: u64,
+}
+
+impl AsyncPooled {
+    pub fn conn(&mut self) -> &mut AsyncConn {
+        self.conn
+            .as_mut()
+            .expect("connection present until checkin")
+    }
+
+    pub fn conn_ref(&self) -> &AsyncConn {
+        self.conn
+            .as_ref()
+            .expect("connection present until checkin")
+    }
+
+    /// Gives the connection back to its pool for reuse.
+    pub fn return_to_pool(self) {
+        let pool = Arc::clone(&self.pool);
+        pool.checkin(self);
+    }
+}
+
+impl Drop for AsyncPooled {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if self.generation != fork::generation() {
+                conn.abandon();
+            }
+            self.pool.release_slot(self.generation);
+        }
+    }
+}
+
+impl AsyncPool {
+    pub fn new(config: PoolConfig, tls: TlsSetup) -> Self {
+        fork::install();
+        AsyncPool {
+            state: Mutex::new(State {
+                generation: fork::generation(),
+                ..State::default()
+            }),
+            freed: Notify::new(),
+            config,
+            tls,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Losing the pool's bookkeeping to a panic matters less than wedging
+        // every later request, so poisoning is ignored (as in pool.rs).
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = fork::generation();
+        if state.generation != generation {
+            state.reset_after_fork(generation);
+        }
+        state
+    }
+
+    /// Takes an idle live connection to `origin`, or opens a new one when a
+    /// slot is free, or waits for one until the pool deadline (`PoolTimeout`).
+    /// `fresh` skips idle connections (the retry after a stale one).
+    pub async fn checkout(
+        self: &Arc<Self>,
+        origin: &Origin,
+        deadlines: &Deadlines,
+        fresh: bool,
+    ) -> Result<AsyncPooled, Error> {
+        let mut wait_until: Option<Option<Instant>> = None;
+        loop {
+            // Registered before the state is inspected, so a slot freed
+            // between the check and the wait still wakes us.
+            let notified = self.freed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let generation = {
+                let mut state = self.lock();
+                let generation = state.generation;
+                if let Some(conn) = (!fresh)
+                    .then(|| self.pop_idle(&mut state, origin))
+                    .flatten()
+                {
+                    return Ok(self.pooled(conn, true, origin, generation));
+                }
+                if self
+                    .config
+                    .max_connections
+                    .is_none_or(|max| state.open < max)
+                {
+                    state.open += 1;
+                    Some(generation)
+                } else if state.evict_one_idle() {
+                    continue;
+                } else {
+                    None
+                }
+            };
+            if let Some(generation) = generation {
+                // The slot is ours; the guard frees it if connecting fails or
+                // the request is cancelled mid-connect.
+                let slot = SlotGuard {
+                    pool: self,
+                    generation,
+                    armed: true,
+                };
+                let (transport, _) = connect(origin, &self.tls, ALPN_HTTP1, deadlines).await?;
+                slot.disarm();
+                return Ok(self.pooled(AsyncConn::new(transport), false, origin, generation));
+            }
+            let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+            match until {
+                None => notified.await,
+                Some(until) => {
+                    let timed_out = until <= Instant::now()
+                        || tokio::time::timeout_at(until.into(), notified)
+                            .await
+                            .is_err();
+                    if timed_out {
+                        return Err(Error::new(
+                            ErrorKind::PoolTimeout,
+                            "timed out waiting for a free connection in the pool",
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn pooled(
+        self: &Arc<Self>,
+        conn: AsyncConn,
+        reused: bool,
+        origin: &Origin,
+        generation: u64,
+    ) -> AsyncPooled {
+        AsyncPooled {
+            conn: Some(conn),
+            reused,
+            pool: Arc::clone(self),
+            origin: origin.clone(),
+            generation,
+        }
+    }
+
+    fn pop_idle(&self, state: &mut State, origin: &Origin) -> Option<AsyncConn> {
+        let now = Instant::now();
+        loop {
+            let mut conn = state.idle.get_mut(origin)?.pop()?;
+            state.idle_count -= 1;
+            let expired = self
+                .config
+                .keepalive_expiry
+                .is_some_and(|expiry| now.saturating_duration_since(conn.idle_since) > expiry);
+            if !expired && conn.is_reusable() {
+                return Some(conn);
+            }
+            state.open -= 1;
+            self.freed.notify_one();
+        }
+    }
+
+    /// Returns a connection whose response was read completely.
+    fn checkin(&self, mut pooled: AsyncPooled) {
+        let Some(mut conn) = pooled.conn.take() else {
+            return;
+        };
+        let mut state = self.lock();
+        if state.generation != pooled.generation {
+            conn.abandon();
+            return;
+        }
+        let keep = self
+            .config
+            .max_keepalive
+            .is_none_or(|max| state.idle_count < max)
+            && self.config.keepalive_expiry != Some(Duration::ZERO);
+        if keep {
+            conn.idle_since = Instant::now();
+            state
+                .idle
+                .entry(pooled.origin.clone())
+                .or_default()
+                .push(conn);
+            state.idle_count += 1;
+        } else {
+            state.open -= 1;
+        }
+        drop(state);
+        self.freed.notify_one();
+    }
+
+    fn release_slot(&self, generation: u64) {
+        let mut state = self.lock();
+        if state.generation == generation {
+            state.open = state.open.saturating_sub(1);
+        }
+        drop(state);
+        self.freed.notify_one();
+    }
+
+    /// Closes every idle connection.
+    pub fn close_idle(&self) {
+        let mut state = self.lock();
+        let closed = state.idle_count;
+        state.idle.clear();
+        state.idle_count = 0;
+        state.open -= closed;
+        drop(state);
+        self.freed.notify_waiters();
+    }
+
+    pub fn idle_count(&self) -> usize {
+        self.lock().idle_count
+    }
+}
+
+/// Frees a reserved connection slot unless disarmed (connect succeeded).
+struct SlotGuard<'p> {
+    pool: &'p AsyncPool,
+    generation: u64,
+    armed: bool,
+}
+
+impl SlotGuard<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pool.release_slot(self.generation);
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! asyncio support: `AsyncEngine` and `AsyncRawStream` over the core's async
+//! driver, completed through a per-loop bridge (see `bridge.rs`).
+
+mod bridge;
+mod engine;
+mod stream;
+
+pub(crate) use engine::AsyncEngine;
+pub(crate) use stream::AsyncRawStream;
