@@ -407,3 +407,15 @@ def test_file_iterable_and_async_iterable_bodies(server: _core.TestServer, tmp_p
             assert b"hello" in r.content
 
     run(main)
+
+
+def test_proxies_and_http2_are_refused_not_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A request that silently skipped a configured proxy would leave the intended network.
+    with pytest.raises(NotImplementedError, match="proxies"):
+        nodelay.AsyncClient(proxy="http://127.0.0.1:9")
+    monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
+    with pytest.raises(NotImplementedError, match="proxies"):
+        nodelay.AsyncClient()
+    nodelay.AsyncClient(trust_env=False)  # the environment ignored on request
+    with pytest.raises(NotImplementedError, match=r"HTTP/1\.1 only"):
+        nodelay.AsyncClient(trust_env=False, http2=True)

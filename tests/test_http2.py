@@ -263,3 +263,15 @@ def test_ctrl_c_interrupts_an_h2_request(h2c_server: _core.TestServer) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_proxied_request_stays_on_http1(h2c_server: _core.TestServer) -> None:
+    """HTTP/2 is only spoken on direct routes: through a proxy the request goes as
+    HTTP/1.1 in absolute form, never as h2c to the proxy."""
+    from proxy_server import ProxyServer
+
+    with ProxyServer() as proxy, nodelay.Client(http2="prior_knowledge", proxy=proxy.url) as client:
+        r = client.get(h2c_server.url + "/bytes/3")
+        assert (r.status_code, r.http_version, len(r.content)) == (200, "HTTP/1.1", 3)
+        [seen] = proxy.requests
+        assert seen.target == h2c_server.url + "/bytes/3"
