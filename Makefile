@@ -29,9 +29,12 @@ test-rust:
 	cargo test --workspace --exclude nodelay-py
 	cargo clippy --workspace --all-targets -- -D warnings
 
-lint: venv
+# stubtest checks the hand-written _core.pyi against the built module (hence `dev`).
+lint: dev
 	$(BIN)/ruff check python tests
 	$(BIN)/mypy
+	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
+		--allowlist stubtest-allowlist.txt
 
 test-python: dev
 	$(PY) -m pytest -q

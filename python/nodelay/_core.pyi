@@ -6,7 +6,7 @@ Everything here is implemented in Rust; the Python modules wrap it.
 
 import os
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Literal
+from typing import Literal, final
 
 __version__: str
 DEFAULT_MAX_DECODED_SIZE: int
@@ -15,6 +15,7 @@ DEFAULT_MAX_DECODED_SIZE: int
 TimeoutTuple = tuple[float | None, float | None, float | None, float | None, float | None]
 """(connect, read, write, pool, total) in seconds; None disables that deadline."""
 
+@final
 class Engine:
     """Connection pool + HTTP/1.1 driver, and shared HTTP/2 connections. Thread-safe;
     share one per Client.
@@ -23,8 +24,8 @@ class Engine:
     on the process runtime (the calling thread waits).
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         max_connections: int | None = 100,
         max_keepalive: int | None = 20,
@@ -38,7 +39,7 @@ class Engine:
         https_proxy: str | None = None,
         no_proxy: str | None = None,
         http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
-    ) -> None:
+    ) -> Engine:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
         trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
         in ``cert_file``). The TLS configuration is built on first https use.
@@ -89,11 +90,12 @@ class Engine:
     def idle_connections(self) -> int:
         """Number of idle pooled connections (for tests and diagnostics)."""
 
+@final
 class Upload:
     """A request body streamed from Python objects, pulled piece by piece by the engine
     with the GIL released (taken briefly per piece)."""
 
-    def __init__(self, parts: list[bytes | tuple[object, int] | Iterable[bytes]]) -> None:
+    def __new__(cls, parts: list[bytes | tuple[object, int] | Iterable[bytes]]) -> Upload:
         """``parts`` in wire order: bytes; ``(binary_file, size)`` (``size`` bytes read
         with ``readinto``, or ``read`` for file-likes without it, from the position the
         file has now; a seekable file is sought back there to send the body again);
@@ -106,6 +108,7 @@ class Upload:
         """Whether it can be sent (again): never sent yet, or every part can start over
         (bytes, seekable files, re-iterable collections; not generators)."""
 
+@final
 class AsyncEngine:
     """Connection pool + HTTP/1.1 driver for asyncio, on nodelay's tokio runtime.
 
@@ -115,8 +118,8 @@ class AsyncEngine:
     awaiting task aborts the request (its connection is closed, never pooled half-used).
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         max_connections: int | None = 100,
         max_keepalive: int | None = 20,
@@ -126,7 +129,7 @@ class AsyncEngine:
         cert_file: str | None = None,
         key_file: str | None = None,
         max_decoded_size: int = 1 << 30,
-    ) -> None:
+    ) -> AsyncEngine:
         """The same settings as ``Engine``."""
     def request(
         self,
@@ -152,6 +155,7 @@ class AsyncEngine:
     def idle_connections(self) -> int:
         """Number of idle pooled connections (for tests and diagnostics)."""
 
+@final
 class AsyncRawStream:
     """A response of ``AsyncEngine.open`` whose body is still on the connection."""
 
@@ -178,6 +182,7 @@ class AsyncRawStream:
         """End the stream; a body not read to the end closes its connection, a read in
         flight is cancelled."""
 
+@final
 class RawResponse:
     status: int
     version: str
@@ -192,6 +197,7 @@ class RawResponse:
     def header(self, name: str) -> str | None:
         """First value of the named header (ASCII case-insensitive), or None."""
 
+@final
 class CookieJar:
     """The RFC 6265 cookie jar (crates/nodelay-core/src/cookies.rs); thread-safe.
 
@@ -203,7 +209,7 @@ class CookieJar:
     """Set-Cookie fields looked at per response (the rest are ignored)."""
     MAX_COOKIES_PER_JAR: int
     """Cookies kept at most; new ones are refused when full."""
-    def __init__(self) -> None: ...
+    def __new__(cls) -> CookieJar: ...
     def header_for(self, url: str) -> str | None:
         """The Cookie header value for a request to ``url``, or None (at once when empty)."""
     def extract(self, response: RawResponse | RawStream | AsyncRawStream) -> bool:
@@ -243,6 +249,7 @@ class CookieJar:
 
 CookieTuple = tuple[str, str, str, bool, str, bool, bool, int | None]
 
+@final
 class RawStream:
     """A response whose body is still on the connection."""
 
@@ -266,14 +273,15 @@ class RawStream:
     def close(self) -> None:
         """End the stream; a body not read to the end closes its connection."""
 
+@final
 class TestServer:
     """The embedded server (crates/nodelay-server) running on background threads."""
 
     url: str
     """Base URL, e.g. "http://127.0.0.1:40123" (no trailing slash)."""
     port: int
-    def __init__(
-        self,
+    def __new__(
+        cls,
         host: str = "127.0.0.1",
         port: int = 0,
         workers: int = 1,
@@ -282,7 +290,7 @@ class TestServer:
         tls: bool = False,
         cert_file: str | os.PathLike[str] | None = None,
         key_file: str | os.PathLike[str] | None = None,
-    ) -> None:
+    ) -> TestServer:
         """``http2``: h2c next to HTTP/1.1 (or h2 by ALPN with TLS). ``tls``: HTTPS with the
         built-in localhost certificate (CA: :func:`test_ca_pem`) unless ``cert_file`` is given."""
     def connections(self) -> int:
