@@ -142,7 +142,10 @@ fn login_sets_a_new_session_cookie_per_post() {
         .and_then(|rest| rest.strip_suffix("; Path=/"))
         .expect("session cookie");
     assert!(value.starts_with("bench-"), "{value}");
-    assert_eq!(first.text(), format!(r#"{{"cookies": {{"session": "{value}"}}}}"#));
+    assert_eq!(
+        first.text(),
+        format!(r#"{{"cookies": {{"session": "{value}"}}}}"#)
+    );
     conn.send(login);
     let second = conn.read_response(false);
     assert_ne!(second.headers_named("set-cookie"), cookie);
