@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from nodelay import _core
-from nodelay.bench import native, stats, syscalls
+from nodelay.bench import native, stats, syscalls, worker
 from nodelay.bench.results import SCHEMA, Row, add_ratios
 from nodelay.bench.server import json_document, pattern_bytes
 from nodelay.bench.stats import Rep
-from nodelay.bench.workloads import PENDING, WORKLOADS, parse_ids
+from nodelay.bench.worker import CookieFlowError, run_cookie_flow
+from nodelay.bench.workloads import COOKIE_POST_PATH, PENDING, WORKLOADS, parse_ids
 
 
 def rep(seconds: float, requests: int = 1000, nbytes: int = 0, cpu: float = 0.05) -> Rep:
@@ -160,6 +163,71 @@ def test_parse_strace_summary() -> None:
     assert syscalls.parse_strace_summary(text) == 301
 
 
+# -- workload h: the cookie flow --------------------------------------------------------------
+
+
+def _cookie_spec(server: _core.TestServer, n: int = 20) -> dict[str, Any]:
+    w = WORKLOADS["h"]
+    return {
+        "client": "nodelay",
+        "workload": "h",
+        "variant": "",
+        "url": server.url + w.path,
+        "n": n,
+        "warmup": 2,
+        "repeat": 2,
+    }
+
+
+def test_cookie_flow_passes_for_nodelay(server: _core.TestServer) -> None:
+    from nodelay.bench.clients.nodelay_sync import Adapter
+
+    result = run_cookie_flow(Adapter, _cookie_spec(server))
+    assert [(r["requests"], r["errors"]) for r in result["reps"]] == [(20, 0), (20, 0)]
+    assert result["protocol"] == "HTTP/1.1"
+    if shutil.which("curl"):
+        assert result["note"] == "cookie file reloaded; curl -b sends it"
+    else:
+        assert result["note"] == "cookie file reloaded; curl not found"
+
+
+def test_cookie_flow_fails_a_client_that_drops_the_cookie(server: _core.TestServer) -> None:
+    from nodelay.bench.clients.nodelay_sync import Adapter
+
+    class Forgetful(Adapter):
+        def get(self, url: str) -> tuple[int, bytes]:
+            self.client.cookies.clear()
+            return super().get(url)
+
+    spec = _cookie_spec(server)
+    a = Forgetful()
+    try:
+        a.start_cookies(None)
+        session = worker._login(a, server.url)
+        op = worker._cookie_op(a, spec["url"], server.url + COOKIE_POST_PATH, session)
+        # Every GET goes without the cookie, and so does every POST after it.
+        assert worker._run_seq(op, 10) == (10, 0)
+    finally:
+        a.close()
+    # The whole row fails: its saved file has no cookie either.
+    with pytest.raises(CookieFlowError, match="reloaded cookie file not sent"):
+        run_cookie_flow(Forgetful, spec)
+
+
+def test_cookie_flow_fails_a_client_whose_cookie_file_is_empty(
+    server: _core.TestServer,
+) -> None:
+    import nodelay
+    from nodelay.bench.clients.nodelay_sync import Adapter
+
+    class NoFile(Adapter):
+        def save_cookies(self, path: str) -> None:
+            nodelay.CookieJar().save(path)
+
+    with pytest.raises(CookieFlowError, match="reloaded cookie file not sent"):
+        run_cookie_flow(NoFile, _cookie_spec(server))
+
+
 # -- end to end -----------------------------------------------------------------------------
 
 
@@ -205,3 +273,34 @@ def test_lab_end_to_end_writes_json_and_png(tmp_path: Path) -> None:
         assert row["protocol"] == "HTTP/1.1" and row["peak_rss_kb"] > 0
     assert rows["nodelay"]["ratio_fastest_peer"] > 0
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.timeout(60)
+def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    out_json = tmp_path / "h.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nodelay.bench",
+            "--quick",
+            "--scale",
+            "0.05",
+            "--workloads",
+            "h",
+            "--clients",
+            "nodelay,nodelay-async",
+            "--json",
+            str(out_json),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["client"]: r for r in json.loads(out_json.read_text())["rows"]}
+    ok = rows["nodelay"]
+    assert ok["status"] == "ok" and ok["errors"] == 0, ok
+    assert ok["reps"][0]["requests"] == 50 and ok["cpu_us_per_request"] > 0
+    assert rows["nodelay-async"]["status"] == "skipped"

@@ -54,3 +54,7 @@ pub const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_millis(10);
 /// Largest body the compressed routes (`/gzip/{n}`, `/brotli/{n}`, ...) encode:
 /// they compress per request, so the bound keeps one request's CPU small.
 pub const MAX_ENCODED_PAYLOAD_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Largest `/login` form body: 64 KiB, far above any login form; the form is
+/// parsed, so an unbounded body would only cost memory.
+pub const MAX_LOGIN_BODY_BYTES: usize = 64 << 10;

@@ -18,6 +18,8 @@ pub(crate) const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("appli
 pub(crate) const OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
 /// Methods a read-only route accepts (hyper drops the body of a HEAD answer).
 const GET_HEAD: HeaderValue = HeaderValue::from_static("GET, HEAD");
+/// The method a POST-only route (`/login`) accepts.
+const POST: HeaderValue = HeaderValue::from_static("POST");
 
 /// A response with `status`, a body and (optionally) a content type.
 pub(crate) fn with_body(
@@ -65,5 +67,12 @@ pub(crate) fn not_found() -> Reply {
 pub(crate) fn get_only() -> Reply {
     let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
     response.headers_mut().insert(ALLOW, GET_HEAD);
+    response
+}
+
+/// `405 Method Not Allowed` for a POST-only route asked to do something else.
+pub(crate) fn post_only() -> Reply {
+    let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+    response.headers_mut().insert(ALLOW, POST);
     response
 }

@@ -128,6 +128,43 @@ fn cookies_parses_the_cookie_headers() {
 }
 
 #[test]
+fn login_sets_a_new_session_cookie_per_post() {
+    let server = server();
+    let mut conn = Conn::open(server.addr());
+    let login = b"POST /login HTTP/1.1\r\nHost: test\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 19\r\n\r\nuser=bench&pass=pw1";
+    conn.send(login);
+    let first = conn.read_response(false);
+    assert_eq!(first.status, 200);
+    let cookie = first.headers_named("set-cookie");
+    assert_eq!(cookie.len(), 1);
+    let value = cookie[0]
+        .strip_prefix("session=")
+        .and_then(|rest| rest.strip_suffix("; Path=/"))
+        .expect("session cookie");
+    assert!(value.starts_with("bench-"), "{value}");
+    assert_eq!(
+        first.text(),
+        format!(r#"{{"cookies": {{"session": "{value}"}}}}"#)
+    );
+    conn.send(login);
+    let second = conn.read_response(false);
+    assert_ne!(second.headers_named("set-cookie"), cookie);
+}
+
+#[test]
+fn login_refuses_get_a_missing_user_and_a_bad_value() {
+    let server = server();
+    let mut conn = Conn::open(server.addr());
+    let refused = conn.get("/login");
+    assert_eq!(refused.status, 405);
+    assert_eq!(refused.header("allow"), Some("POST"));
+    conn.send(b"POST /login HTTP/1.1\r\nHost: test\r\nContent-Length: 6\r\n\r\npass=x");
+    assert_eq!(conn.read_response(false).status, 400);
+    conn.send(b"POST /login HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\nuser=a%3Bb");
+    assert_eq!(conn.read_response(false).status, 400);
+}
+
+#[test]
 fn delay_50_takes_at_least_50_ms() {
     let server = server();
     let started = Instant::now();

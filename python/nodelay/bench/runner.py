@@ -106,6 +106,9 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     if "skipped" in data:
         row.status, row.reason = "skipped", data["skipped"]
         return
+    if "failed" in data:
+        row.status, row.reason = "failed", data["failed"]
+        return
     row.reps = [Rep.from_dict(r) for r in data["reps"]]
     row.protocol = data.get("protocol", "?")
     row.peak_rss_kb = data.get("peak_rss_kb")

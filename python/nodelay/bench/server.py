@@ -62,6 +62,8 @@ class Server:
 
     def unsupported(self, workload: Workload) -> str | None:
         """Why this server cannot serve ``workload`` (None: it can)."""
+        if workload.check == "cookies" and self.kind != "embedded":
+            return f"{self.kind} has no /login route (workload h needs the embedded server)"
         if workload.check == "echo" and not self.echo:
             return (
                 "nginx needs the echo module to echo a body "

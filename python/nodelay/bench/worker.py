@@ -2,7 +2,8 @@
 
 Run by the lab as ``python -m nodelay.bench.worker SPEC_JSON``; prints one JSON object on
 its last stdout line: ``{"reps": [...], "protocol", "peak_rss_kb", "chunks", "note"}`` or
-``{"skipped": reason}``. Every loop is bounded by the request count; a run of
+``{"skipped": reason}`` or ``{"failed": reason}`` (workload h's login or cookie file did not
+work). Every loop is bounded by the request count; a run of
 ``MAX_CONSECUTIVE_ERRORS`` failures in a row ends the repetition (the rest count as errors).
 """
 
@@ -11,19 +12,33 @@ from __future__ import annotations
 import asyncio
 import json
 import resource
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlencode
 
 from .checks import body_check, json_ok
 from .clients import load
 from .clients.base import AsyncAdapter, SyncAdapter
-from .workloads import FORM, WORKLOADS, Workload, form_body
+from .workloads import (
+    COOKIE_POST_PATH,
+    FORM,
+    LOGIN_FORM,
+    LOGIN_PATH,
+    WORKLOADS,
+    Workload,
+    form_body,
+)
 
 MAX_CONSECUTIVE_ERRORS = 20
+CURL_TIMEOUT = 10.0
+"""Seconds the real curl may take to read workload h's cookie file back (one request)."""
 
 Op = Callable[[], tuple[bool, int]]
 """One request: (answer right?, body bytes)."""
@@ -255,6 +270,112 @@ def run_sync(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class CookieFlowError(Exception):
+    """Workload h could not log in, or its saved cookie file did not work: the row fails."""
+
+
+def _login(a: SyncAdapter, origin: str) -> str:
+    """POST the login form; returns the session value the server set."""
+    status, body = a.post_form(
+        origin + LOGIN_PATH, LOGIN_FORM, urlencode(LOGIN_FORM).encode("ascii")
+    )
+    try:
+        session = json.loads(body)["cookies"]["session"]
+    except (ValueError, KeyError, TypeError):
+        session = None
+    if status != 200 or not isinstance(session, str):
+        raise CookieFlowError(f"login POST answered {status}: {body[:80]!r}")
+    return session
+
+
+Check = Callable[[int, bytes], bool]
+"""``check(status, body)``: is this answer right?"""
+
+
+def cookie_checks(session: str) -> tuple[Check, Check]:
+    """(GET check, POST check) of workload h: the answer shows the session cookie was sent.
+
+    ``/cookies`` echoes exactly the cookies it got (one, the session); ``/anything``
+    lists the request headers, where the one Cookie header must hold the session.
+    """
+    get_body = json.dumps({"cookies": {"session": session}}).encode()
+    needle = json.dumps(["cookie", f"session={session}"]).encode()
+
+    def get_ok(status: int, body: bytes) -> bool:
+        return status == 200 and body == get_body
+
+    def post_ok(status: int, body: bytes) -> bool:
+        return status == 200 and needle in body
+
+    return get_ok, post_ok
+
+
+def _cookie_op(a: SyncAdapter, get_url: str, post_url: str, session: str) -> Op:
+    """GET and POST alternating, each checked for the session cookie."""
+    get_ok, post_ok = cookie_checks(session)
+    body = form_body()
+    turn = [0]
+
+    def op() -> tuple[bool, int]:
+        turn[0] ^= 1
+        if turn[0]:
+            status, data = a.get(get_url)
+            return get_ok(status, data), len(data)
+        status, data = a.post_form(post_url, FORM, body)
+        return post_ok(status, data), len(data)
+
+    return op
+
+
+def _check_cookie_file(cls: type[SyncAdapter], path: str, get_url: str, session: str) -> str:
+    """A fresh client loads ``path`` and must send the cookie (else the row fails); whether
+    the real curl ``-b`` sends it too is the returned note (BENCHMARKS.md's target for h)."""
+    get_ok, _ = cookie_checks(session)
+    fresh = cls()
+    try:
+        fresh.start_cookies(path)
+        status, body = fresh.get(get_url)
+    finally:
+        fresh.close()
+    if not get_ok(status, body):
+        raise CookieFlowError(f"reloaded cookie file not sent: {status} {body[:80]!r}")
+    curl = shutil.which("curl")
+    if curl is None:
+        return "cookie file reloaded; curl not found"
+    out = subprocess.run(
+        [curl, "-s", "-b", path, get_url],
+        capture_output=True,
+        timeout=CURL_TIMEOUT,
+        check=False,
+    )
+    if get_ok(200, out.stdout):
+        return "cookie file reloaded; curl -b sends it"
+    return "cookie file reloaded; curl -b does NOT send it"
+
+
+def run_cookie_flow(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
+    """Workload h: log in (untimed), then GET/POST alternating with the cookie (timed,
+    every answer checked), then save the cookies and reload them into a fresh client."""
+    w = WORKLOADS[spec["workload"]]
+    get_url = spec["url"]
+    origin = get_url[: -len(w.path)]
+    a = cls()
+    try:
+        a.start_cookies(None)
+        session = _login(a, origin)
+        op = _cookie_op(a, get_url, origin + COOKIE_POST_PATH, session)
+        reps = _measure(lambda n: _run_seq(op, n), spec["n"], spec["warmup"], spec["repeat"])
+        protocol = a.version()
+        with tempfile.TemporaryDirectory(prefix="nodelay-bench-cookies-") as tmp:
+            path = f"{tmp}/cookies.txt"
+            a.save_cookies(path)
+            a.close()  # some clients (libcurl) also write the file when closed: done here
+            note = _check_cookie_file(cls, path, get_url, session)
+    finally:
+        a.close()
+    return {"reps": reps, "protocol": protocol, "chunks": None, "note": note}
+
+
 async def _run_async(cls: type[AsyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
     w = WORKLOADS[spec["workload"]]
     url, variant = spec["url"], spec["variant"]
@@ -336,6 +457,11 @@ def skip_reason(
     u = cls.unsupported
     if "*" in u:
         return u["*"]
+    if w.check == "cookies":
+        if not issubclass(cls, SyncAdapter):
+            return "the cookie flow (h) runs the sync clients"
+        if not cls.has_cookies():
+            return "no cookie support in this adapter"
     if variant and variant in u:
         return u[variant]
     if w.concurrency > 1 and "concurrent" in u:
@@ -355,12 +481,19 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         return {"skipped": reason}
     if issubclass(cls, AsyncAdapter):
         result = asyncio.run(_run_async(cls, spec))
+    elif w.check == "cookies":
+        assert issubclass(cls, SyncAdapter)
+        try:
+            result = run_cookie_flow(cls, spec)
+        except CookieFlowError as exc:
+            return {"failed": str(exc)}
     else:
         assert issubclass(cls, SyncAdapter)
         result = run_sync(cls, spec)
     result["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    note = "batch API" if spec["variant"] == "batch" else cls.concurrency_note
-    result["note"] = note if w.concurrency > 1 else ""
+    if "note" not in result:
+        note = "batch API" if spec["variant"] == "batch" else cls.concurrency_note
+        result["note"] = note if w.concurrency > 1 else ""
     return result
 
 

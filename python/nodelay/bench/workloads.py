@@ -2,7 +2,7 @@
 
 A ``Workload`` says what to send, how many times, how many in flight, and how to check
 each answer, so a fast wrong client cannot win. Workloads that need a feature nodelay
-does not have yet (HTTP/2, cookies) sit in ``PENDING`` with the reason; enabling one is
+does not have yet (HTTP/2) sit in ``PENDING`` with the reason; enabling one is
 moving it into ``WORKLOADS`` (plus, for g, a ``protocol="h2"`` field the runner passes on).
 """
 
@@ -13,8 +13,11 @@ from typing import Literal
 from urllib.parse import urlencode
 
 __all__ = [
+    "COOKIE_POST_PATH",
     "DEFAULT_WORKLOADS",
     "FORM",
+    "LOGIN_FORM",
+    "LOGIN_PATH",
     "PENDING",
     "WORKLOADS",
     "Workload",
@@ -22,7 +25,7 @@ __all__ = [
     "parse_ids",
 ]
 
-Check = Literal["bytes", "json", "echo"]
+Check = Literal["bytes", "json", "echo", "cookies"]
 Unit = Literal["req/s", "MB/s"]
 
 FORM: dict[str, str] = {
@@ -32,6 +35,14 @@ FORM: dict[str, str] = {
     "note": "a small urlencoded body, like a login or a form post",
 }
 """The body of workload e, sent with each client's own form API where it has one."""
+
+
+LOGIN_PATH = "/login"
+"""Workload h's login: a POST the embedded server answers with ``Set-Cookie: session=…``."""
+LOGIN_FORM: dict[str, str] = {"user": "bench", "password": "hunter2"}
+COOKIE_POST_PATH = "/anything/cookies"
+"""Workload h's POSTs: the server echoes the request headers, so the check sees the Cookie
+header; its GETs go to the workload's path (``/cookies``, which echoes the cookies)."""
 
 
 def form_body() -> bytes:
@@ -147,6 +158,15 @@ WORKLOADS: dict[str, Workload] = {
             seed="concurrency",
         ),
         Workload(
+            "h",
+            "login POST, then GET /cookies and POST /anything alternating with the cookie;"
+            " cookie file saved and reloaded",
+            "/cookies",
+            1000,
+            "cookies",
+            seed="cookie flow",
+        ),
+        Workload(
             "j",
             "new client per request",
             "/bytes/202",
@@ -162,7 +182,6 @@ WORKLOADS: dict[str, Workload] = {
 
 PENDING: dict[str, str] = {
     "g": "HTTP/2 rows run in their own lab for now: python -m nodelay.bench.h2lab",
-    "h": "cookies are not in nodelay yet",
     "i": "the crawl runs in the HTTP/2 lab for now: python -m nodelay.bench.h2lab",
 }
 """Workloads of BENCHMARKS.md the lab cannot run yet, with the reason."""

@@ -1,12 +1,55 @@
-//! `/cookies/set` and `/cookies`: set cookies, then read back what the client's
-//! jar sends, for cookie handling tests.
+//! `/cookies/set`, `/login` and `/cookies`: set cookies, then read back what the
+//! client's jar sends, for cookie handling tests and the lab's cookie flow (workload h).
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, COOKIE, SET_COOKIE};
-use hyper::Request;
+use hyper::{Method, Request};
 
+use super::echo::read_body;
 use crate::json;
+use crate::limits::MAX_LOGIN_BODY_BYTES;
 use crate::response::{self, Reply};
+
+/// Name of the cookie `/login` sets.
+const SESSION_COOKIE: &str = "session";
+
+/// Numbers each login in this process, so every session value is new and a client
+/// can only send the right one by having stored the `Set-Cookie` it got.
+static LOGINS: AtomicU64 = AtomicU64::new(0);
+
+/// `POST /login` with a urlencoded form holding `user`: `Set-Cookie:
+/// session=<user>-<n>; Path=/` (n counts logins) and `{"cookies": {"session": ...}}`.
+/// A form without `user` is 400; another method is 405.
+pub(super) async fn login(req: Request<Incoming>) -> Reply {
+    if req.method() != Method::POST {
+        return response::post_only();
+    }
+    let body = match read_body(req.into_body(), MAX_LOGIN_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(reply) => return reply,
+    };
+    let Some(user) = form_urlencoded::parse(&body)
+        .find(|(name, _)| name == "user")
+        .map(|(_, value)| value.into_owned())
+    else {
+        return response::bad_request("login form needs a user field\n");
+    };
+    let n = LOGINS.fetch_add(1, Ordering::Relaxed) + 1;
+    let session = format!("{user}-{n}");
+    // The user name is decoded text: it may hold bytes a cookie value cannot.
+    let valid = session
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\'));
+    let header = match HeaderValue::try_from(format!("{SESSION_COOKIE}={session}; Path=/")) {
+        Ok(header) if valid => header,
+        _ => return response::bad_request("user is not a valid cookie value\n"),
+    };
+    let mut reply = cookies_json([(SESSION_COOKIE, session.as_str())]);
+    reply.headers_mut().append(SET_COOKIE, header);
+    reply
+}
 
 /// `/cookies/set?name=value&...`: one `Set-Cookie: name=value; Path=/` per pair,
 /// in query order, and the pairs as JSON.

@@ -63,6 +63,9 @@ async fn route(req: Request<Incoming>, state: &State) -> Reply {
     if path == "/redirect-to" {
         return redirect::redirect_to(&req);
     }
+    if path == "/login" {
+        return cookies::login(req).await;
+    }
 
     // Everything else is read-only.
     if !is_read(req.method()) {

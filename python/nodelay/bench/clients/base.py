@@ -4,7 +4,9 @@ An adapter owns one client object (a session, a pool, a connection) and answers
 ``get(url) -> (status, body)`` and ``post_form(url, form, body) -> (status, body)``.
 Optional powers: ``get_json`` (the client's own JSON decoding), ``stream`` (chunk sizes
 of a streamed body), ``run_concurrent`` (a client-native way to keep many requests in
-flight, e.g. pycurl's CurlMulti) and ``run_batch`` (a client's batch API, its own row).
+flight, e.g. pycurl's CurlMulti), ``run_batch`` (a client's batch API, its own row) and,
+for workload h, ``start_cookies`` / ``save_cookies`` (the client's own cookie store and
+a Netscape cookies.txt file).
 Anything an adapter lacks is reported as a skipped row with ``unsupported`` giving the
 reason.
 """
@@ -69,6 +71,20 @@ class SyncAdapter(_Common):
     def run_batch(self, url: str, n: int, concurrency: int) -> list[Reply]:
         """The "batch" row: ``n`` GETs through the client's own batch API."""
         raise NotImplementedError
+
+    def start_cookies(self, cookie_file: str | None) -> None:
+        """Workload h: keep the cookies responses set and send them back (the client's own
+        store), starting from the Netscape cookies.txt ``cookie_file`` when given."""
+        raise NotImplementedError
+
+    def save_cookies(self, path: str) -> None:
+        """Workload h: write the stored cookies to ``path`` in Netscape cookies.txt format."""
+        raise NotImplementedError
+
+    @classmethod
+    def has_cookies(cls) -> bool:
+        """Whether this adapter implements the cookie methods (else h is skipped)."""
+        return cls.save_cookies is not SyncAdapter.save_cookies
 
 
 class AsyncAdapter(_Common):

@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
+from ._cookiefile import load_cookie_file, save_cookie_file
 from .base import TIMEOUT, Reply, SyncAdapter
 
 
@@ -37,6 +38,13 @@ class Adapter(SyncAdapter):
             sizes = [len(chunk) for chunk in r.iter_raw()]
             self.ver = r.http_version
             return r.status_code, sizes
+
+    def start_cookies(self, cookie_file: str | None) -> None:
+        if cookie_file is not None:
+            self.client.cookies = load_cookie_file(cookie_file)
+
+    def save_cookies(self, path: str) -> None:
+        save_cookie_file(self.client.cookies.jar, path)
 
     def version(self) -> str:
         return self.ver

@@ -41,6 +41,17 @@ class Adapter(SyncAdapter):
             self.last = responses[-1]
         return [(r.status_code, r.content) for r in responses]
 
+    def start_cookies(self, cookie_file: str | None) -> None:
+        # A Client keeps cookies in its own jar; a saved file becomes the jar of a new one.
+        if cookie_file is not None:
+            self.client.close()
+            self.client = nodelay.Client(
+                timeout=TIMEOUT, cookies=nodelay.CookieJar.load(cookie_file)
+            )
+
+    def save_cookies(self, path: str) -> None:
+        self.client.cookies.save(path)
+
     def version(self) -> str:
         return self.last.http_version if self.last is not None else "?"
 

@@ -70,6 +70,14 @@ class Adapter(SyncAdapter):
             c.unsetopt(pycurl.WRITEFUNCTION)
         return c.getinfo(pycurl.RESPONSE_CODE), sizes
 
+    def start_cookies(self, cookie_file: str | None) -> None:
+        # COOKIEFILE turns libcurl's cookie engine on ("" : start empty).
+        self.c.setopt(pycurl.COOKIEFILE, cookie_file or "")
+
+    def save_cookies(self, path: str) -> None:
+        self.c.setopt(pycurl.COOKIEJAR, path)
+        self.c.setopt(pycurl.COOKIELIST, "FLUSH")
+
     def version(self) -> str:
         v = self.c.getinfo(pycurl.INFO_HTTP_VERSION)
         return {

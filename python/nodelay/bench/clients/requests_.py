@@ -7,6 +7,7 @@ from typing import Any
 import requests  # type: ignore[import-untyped,import-not-found,unused-ignore]
 import requests.adapters  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
+from ._cookiefile import load_cookie_file, save_cookie_file
 from .base import TIMEOUT, Reply, SyncAdapter
 
 
@@ -40,6 +41,13 @@ class Adapter(SyncAdapter):
             sizes = [len(chunk) for chunk in r.iter_content(65536)]
             self.ver = r.raw.version
             return r.status_code, sizes
+
+    def start_cookies(self, cookie_file: str | None) -> None:
+        if cookie_file is not None:
+            self.session.cookies.update(load_cookie_file(cookie_file))
+
+    def save_cookies(self, path: str) -> None:
+        save_cookie_file(self.session.cookies, path)
 
     def version(self) -> str:
         return {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(self.ver, "?")
