@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ._models import HeaderTypes, Response
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
     from ._retry import Retry, RetryTypes
-    from ._upload import RequestFiles
+    from ._upload import Body, RequestFiles
 
     EventHooks: TypeAlias = "Mapping[str, Iterable[Callable[..., Any]]]"
     from ._urls import ParamTypes
@@ -174,6 +174,31 @@ class BaseClient:
 
     # -- building a request -----------------------------------------------------------------
 
+    def _build_request(
+        self,
+        method: str,
+        url: str,
+        params: ParamTypes | None,
+        headers: RequestHeaderTypes | None,
+        content: RequestContent | None,
+        data: RequestData | None,
+        json: Any,
+        files: RequestFiles | None = None,
+    ) -> tuple[str, str, Pairs, Body | None]:
+        """``(method, url, headers, body)`` as the client sends them: base URL, params,
+        header overrides and the encoded body (no I/O)."""
+        method = method.upper()
+        if type(url) is not str:
+            url = str(url)
+        if not self._plain:
+            url = join_base(self._base, url)
+        url = with_query(url, merge_params(self._params, param_pairs(params)))
+        pairs = override_pairs(self._headers._list, header_items(headers))
+        body, content_type = encode_body(method, content, data, json, files)
+        if content_type is not None and not has_header(pairs, "content-type"):
+            pairs = [*pairs, ("Content-Type", content_type)]
+        return method, url, pairs, body
+
     def _build_flow(
         self,
         method: str,
@@ -193,16 +218,9 @@ class BaseClient:
         """A call's arguments merged with the client's defaults (no I/O): a flow, or just
         its one ``Send`` when there is nothing to follow (no auth, no redirects): the
         common case skips the generator."""
-        method = method.upper()
-        if type(url) is not str:
-            url = str(url)
-        if not self._plain:
-            url = join_base(self._base, url)
-        url = with_query(url, merge_params(self._params, param_pairs(params)))
-        pairs = override_pairs(self._headers._list, header_items(headers))
-        body, content_type = encode_body(method, content, data, json, files)
-        if content_type is not None and not has_header(pairs, "content-type"):
-            pairs = [*pairs, ("Content-Type", content_type)]
+        method, url, pairs, body = self._build_request(
+            method, url, params, headers, content, data, json, files
+        )
         ttuple = self._ttuple if timeout is UNSET else timeout_tuple(timeout)
         if follow_redirects is None:
             follow_redirects = self.follow_redirects if allow_redirects is None else allow_redirects

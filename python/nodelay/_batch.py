@@ -22,9 +22,8 @@ from . import _core
 from ._config import UNSET, _Unset, timeout_tuple
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, redirect_flow
-from ._models import Request, _response_from_raw, override_pairs
-from ._prepare import encode_body, has_header, header_items
-from ._urls import join_base, merge_params, param_pairs, with_query
+from ._models import Request, _response_from_raw
+from ._urls import with_query
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,17 +66,7 @@ def _prepare(
     json: Any = None,
 ) -> Prepared:
     """``(method, url, headers, body)`` exactly as ``Client.request`` would send them."""
-    method = method.upper()
-    if type(url) is not str:
-        url = str(url)
-    if not client._plain:
-        url = join_base(client._base, url)
-    url = with_query(url, merge_params(client._params, param_pairs(params)))
-    pairs = override_pairs(client._headers._list, header_items(headers))
-    body, content_type = encode_body(method, content, data, json)
-    if content_type is not None and not has_header(pairs, "content-type"):
-        pairs = [*pairs, ("Content-Type", content_type)]
-    return method, url, pairs, body
+    return client._build_request(method, url, params, headers, content, data, json)
 
 
 def _per_request_only(client: Client) -> bool:

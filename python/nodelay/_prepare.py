@@ -34,8 +34,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 
 
-# Tuples, not ``A | B``: that would build a UnionType object on every call.
-_BUFFERS = (bytearray, memoryview)
+# A tuple, not ``A | B``: that would build a UnionType object on every call.
 _RAW_DATA = (str, bytes, bytearray, memoryview)
 
 
@@ -62,16 +61,6 @@ def has_header(pairs: Pairs, lower_name: str) -> bool:
     return any(name.lower() == lower_name for name, _ in pairs)
 
 
-def content_bytes(content: RequestContent) -> bytes:
-    if isinstance(content, bytes):
-        return content
-    if isinstance(content, str):
-        return content.encode("utf-8")
-    if isinstance(content, _BUFFERS):
-        return bytes(content)
-    raise TypeError(f"content must be bytes or str, got {type(content).__name__}")
-
-
 def encode_body(
     method: str,
     content: RequestContent | None,
@@ -94,7 +83,7 @@ def encode_body(
         return encode_content(content), None
     if data is not None:
         if isinstance(data, _RAW_DATA):
-            return content_bytes(data), None  # requests: str/bytes data is the raw body
+            return encode_content(data), None  # requests: str/bytes data is the raw body
         # Encoded in Rust, byte-identical to urllib.parse.urlencode (~10x faster).
         return _core.form_encode(param_pairs(data)), _FORM
     if json is not None:
