@@ -122,11 +122,15 @@ fn framing_with_headers(
     }
 }
 
-/// Parses the URL and encodes the request for a direct HTTP/1.1 connection
-/// (no proxy route, no HTTP/2: the async driver's form); fails before any I/O
-/// on bad input. `Client::prepare` adds routing and HTTP/2.
-pub fn prepare(parts: &RequestParts<'_>) -> Result<Prepared, Error> {
-    let target = Target::parse(parts.url)?;
+/// The head of `parts` with the given request target and header list,
+/// followed by the body when it is small enough to leave in the same write;
+/// returns the bytes and whether the body is in them.
+fn encode_inline(
+    parts: &RequestParts<'_>,
+    request_target: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+) -> Result<(Vec<u8>, bool), Error> {
     let body_len = parts.body.map(|b| b.len());
     let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
     let mut wire = Vec::with_capacity(
@@ -140,9 +144,9 @@ pub fn prepare(parts: &RequestParts<'_>) -> Result<Prepared, Error> {
         &mut wire,
         &RequestHead {
             method: parts.method,
-            target: &target.path_and_query,
-            host: &target.authority,
-            headers: parts.headers,
+            target: request_target,
+            host,
+            headers,
             content_length: body_len.map(|n| n as u64),
         },
     )
@@ -150,6 +154,20 @@ pub fn prepare(parts: &RequestParts<'_>) -> Result<Prepared, Error> {
     if body_inlined {
         wire.extend_from_slice(parts.body.unwrap_or_default());
     }
+    Ok((wire, body_inlined))
+}
+
+/// Parses the URL and encodes the request for a direct HTTP/1.1 connection
+/// (no proxy route, no HTTP/2: the async driver's form); fails before any I/O
+/// on bad input. `Client::prepare` adds routing and HTTP/2.
+pub fn prepare(parts: &RequestParts<'_>) -> Result<Prepared, Error> {
+    let target = Target::parse(parts.url)?;
+    let (wire, body_inlined) = encode_inline(
+        parts,
+        &target.path_and_query,
+        &target.authority,
+        parts.headers,
+    )?;
     Ok(Prepared {
         key: Route::Direct.key(&target.origin),
         target,
@@ -228,29 +246,8 @@ impl Client {
             Some(proxies) => proxies.route(&target.origin),
         };
         let (request_target, headers) = route.request_form(&target, parts.headers);
-        let body_len = parts.body.map(|b| b.len());
-        let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
-        let mut wire = Vec::with_capacity(
-            256 + if body_inlined {
-                body_len.unwrap_or(0)
-            } else {
-                0
-            },
-        );
-        encode_request_head(
-            &mut wire,
-            &RequestHead {
-                method: parts.method,
-                target: &request_target,
-                host: &target.authority,
-                headers: &headers,
-                content_length: body_len.map(|n| n as u64),
-            },
-        )
-        .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
-        if body_inlined {
-            wire.extend_from_slice(parts.body.unwrap_or_default());
-        }
+        let (wire, body_inlined) =
+            encode_inline(parts, &request_target, &target.authority, &headers)?;
         drop((request_target, headers));
         let h2 = if route == Route::Direct && self.may_use_h2(&target) {
             Some(H2Request::new(
