@@ -16,7 +16,13 @@ from nodelay.bench.results import SCHEMA, Row, add_ratios
 from nodelay.bench.server import json_document, pattern_bytes
 from nodelay.bench.stats import Rep
 from nodelay.bench.worker import CookieFlowError, run_cookie_flow
-from nodelay.bench.workloads import COOKIE_POST_PATH, PENDING, WORKLOADS, parse_ids
+from nodelay.bench.workloads import (
+    COOKIE_POST_PATH,
+    DEFAULT_WORKLOADS,
+    H2LAB,
+    WORKLOADS,
+    parse_ids,
+)
 
 
 def rep(seconds: float, requests: int = 1000, nbytes: int = 0, cpu: float = 0.05) -> Rep:
@@ -52,10 +58,12 @@ def test_ratio_handles_missing_values() -> None:
 # -- workloads ----------------------------------------------------------------------------
 
 
-def test_workload_ids_and_pending() -> None:
+def test_workload_ids() -> None:
     runnable, pending = parse_ids("a, b,g,a")
-    assert runnable == ["a", "b"]
-    assert pending == [("g", PENDING["g"])]
+    assert runnable == ["a", "b", "g"]  # g is the HTTP/2 lab's, handed over by the CLI
+    assert pending == []
+    assert set(H2LAB) == {"g", "i"} and not set(H2LAB) & set(WORKLOADS)
+    assert DEFAULT_WORKLOADS == tuple("abcdefghij")
     with pytest.raises(ValueError, match="unknown workload"):
         parse_ids("z")
 
@@ -108,7 +116,7 @@ def test_report_renders_ratios_and_skips() -> None:
     rows = _rows()
     add_ratios(rows)
     console = Console(record=True, width=220)
-    render(rows, [("g", PENDING["g"])], console, syscalls=True)
+    render(rows, [("k", "a reason")], console, syscalls=True)
     text = console.export_text()
     assert "1.83x (pycurl)" in text
     assert "0.73x" in text

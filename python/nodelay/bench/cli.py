@@ -11,11 +11,16 @@ from typing import Any
 
 from . import clients as client_registry
 from .native import NATIVES
-from .workloads import DEFAULT_WORKLOADS, WORKLOADS, parse_ids
+from .workloads import DEFAULT_WORKLOADS, H2LAB, WORKLOADS, parse_ids
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypeAlias
+
+    from rich.console import Console
+
+    from .results import Row
+    from .runner import Plan, RunOptions
 
     Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -92,14 +97,12 @@ def _split(text: str) -> list[str]:
 def main(args: argparse.Namespace) -> int:
     """Run the lab with parsed ``args``; returns the exit status."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .pinning import can_pin
     from .plot import plot
     from .report import render
     from .results import add_ratios, document
-    from .runner import RunOptions, plan_rows, run_row
-    from .server import start
+    from .runner import RunOptions, plan_rows
 
     # Wide enough for the tables when the output is a file or a pipe (make bench | tee).
     console = Console() if sys.stdout.isatty() else Console(width=180)
@@ -108,6 +111,8 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         console.print(f"[red]nodelay bench: {exc}")
         return 2
+    h2_ids = [w for w in workload_ids if w in H2LAB]
+    workload_ids = [w for w in workload_ids if w in WORKLOADS]
     clients = _split(args.clients)
     unknown = [c for c in clients if c not in ALL_CLIENTS]
     if unknown:
@@ -121,13 +126,64 @@ def main(args: argparse.Namespace) -> int:
     opts = RunOptions(repeat=repeat, scale=args.scale, pin=pin, syscalls=args.syscalls)
     plans = plan_rows(workload_ids, clients)
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    server = start(args.server, [WORKLOADS[w] for w in workload_ids], pin)
+    rows = []
+    if plans:
+        rows = _run_plans(plans, args, opts, console)
+    h2_rows = _run_h2lab(h2_ids, clients, repeat, args.server, console)
+    finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    add_ratios(rows)
+    if plans:
+        render(rows, pending, console, syscalls=args.syscalls)
+    server_kind = args.server if plans else "embedded h2"
+    if args.json:
+        from .native import environment_tools
+
+        options: dict[str, Any] = {
+            "workloads": workload_ids + h2_ids,
+            "clients": clients,
+            "repeat": repeat,
+            "scale": args.scale,
+            "server": args.server,
+            "pinned": pin,
+            "syscalls": args.syscalls,
+        }
+        doc = document(
+            rows,
+            command=list(sys.orig_argv),  # the exact command line, interpreter included
+            options=options,
+            server={"kind": server_kind},
+            tools=environment_tools(),
+            pending=pending,
+            started=started,
+            finished=finished,
+        )
+        doc["h2lab"] = h2_rows
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        console.print(f"results: {args.json}")
+    if args.plot and rows:
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        plot(rows, args.plot, title=f"nodelay bench ({server_kind} server, {started})")
+        console.print(f"chart: {args.plot}")
+    return 0
+
+
+def _run_plans(
+    plans: list[Plan], args: argparse.Namespace, opts: RunOptions, console: Console
+) -> list[Row]:
+    """Run the HTTP/1.1 rows against one server (embedded or nginx) with a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .runner import run_row
+    from .server import start
+
+    server = start(args.server, list({p.workload.id: p.workload for p in plans}.values()), opts.pin)
     rows = []
     try:
         console.print(
             f"nodelay bench: {server.kind} server at {server.url}; {len(plans)} rows, "
-            f"{repeat} repetition(s) each, scale {args.scale}; "
-            + ("server on CPU 0, clients on CPU 1" if pin else "no CPU pinning")
+            f"{opts.repeat} repetition(s) each, scale {opts.scale}; "
+            + ("server on CPU 0, clients on CPU 1" if opts.pin else "no CPU pinning")
         )
         with Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -145,39 +201,25 @@ def main(args: argparse.Namespace) -> int:
                 progress.advance(task)
     finally:
         server.close()
-    finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    add_ratios(rows)
-    render(rows, pending, console, syscalls=args.syscalls)
-    if args.json:
-        from .native import environment_tools
+    return rows
 
-        options: dict[str, Any] = {
-            "workloads": workload_ids,
-            "clients": clients,
-            "repeat": repeat,
-            "scale": args.scale,
-            "server": args.server,
-            "pinned": pin,
-            "syscalls": args.syscalls,
-        }
-        doc = document(
-            rows,
-            command=list(sys.orig_argv),  # the exact command line, interpreter included
-            options=options,
-            server={"kind": server.kind, "url": server.url},
-            tools=environment_tools(),
-            pending=pending,
-            started=started,
-            finished=finished,
-        )
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
-        console.print(f"results: {args.json}")
-    if args.plot:
-        args.plot.parent.mkdir(parents=True, exist_ok=True)
-        plot(rows, args.plot, title=f"nodelay bench ({server.kind} server, {started})")
-        console.print(f"chart: {args.plot}")
-    return 0
+
+def _run_h2lab(
+    h2_ids: list[str], clients: list[str], repeat: int, server: str, console: Console
+) -> list[dict[str, Any]]:
+    """Hand workloads g/i to the HTTP/2 lab (its own embedded h2c and TLS servers)."""
+    if not h2_ids:
+        return []
+    from .h2lab import G_CLIENTS, run_rows
+
+    if server != "embedded":
+        console.print(f"g/i run against the embedded h2 servers (not {server})")
+    # The h2 lab's rows: the clients asked for that it knows, its nodelay variants with nodelay.
+    h2_clients = [
+        c for c in G_CLIENTS if c in clients or ("nodelay" in clients and c.startswith("nodelay"))
+    ]
+    console.print(f"HTTP/2 lab: workloads {','.join(h2_ids)}, clients {','.join(h2_clients)}")
+    return run_rows(h2_ids, h2_clients, repeat)
 
 
 def run(argv: list[str] | None = None) -> int:

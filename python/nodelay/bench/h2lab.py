@@ -1,6 +1,7 @@
-"""The HTTP/2 lab: workloads g and i of BENCHMARKS.md, until the main runner grows h2.
+"""The HTTP/2 lab: workloads g and i of BENCHMARKS.md.
 
-``python -m nodelay.bench.h2lab [--workloads g,i] [--clients ...] [--repeat N] [--json F]``
+``python -m nodelay.bench.h2lab [--workloads g,i] [--clients ...] [--repeat N] [--json F]``,
+or as part of the main lab: ``python -m nodelay.bench --workloads g,i`` (it calls ``run_rows``).
 
 * **g**: 1000 x 202-byte GET, 32 in flight, over h2c (prior knowledge) and h2 over TLS
   (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection). Peers, each with
@@ -35,7 +36,7 @@ from typing import Any
 
 from .pinning import CLIENT_CPU, SERVER_CPU, pin_to
 
-__all__ = ["main"]
+__all__ = ["G_CLIENTS", "H2_WORKLOADS", "main", "run_rows"]
 
 G_REQUESTS = 1000
 """Workload g: requests per run (BENCHMARKS.md)."""
@@ -49,6 +50,8 @@ SITE_PAGES = 500
 """Pages of the generated site (crates/nodelay-server/src/routes/site.rs)."""
 TIMEOUT = 30.0
 """Seconds any request may take: a stuck server fails the row, never hangs the lab."""
+H2_WORKLOADS = ("g", "i")
+"""The workloads this lab runs (the main lab hands them over)."""
 G_CLIENTS = ("nodelay", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
 _LINK = re.compile(rb'href="(/site/[^"]*)"')
 
@@ -393,11 +396,13 @@ def _median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
-def parent(args: argparse.Namespace) -> int:
+def run_rows(workloads: list[str], clients: list[str], repeat: int) -> list[dict[str, Any]]:
+    """Run workloads ``g``/``i`` for ``clients``; print each row as it ends and return them all.
+
+    The main lab (``python -m nodelay.bench --workloads g,i``) calls this too.
+    """
     from nodelay import _core
 
-    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         ca = str(Path(tmp) / "ca.pem")
         Path(ca).write_text(_core.test_ca_pem())
@@ -410,7 +415,7 @@ def parent(args: argparse.Namespace) -> int:
                 if "g" in workloads:
                     for client in clients:
                         runs = []
-                        for _ in range(args.repeat):
+                        for _ in range(repeat):
                             before = stats.read()
                             if client == "h2load":
                                 run = _h2load(url)
@@ -437,7 +442,7 @@ def parent(args: argparse.Namespace) -> int:
                 if "i" in workloads:
                     for h2 in (False, True):
                         runs = []
-                        for _ in range(args.repeat):
+                        for _ in range(repeat):
                             runs.append(
                                 _run_child(
                                     {"workload": "i", "h2": h2, "url": url, "tls": tls, "ca": ca}
@@ -456,6 +461,13 @@ def parent(args: argparse.Namespace) -> int:
             for proc, _ in servers.values():
                 proc.terminate()
                 proc.wait(10)
+    return results
+
+
+def parent(args: argparse.Namespace) -> int:
+    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    results = run_rows(workloads, clients, args.repeat)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

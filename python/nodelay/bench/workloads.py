@@ -1,9 +1,9 @@
 """The workload registry (BENCHMARKS.md, workloads a-j).
 
 A ``Workload`` says what to send, how many times, how many in flight, and how to check
-each answer, so a fast wrong client cannot win. Workloads that need a feature nodelay
-does not have yet (HTTP/2) sit in ``PENDING`` with the reason; enabling one is
-moving it into ``WORKLOADS`` (plus, for g, a ``protocol="h2"`` field the runner passes on).
+each answer, so a fast wrong client cannot win. The HTTP/2 workloads (g, i) are run by
+the HTTP/2 lab (``h2lab.py``: its own servers, h2c and TLS) and listed in ``H2LAB``;
+a workload the lab cannot run at all would sit in ``PENDING`` with the reason.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ __all__ = [
     "COOKIE_POST_PATH",
     "DEFAULT_WORKLOADS",
     "FORM",
+    "H2LAB",
     "LOGIN_FORM",
     "LOGIN_PATH",
     "PENDING",
@@ -180,27 +181,33 @@ WORKLOADS: dict[str, Workload] = {
     )
 }
 
-PENDING: dict[str, str] = {
-    "g": "HTTP/2 rows run in their own lab for now: python -m nodelay.bench.h2lab",
-    "i": "the crawl runs in the HTTP/2 lab for now: python -m nodelay.bench.h2lab",
+H2LAB: dict[str, str] = {
+    "g": "202 B GET, 32 in flight, over h2c and h2+TLS",
+    "i": "crawl of the generated site: h1 over 6 connections vs h2 over one",
 }
-"""Workloads of BENCHMARKS.md the lab cannot run yet, with the reason."""
+"""Workloads run by the HTTP/2 lab (``h2lab.run_rows``), with what they measure."""
 
-DEFAULT_WORKLOADS = tuple(WORKLOADS)
+PENDING: dict[str, str] = {}
+"""Workloads of BENCHMARKS.md the lab cannot run yet, with the reason (none today)."""
+
+DEFAULT_WORKLOADS = tuple(sorted([*WORKLOADS, *H2LAB]))
 
 
 def parse_ids(text: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """``"a,b,g"`` → (runnable ids, [(pending id, reason)]); unknown ids raise ValueError."""
+    """``"a,b,g"`` → (runnable ids, [(pending id, reason)]); unknown ids raise ValueError.
+
+    Runnable ids include the HTTP/2 lab's (``H2LAB``); the caller hands those over.
+    """
     ids = [part.strip().lower() for part in text.split(",") if part.strip()]
     runnable: list[str] = []
     pending: list[tuple[str, str]] = []
     for wid in ids:
-        if wid in WORKLOADS:
+        if wid in WORKLOADS or wid in H2LAB:
             if wid not in runnable:
                 runnable.append(wid)
         elif wid in PENDING:
             pending.append((wid, PENDING[wid]))
         else:
-            known = ", ".join(sorted([*WORKLOADS, *PENDING]))
+            known = ", ".join(sorted([*WORKLOADS, *H2LAB, *PENDING]))
             raise ValueError(f"unknown workload {wid!r} (known: {known})")
     return runnable, pending
