@@ -55,3 +55,23 @@ def test_helpers_timeout(server: _core.TestServer) -> None:
         nodelay.get(f"{server.url}/delay/2000", timeout=0.2)
     assert info.value.request is not None
     assert info.value.url == f"{server.url}/delay/2000"
+
+
+def test_helpers_reject_unknown_keywords_before_sending(server: _core.TestServer) -> None:
+    before = server.requests()
+    with pytest.raises(TypeError, match="bogus"):
+        nodelay.get(f"{server.url}/bytes/1", bogus=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="content"):
+        nodelay.get(f"{server.url}/bytes/1", content=b"x")  # type: ignore[call-arg]
+    for func in (nodelay.head, nodelay.options, nodelay.delete):
+        with pytest.raises(TypeError, match="json"):
+            func(f"{server.url}/bytes/1", json={})  # type: ignore[operator]
+    assert server.requests() == before
+
+
+def test_helpers_pass_client_options_to_the_throwaway_client(server: _core.TestServer) -> None:
+    # verify/cert/trust_env/proxy configure the client; a bad proxy URL fails there.
+    with pytest.raises(ValueError, match="proxy"):
+        nodelay.get(f"{server.url}/bytes/1", proxy="ftp://nowhere:1")
+    r = nodelay.post(f"{server.url}/anything", content=b"ab", trust_env=False, verify=False)
+    assert r.json()["body"] == "ab"
