@@ -15,16 +15,15 @@ if TYPE_CHECKING:
 __all__ = ["AsyncStreamRaw", "StreamRaw", "aiter_lines", "arechunk", "iter_lines", "rechunk"]
 
 
-class StreamRaw:
-    """Stands in for ``_core.RawResponse`` while the body is still on the connection.
-
-    ``content`` reads the rest of the body on first access (requests' ``stream=True``
-    behaviour); the iterators read it piece by piece instead.
-    """
+class _StreamedHead:
+    """What the sync and async adapters share: the response head, read from the stream,
+    and the state of the body (not read, being iterated, or read into ``_content``)."""
 
     __slots__ = ("_consumed", "_content", "_elapsed", "stream")
 
-    def __init__(self, stream: _core.RawStream) -> None:
+    stream: _core.RawStream | _core.AsyncRawStream
+
+    def __init__(self, stream: _core.RawStream | _core.AsyncRawStream) -> None:
         self.stream = stream
         self._content: bytes | None = None
         self._elapsed: float | None = None
@@ -58,21 +57,34 @@ class StreamRaw:
         return self._elapsed if self._elapsed is not None else self.stream.elapsed
 
     @property
+    def is_read(self) -> bool:
+        return self._content is not None
+
+
+class StreamRaw(_StreamedHead):
+    """Stands in for ``_core.RawResponse`` while the body is still on the connection.
+
+    ``content`` reads the rest of the body on first access (requests' ``stream=True``
+    behaviour); the iterators read it piece by piece instead.
+    """
+
+    __slots__ = ()
+
+    stream: _core.RawStream
+
+    def __init__(self, stream: _core.RawStream) -> None:
+        super().__init__(stream)
+
+    @property
     def content(self) -> bytes:
         content = self._content
         if content is None:
             if self._consumed:
-                raise StreamConsumed(
-                    "the body was already iterated; it cannot be read again"
-                )
+                raise StreamConsumed("the body was already iterated; it cannot be read again")
             self._consumed = True
             content = self._content = self.stream.read_all()
             self._elapsed = self.stream.elapsed_now()
         return content
-
-    @property
-    def is_read(self) -> bool:
-        return self._content is not None
 
     def pieces(self, *, decode: bool) -> Iterator[bytes]:
         """The body as it arrives (pieces of 64-256 KiB), read once."""
@@ -94,45 +106,17 @@ class StreamRaw:
             self.stream.close()
 
 
-class AsyncStreamRaw:
+class AsyncStreamRaw(_StreamedHead):
     """``StreamRaw`` for ``AsyncClient``: the body is read with awaitable calls
     (``aread()``, ``aiter_bytes()``...); ``content`` before ``aread()`` raises
     ``ResponseNotRead``."""
 
-    __slots__ = ("_consumed", "_content", "_elapsed", "stream")
+    __slots__ = ()
+
+    stream: _core.AsyncRawStream
 
     def __init__(self, stream: _core.AsyncRawStream) -> None:
-        self.stream = stream
-        self._content: bytes | None = None
-        self._elapsed: float | None = None
-        self._consumed = False
-
-    @property
-    def status(self) -> int:
-        return self.stream.status
-
-    @property
-    def version(self) -> str:
-        return self.stream.version
-
-    @property
-    def reason(self) -> str:
-        return self.stream.reason
-
-    @property
-    def url(self) -> str:
-        return self.stream.url
-
-    def headers(self) -> list[tuple[str, str]]:
-        return self.stream.headers()
-
-    def header(self, name: str) -> str | None:
-        return self.stream.header(name)
-
-    @property
-    def elapsed(self) -> float:
-        """Until the body is read: time to the response head; then time to its end."""
-        return self._elapsed if self._elapsed is not None else self.stream.elapsed
+        super().__init__(stream)
 
     @property
     def content(self) -> bytes:
@@ -141,10 +125,6 @@ class AsyncStreamRaw:
                 "the body of a streamed async response is not read yet: await response.aread()"
             )
         return self._content
-
-    @property
-    def is_read(self) -> bool:
-        return self._content is not None
 
     async def aread(self) -> bytes:
         content = self._content
