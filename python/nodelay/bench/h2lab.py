@@ -3,7 +3,8 @@
 ``python -m nodelay.bench.h2lab [--workloads g,i] [--clients ...] [--repeat N] [--json F]``
 
 * **g**: 1000 x 202-byte GET, 32 in flight, over h2c (prior knowledge) and h2 over TLS
-  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection). Peers, each with
+  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection); nodelay-async: one
+  ``AsyncClient`` shared by 32 asyncio tasks (one connection). Peers, each with
   its own way of keeping 32 requests in flight over HTTP/2: pycurl (CurlMulti, multiplexing),
   rnet and pyreqwest (threads sharing one client), httpx (threads sharing one Client; needs
   the ``h2`` package); ``h2load -c1 -m32`` as the native reference.
@@ -49,7 +50,7 @@ SITE_PAGES = 500
 """Pages of the generated site (crates/nodelay-server/src/routes/site.rs)."""
 TIMEOUT = 30.0
 """Seconds any request may take: a stuck server fails the row, never hangs the lab."""
-G_CLIENTS = ("nodelay", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
+G_CLIENTS = ("nodelay", "nodelay-async", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
 _LINK = re.compile(rb'href="(/site/[^"]*)"')
 
 
@@ -102,6 +103,36 @@ def _threads(get: Callable[[str], tuple[int, bytes, str]], url: str, n: int) -> 
     for t in threads:
         t.join()
     return out
+
+
+def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
+    """``run(url, n)``: ``n`` GETs from ``G_IN_FLIGHT`` asyncio tasks sharing one
+    ``AsyncClient`` (made once, on one event loop, like the threads' shared ``Client``)."""
+    import asyncio
+
+    import nodelay
+
+    loop = asyncio.new_event_loop()
+
+    async def make() -> nodelay.AsyncClient:
+        http2 = True if tls else "prior_knowledge"
+        return nodelay.AsyncClient(http2=http2, verify=ca, timeout=TIMEOUT)
+
+    client = loop.run_until_complete(make())
+
+    async def many(url: str, n: int) -> list[Any]:
+        out: list[Any] = []
+        shares = [n // G_IN_FLIGHT + (1 if i < n % G_IN_FLIGHT else 0) for i in range(G_IN_FLIGHT)]
+
+        async def work(k: int) -> None:
+            for _ in range(k):
+                r = await client.get(url)
+                out.append((r.status_code, len(r.content), r.http_version))
+
+        await asyncio.gather(*(work(k) for k in shares if k))
+        return out
+
+    return lambda url, n: loop.run_until_complete(many(url, n))
 
 
 def _getter(client: str, tls: bool, ca: str) -> Callable[[str], tuple[int, bytes, str]]:
@@ -297,6 +328,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
         def run(n: int) -> list[Any]:
             return _pycurl_g(url, n, tls, ca)
+    elif client == "nodelay-async":
+        run_async = _async_runner(tls, ca)
+
+        def run(n: int) -> list[Any]:
+            return run_async(url, n)
     else:
         get = _getter(client, tls, ca)
 
