@@ -9,3 +9,5 @@ from test_uploads import *  # noqa: F403
 
 # Module-level nodelay.post is the sync client whatever the facade.
 del test_chunked_bytes_on_the_wire  # noqa: F821
+# iter_bytes() on an async response: test_async_uploads.py has it with aiter_bytes().
+del test_streamed_response_to_a_streamed_upload  # noqa: F821

@@ -50,6 +50,20 @@ def test_large_async_iterable_is_streamed(server: _core.TestServer) -> None:
     run(main)
 
 
+def test_streamed_response_to_a_streamed_upload(server: _core.TestServer) -> None:
+    async def main() -> None:
+        async with nodelay.AsyncClient() as client:
+            async with client.stream("PUT", f"{server.url}/echo", content=pieces(b"up", b"load")) as r:
+                assert b"".join([c async for c in r.aiter_bytes()]) == b"upload"
+            with open(__file__, "rb") as f:
+                async with client.stream("PUT", f"{server.url}/echo", content=f) as r:
+                    body = b"".join([c async for c in r.aiter_bytes()])
+            with open(__file__, "rb") as f:
+                assert body == f.read()
+
+    run(main)
+
+
 def test_async_iterable_error_propagates_as_is(server: _core.TestServer) -> None:
     class Boom(Exception):
         pass

@@ -320,3 +320,67 @@ fn refused(proxy: &Proxy, origin: &Origin, status: u16, reason: &str) -> Error {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxy() -> Proxy {
+        Proxy::parse("http://u:secret@proxy.test:3128").expect("valid proxy URL")
+    }
+
+    fn origin() -> Origin {
+        Origin {
+            scheme: "https",
+            host: "origin.test".into(),
+            port: 443,
+        }
+    }
+
+    #[test]
+    fn answer_split_across_reads_opens_the_tunnel() {
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Connection");
+        assert!(!answer.parse(&proxy(), &origin()).unwrap());
+        answer.received(b" established\r\n\r\n");
+        assert!(answer.parse(&proxy(), &origin()).unwrap());
+    }
+
+    #[test]
+    fn refusal_names_the_status_never_the_credentials() {
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n");
+        let e = answer.parse(&proxy(), &origin()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Proxy);
+        let message = e.to_string();
+        assert!(message.contains("407 Proxy Authentication Required"), "{message}");
+        assert!(message.contains("refused the credentials"), "{message}");
+        assert!(!message.contains("secret"), "{message}");
+    }
+
+    #[test]
+    fn bytes_after_the_answer_are_refused() {
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\n");
+        let e = answer.parse(&proxy(), &origin()).unwrap_err();
+        assert!(e.to_string().contains("unexpected bytes"), "{e}");
+    }
+
+    #[test]
+    fn closed_before_or_during_the_answer() {
+        let answer = ConnectAnswer::default();
+        assert!(answer.closed(&proxy()).to_string().contains("before"));
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 2");
+        assert!(answer.closed(&proxy()).to_string().contains("in the middle of"));
+    }
+
+    #[test]
+    fn connect_head_bytes() {
+        assert_eq!(
+            connect_head(Some("Basic dTpw"), &origin()),
+            b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\
+              Proxy-Authorization: Basic dTpw\r\n\r\n"
+        );
+    }
+}
