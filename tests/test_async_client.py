@@ -432,5 +432,3 @@ def test_proxy_from_the_environment_is_used_not_ignored(
 def test_invalid_http2_value() -> None:
     with pytest.raises(ValueError, match="http2"):
         nodelay.AsyncClient(http2="yes")  # type: ignore[arg-type]
-
-

@@ -53,7 +53,9 @@ def test_large_async_iterable_is_streamed(server: _core.TestServer) -> None:
 def test_streamed_response_to_a_streamed_upload(server: _core.TestServer) -> None:
     async def main() -> None:
         async with nodelay.AsyncClient() as client:
-            async with client.stream("PUT", f"{server.url}/echo", content=pieces(b"up", b"load")) as r:
+            async with client.stream(
+                "PUT", f"{server.url}/echo", content=pieces(b"up", b"load")
+            ) as r:
                 assert b"".join([c async for c in r.aiter_bytes()]) == b"upload"
             with open(__file__, "rb") as f:
                 async with client.stream("PUT", f"{server.url}/echo", content=f) as r:

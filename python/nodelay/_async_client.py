@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from asyncio import AbstractEventLoop, Task
     from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Generator
     from types import TracebackType
-    from typing import Any, Literal, Self, TypeGuard
+    from typing import Any, Literal, Self, TypeAlias, TypeGuard
 
     from ._auth import AuthTypes
     from ._base import EventHooks
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from ._retry import RetryTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
+
+    AsyncRequestContent: TypeAlias = "RequestContent | AsyncIterable[bytes]"
 
 __all__ = ["AsyncClient"]
 
@@ -97,7 +99,11 @@ class _AsyncPieces:
                 finished.set()
                 return
             task = self._task = self._loop.create_task(_next_piece(self._iterator))
-            task.add_done_callback(lambda t: (outcome.append(t), finished.set()))
+            task.add_done_callback(done)
+
+        def done(task: Task[Any]) -> None:
+            outcome.append(task)
+            finished.set()
 
         self._loop.call_soon_threadsafe(start)
         finished.wait()
@@ -236,7 +242,7 @@ class AsyncClient(BaseClient):
         *,
         params: ParamTypes | None = None,
         headers: RequestHeaderTypes | None = None,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,
@@ -253,18 +259,21 @@ class AsyncClient(BaseClient):
         or ``aread()``, and ``aclose()`` the response, or use ``client.stream()``.
         """
         pieces: _AsyncPieces | None = None
+        body: RequestContent | _core.Upload | None
         if content is not None and hasattr(content, "__aiter__"):
             import asyncio
 
             # Streamed with chunked coding like any iterable (see ``_AsyncPieces``).
-            pieces = _AsyncPieces(content, asyncio.get_running_loop())
-            content = _core.Upload([pieces])
+            pieces = _AsyncPieces(content, asyncio.get_running_loop())  # type: ignore[arg-type]
+            body = _core.Upload([pieces])
+        else:
+            body = content
         flow, ttuple = self._build_flow(
             method,
             url,
             params,
             headers,
-            content,
+            body,  # type: ignore[arg-type]  # an Upload is passed through as it is
             data,
             files,
             json,
@@ -515,7 +524,7 @@ class AsyncClient(BaseClient):
         self,
         url: str,
         *,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,
@@ -550,7 +559,7 @@ class AsyncClient(BaseClient):
         self,
         url: str,
         *,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,
@@ -585,7 +594,7 @@ class AsyncClient(BaseClient):
         self,
         url: str,
         *,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,

@@ -115,8 +115,9 @@ def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
     loop = asyncio.new_event_loop()
 
     async def make() -> nodelay.AsyncClient:
-        http2 = True if tls else "prior_knowledge"
-        return nodelay.AsyncClient(http2=http2, verify=ca, timeout=TIMEOUT)
+        if tls:
+            return nodelay.AsyncClient(http2=True, verify=ca, timeout=TIMEOUT)
+        return nodelay.AsyncClient(http2="prior_knowledge", timeout=TIMEOUT)
 
     client = loop.run_until_complete(make())
 
