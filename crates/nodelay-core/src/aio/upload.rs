@@ -25,6 +25,7 @@ enum Command {
 /// serving thread's loop.
 pub struct BodyPump {
     commands: mpsc::Sender<Command>,
+    server: tokio::task::JoinHandle<()>,
 }
 
 /// The serving side handed to the closure given to [`BodyPump::spawn`].
@@ -83,12 +84,19 @@ impl BodyPump {
         // One request in flight at a time: the driver asks for the next
         // piece only once it wrote the previous one.
         let (commands, receiver) = mpsc::channel(1);
-        crate::runtime::handle().spawn_blocking(move || {
+        let server = crate::runtime::handle().spawn_blocking(move || {
             serve(PumpServer {
                 commands: receiver,
             })
         });
-        BodyPump { commands }
+        BodyPump { commands, server }
+    }
+
+    /// Ends the pump and waits until its serving side let go of the source
+    /// (so a redirect or retry that sends the same body again finds it free).
+    pub async fn finish(self) {
+        drop(self.commands);
+        let _ = self.server.await;
     }
 
     async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {

@@ -94,7 +94,11 @@ async fn send(
 ) -> Result<AsyncExchange, Error> {
     match body {
         Body::Bytes(bytes) => client.send(prepared, bytes.as_deref(), timeouts).await,
-        Body::Streamed(mut pump) => client.send_streamed(prepared, &mut pump, timeouts).await,
+        Body::Streamed(mut pump) => {
+            let sent = client.send_streamed(prepared, &mut pump, timeouts).await;
+            pump.finish().await;
+            sent
+        }
     }
 }
 
