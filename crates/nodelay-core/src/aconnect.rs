@@ -121,9 +121,12 @@ async fn open_tunnel(
 ) -> Result<AsyncTransport, Error> {
     let mut stream = connect_proxy(proxy, tls, deadlines).await?;
     let request = connect_head(proxy.authorization(), origin);
-    within(deadlines, connect_exchange(&mut stream, &request, proxy, origin))
-        .await
-        .ok_or_else(|| timed_out(proxy))??;
+    within(
+        deadlines,
+        connect_exchange(&mut stream, &request, proxy, origin),
+    )
+    .await
+    .ok_or_else(|| timed_out(proxy))??;
     if origin.scheme != "https" {
         return Ok(stream);
     }

@@ -353,7 +353,10 @@ mod tests {
         let e = answer.parse(&proxy(), &origin()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Proxy);
         let message = e.to_string();
-        assert!(message.contains("407 Proxy Authentication Required"), "{message}");
+        assert!(
+            message.contains("407 Proxy Authentication Required"),
+            "{message}"
+        );
         assert!(message.contains("refused the credentials"), "{message}");
         assert!(!message.contains("secret"), "{message}");
     }
@@ -372,7 +375,10 @@ mod tests {
         assert!(answer.closed(&proxy()).to_string().contains("before"));
         let mut answer = ConnectAnswer::default();
         answer.received(b"HTTP/1.1 2");
-        assert!(answer.closed(&proxy()).to_string().contains("in the middle of"));
+        assert!(answer
+            .closed(&proxy())
+            .to_string()
+            .contains("in the middle of"));
     }
 
     #[test]

@@ -188,7 +188,12 @@ impl AsyncClient {
             let inner = &self.inner;
             match inner
                 .h2
-                .send(&prepared.target.origin, inner.pool.tls(), request, &deadlines)
+                .send(
+                    &prepared.target.origin,
+                    inner.pool.tls(),
+                    request,
+                    &deadlines,
+                )
                 .await?
             {
                 Sent::H2(response) => {

@@ -159,10 +159,7 @@ impl AsyncPool {
             let generation = {
                 let mut state = self.lock();
                 let generation = state.generation;
-                if let Some(conn) = (!fresh)
-                    .then(|| self.pop_idle(&mut state, key))
-                    .flatten()
-                {
+                if let Some(conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
                     return Ok(self.pooled(conn, true, key, generation));
                 }
                 if self
@@ -271,11 +268,7 @@ impl AsyncPool {
             && self.config.keepalive_expiry != Some(Duration::ZERO);
         if keep {
             conn.idle_since = Instant::now();
-            state
-                .idle
-                .entry(pooled.key.clone())
-                .or_default()
-                .push(conn);
+            state.idle.entry(pooled.key.clone()).or_default().push(conn);
             state.idle_count += 1;
         } else {
             state.open -= 1;

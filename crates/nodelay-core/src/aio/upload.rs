@@ -12,7 +12,9 @@ use crate::aio::pool::AsyncPooled;
 use crate::deadline::Deadlines;
 use crate::error::Error;
 use crate::limits::UPLOAD_CHUNK_BYTES;
-use crate::upload::{chunk_size_line, length_mismatch, BodySource, StreamFraming, CRLF, LAST_CHUNK};
+use crate::upload::{
+    chunk_size_line, length_mismatch, BodySource, StreamFraming, CRLF, LAST_CHUNK,
+};
 
 /// A request for the thread that serves a [`BodySource`].
 enum Command {
@@ -84,11 +86,8 @@ impl BodyPump {
         // One request in flight at a time: the driver asks for the next
         // piece only once it wrote the previous one.
         let (commands, receiver) = mpsc::channel(1);
-        let server = crate::runtime::handle().spawn_blocking(move || {
-            serve(PumpServer {
-                commands: receiver,
-            })
-        });
+        let server = crate::runtime::handle()
+            .spawn_blocking(move || serve(PumpServer { commands: receiver }));
         BodyPump { commands, server }
     }
 

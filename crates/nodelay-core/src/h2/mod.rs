@@ -14,8 +14,8 @@ mod request;
 mod response;
 
 pub(crate) use blocking::{block_on, parks_with_deadlines, wake_by};
-pub use exchange::H2Exchange;
 pub(crate) use exchange::head_of;
+pub use exchange::H2Exchange;
 pub(crate) use pool::H2Pool;
 pub(crate) use pool::Sent;
 pub use request::H2Request;

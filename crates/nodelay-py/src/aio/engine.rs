@@ -53,7 +53,12 @@ type SourceError = Arc<Mutex<Option<PyErr>>>;
 
 /// The engine's error as the exception to raise: the body source's own
 /// exception when it stopped the request.
-fn failure(py: Python<'_>, e: Error, url: &Bound<'_, PyString>, source: &Option<SourceError>) -> PyErr {
+fn failure(
+    py: Python<'_>,
+    e: Error,
+    url: &Bound<'_, PyString>,
+    source: &Option<SourceError>,
+) -> PyErr {
     source
         .as_ref()
         .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take())
