@@ -92,7 +92,9 @@ def test_cancelled_tasks_reset_their_streams(h2c_server: _core.TestServer) -> No
             assert open_fds() <= fds
 
     run(main)
-    assert h2c_server.connections() == 1
+    # A burst of 250 resets may trip the server's rapid-reset guard (h2 answers it with
+    # GOAWAY): the client then makes one new connection, never one per request.
+    assert h2c_server.connections() <= 2
 
 
 def test_read_timeout_leaves_the_connection_usable(h2c_server: _core.TestServer) -> None:
