@@ -144,7 +144,8 @@ class AsyncEngine:
         timeout: TimeoutTuple,
     ) -> Awaitable[RawResponse]:
         """``Engine.request``, awaited. Invalid input raises at once; network failures
-        raise from the awaitable."""
+        raise from the awaitable. An ``Upload`` body is pulled on the runtime's blocking
+        pool (never on the loop's thread); an exception it raises is re-raised as is."""
     def open(
         self,
         method: str,
