@@ -78,7 +78,7 @@ def test_cancelled_tasks_reset_their_streams(h2c_server: _core.TestServer) -> No
             for task in slow:
                 task.cancel()
             results = await asyncio.gather(*slow, return_exceptions=True)
-            assert all(isinstance(r, asyncio.CancelledError) for r in results)
+            assert {type(r) for r in results} == {asyncio.CancelledError}
             # Streams abandoned half-read reset too.
             for _ in range(5):
                 async with client.stream("GET", f"{h2c_server.url}/bytes/5000000") as r:
@@ -89,7 +89,12 @@ def test_cancelled_tasks_reset_their_streams(h2c_server: _core.TestServer) -> No
                 *(client.get(f"{h2c_server.url}/bytes/10", timeout=quick) for _ in range(250))
             )
             assert all(r.content == expected_bytes(10) for r in responses)
-            assert open_fds() <= fds
+            # A connection the server retired (see below) closes once its task sees the end.
+            for _ in range(100):
+                if open_fds() <= fds:
+                    break
+                await asyncio.sleep(0.02)
+            assert open_fds() <= fds, "a descriptor leaked"
 
     run(main)
     # A burst of 250 resets may trip the server's rapid-reset guard (h2 answers it with
