@@ -94,3 +94,17 @@ def test_tasks_share_keep_alive_connections_to_the_proxy(server: _core.TestServe
         run(main)
         assert len(proxy.requests) == 16
         assert proxy.connections <= 8, "the second round reuses the first round's connections"
+
+
+def test_proxy_under_uvloop(server: _core.TestServer) -> None:
+    uvloop = pytest.importorskip("uvloop")
+    with ProxyServer() as proxy:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient(proxy=proxy.url) as client:
+                r = await client.put(f"{server.url}/echo", content=iter([b"up", b"load"]))
+                assert r.content == b"upload"
+                assert (await client.get(f"{server.url}/bytes/3")).content == b"abc"
+
+        uvloop.run(main())
+        assert [q.method for q in proxy.requests] == ["PUT", "GET"]
