@@ -6,6 +6,7 @@ keep-alive connection to a forwarding proxy."""
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
@@ -102,8 +103,10 @@ def test_proxy_under_uvloop(server: _core.TestServer) -> None:
 
         async def main() -> None:
             async with nodelay.AsyncClient(proxy=proxy.url) as client:
-                r = await client.put(f"{server.url}/echo", content=iter([b"up", b"load"]))
-                assert r.content == b"upload"
+                # A sized stream (tests/proxy_server.py forwards Content-Length bodies only).
+                body = b"upload" * 20_000
+                r = await client.put(f"{server.url}/echo", content=io.BytesIO(body))
+                assert r.content == body
                 assert (await client.get(f"{server.url}/bytes/3")).content == b"abc"
 
         uvloop.run(main())
