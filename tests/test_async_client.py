@@ -409,13 +409,26 @@ def test_file_iterable_and_async_iterable_bodies(server: _core.TestServer, tmp_p
     run(main)
 
 
-def test_proxies_and_http2_are_refused_not_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_proxy_from_the_environment_is_used_not_ignored(
+    monkeypatch: pytest.MonkeyPatch, server: _core.TestServer
+) -> None:
     # A request that silently skipped a configured proxy would leave the intended network.
-    with pytest.raises(NotImplementedError, match="proxies"):
-        nodelay.AsyncClient(proxy="http://127.0.0.1:9")
-    monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
-    with pytest.raises(NotImplementedError, match="proxies"):
-        nodelay.AsyncClient()
-    nodelay.AsyncClient(trust_env=False)  # the environment ignored on request
-    with pytest.raises(NotImplementedError, match=r"HTTP/1\.1 only"):
-        nodelay.AsyncClient(trust_env=False, http2=True)
+    from proxy_server import ProxyServer
+
+    async def get(url: str, **kwargs: Any) -> int:
+        async with nodelay.AsyncClient(**kwargs) as client:
+            return (await client.get(url)).status_code
+
+    with ProxyServer() as proxy:
+        monkeypatch.setenv("http_proxy", proxy.url)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        assert asyncio.run(get(f"{server.url}/bytes/1")) == 200
+        assert [q.target for q in proxy.requests] == [f"{server.url}/bytes/1"]
+        assert asyncio.run(get(f"{server.url}/bytes/1", trust_env=False)) == 200
+        assert len(proxy.requests) == 1, "trust_env=False ignores the environment"
+
+
+def test_invalid_http2_value() -> None:
+    with pytest.raises(ValueError, match="http2"):
+        nodelay.AsyncClient(http2="yes")  # type: ignore[arg-type]

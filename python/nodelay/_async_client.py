@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 from . import _core
 from ._base import BaseClient
+from ._client import _HTTP2_MODES
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, redirect_flow
@@ -22,9 +23,10 @@ from ._streaming import AsyncStreamRaw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Generator
+    from asyncio import AbstractEventLoop, Task
+    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Generator
     from types import TracebackType
-    from typing import Any, Literal, Self, TypeGuard
+    from typing import Any, Literal, Self, TypeAlias, TypeGuard
 
     from ._auth import AuthTypes
     from ._base import EventHooks
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
     from ._retry import RetryTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
+
+    AsyncRequestContent: TypeAlias = "RequestContent | AsyncIterable[bytes]"
 
 __all__ = ["AsyncClient"]
 
@@ -62,47 +66,72 @@ class _ClosedAsyncEngine:
 _CLOSED_ENGINE = _ClosedAsyncEngine()
 
 
-async def _buffered_content(content: Any) -> bytes:
-    """``content=`` that ``Client`` would stream (a binary file, an iterable of bytes) or an
-    async iterable of bytes, read into memory: the async driver sends bytes only."""
-    if hasattr(content, "__aiter__"):
-        return b"".join([_piece(piece) async for piece in content])
-    if hasattr(content, "read"):
-        return _file_bytes(content)
-    return b"".join(_piece(piece) for piece in content)
+class _AsyncPieces:
+    """An async iterable of bytes as the (one-shot) iterator a ``_core.Upload`` pulls.
+
+    The engine pulls upload pieces on its own threads (never the event loop's); each
+    ``next()`` here runs the iterable's ``__anext__`` as a task on the loop the request was
+    made on and waits for it. ``close()`` (on the loop, once the request is over) cancels a
+    pending ``__anext__``, which releases a waiting engine thread at once, and closes an
+    async generator that was not run to its end (as ``async for`` left early would).
+    """
+
+    __slots__ = ("_closed", "_exhausted", "_iterator", "_loop", "_task")
+
+    def __init__(self, iterable: AsyncIterable[Any], loop: AbstractEventLoop) -> None:
+        self._iterator = iterable.__aiter__()
+        self._loop = loop
+        self._task: Task[Any] | None = None
+        self._closed = False
+        self._exhausted = False
+
+    def __iter__(self) -> _AsyncPieces:
+        return self
+
+    def __next__(self) -> Any:
+        import threading
+
+        finished = threading.Event()
+        outcome: list[Task[Any]] = []
+
+        def start() -> None:  # on the loop's thread
+            if self._closed:
+                finished.set()
+                return
+            task = self._task = self._loop.create_task(_next_piece(self._iterator))
+            task.add_done_callback(done)
+
+        def done(task: Task[Any]) -> None:
+            outcome.append(task)
+            finished.set()
+
+        self._loop.call_soon_threadsafe(start)
+        finished.wait()
+        if not outcome or outcome[0].cancelled():
+            raise RuntimeError("the request that was sending this body is over")
+        piece = outcome[0].result()
+        if piece is _END:
+            self._exhausted = True
+            raise StopIteration
+        return piece
+
+    def close(self) -> None:
+        self._closed = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+        elif not self._exhausted and hasattr(self._iterator, "aclose"):
+            self._loop.create_task(self._iterator.aclose())
 
 
-def _piece(piece: object) -> bytes:
-    """One piece of an iterable body (the engine's rule and message for streamed ones)."""
-    if isinstance(piece, bytes | bytearray | memoryview):
-        return bytes(piece)
-    raise TypeError(f"a request body iterator must yield bytes, got {type(piece).__name__}")
+_END = object()
 
 
-def _file_bytes(file: Any) -> bytes:
-    data = file.read()
-    if not isinstance(data, bytes | bytearray):
-        raise TypeError("files must be opened in binary mode (read() returned no bytes)")
-    return bytes(data)
-
-
-def _buffered_files(files: RequestFiles) -> list[tuple[str, Any]]:
-    """``files=`` with every file object read into memory, named as ``_upload`` names it
-    (so the multipart body is the one ``Client`` streams)."""
-    import os.path
-
-    items = files.items() if hasattr(files, "items") else files
-    out: list[tuple[str, Any]] = []
-    for name, value in items:
-        if isinstance(value, tuple):
-            if len(value) >= 2 and hasattr(value[1], "read"):
-                value = (value[0], _file_bytes(value[1]), *value[2:])
-        elif hasattr(value, "read"):
-            filename = getattr(value, "name", None)
-            filename = os.path.basename(filename) if isinstance(filename, str) else "upload"
-            value = (filename, _file_bytes(value))
-        out.append((name, value))
-    return out
+async def _next_piece(iterator: AsyncIterator[Any]) -> Any:
+    try:
+        return await iterator.__anext__()
+    except StopAsyncIteration:
+        return _END
 
 
 def _awaitable(value: object) -> TypeGuard[Awaitable[object]]:
@@ -119,17 +148,17 @@ class AsyncClient(BaseClient):
     decoding behave exactly as in ``Client`` (one request flow serves both), and so do
     ``retries`` (backoff with ``asyncio.sleep``) and ``max_decoded_size``. ``event_hooks``
     may be plain or async callables (an awaitable a hook returns is awaited).
-    Request bodies: as ``Client``, plus async iterables of bytes for ``content=``; file
-    objects and iterables (``content=``, ``files=``) are read into memory before the
-    request is sent, since the async driver does not stream request bodies yet.
+    Request bodies: as ``Client`` (files and iterables streamed, never loaded whole; a
+    regular file is sent with its exact ``Content-Length``), plus async iterables of bytes
+    for ``content=`` (sent with chunked coding). Files and sync iterables are read on the
+    engine's threads, not the event loop's. ``proxy``/``trust_env`` and ``http2`` as in
+    ``Client``: HTTP/2 requests to one origin share one connection, whatever the number of
+    tasks; a cancelled task resets its stream (the connection stays up for the others).
 
     Requests run on nodelay's tokio runtime without the GIL; any number of tasks may share
     one client (up to ``limits.max_connections`` connections, the rest wait for one until
     the pool timeout). Cancelling a task cancels its request: a connection in the middle of
     an exchange is closed, never reused. Works under the default asyncio loop and uvloop.
-
-    Not yet: proxies and ``http2`` (both raise ``NotImplementedError``, as does a proxy
-    set in the environment while ``trust_env`` is true).
     """
 
     def __init__(
@@ -153,18 +182,8 @@ class AsyncClient(BaseClient):
         proxy: ProxyTypes | None = None,
         http2: bool | Literal["prior_knowledge"] = False,
     ) -> None:
-        # Refused rather than ignored: a request that silently skipped a configured proxy
-        # would leave the network the user meant to go through.
-        if engine_proxy_options(proxy, trust_env):
-            raise NotImplementedError(
-                "AsyncClient does not route through proxies yet (proxy= or the "
-                "http_proxy/https_proxy/all_proxy environment): use Client, or "
-                "AsyncClient(trust_env=False) to ignore the environment"
-            )
-        if http2 is not False:
-            raise NotImplementedError(
-                "AsyncClient speaks HTTP/1.1 only for now; Client(http2=...) has HTTP/2"
-            )
+        if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
+            raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
         super().__init__(
             base_url=base_url,
             headers=headers,
@@ -187,6 +206,8 @@ class AsyncClient(BaseClient):
                 _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
             ),
             **tls_engine_options(verify, cert),
+            **engine_proxy_options(proxy, trust_env),
+            http2=_HTTP2_MODES[http2],
         )
 
     @property
@@ -221,7 +242,7 @@ class AsyncClient(BaseClient):
         *,
         params: ParamTypes | None = None,
         headers: RequestHeaderTypes | None = None,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,
@@ -237,18 +258,22 @@ class AsyncClient(BaseClient):
         ``stream=True`` returns before the body is read: read it with ``aiter_bytes()``...
         or ``aread()``, and ``aclose()`` the response, or use ``client.stream()``.
         """
-        if content is not None and not isinstance(
-            content, bytes | bytearray | memoryview | str | _core.Upload
-        ):
-            content = await _buffered_content(content)
-        if files is not None:
-            files = _buffered_files(files)
+        pieces: _AsyncPieces | None = None
+        body: RequestContent | _core.Upload | None
+        if content is not None and hasattr(content, "__aiter__"):
+            import asyncio
+
+            # Streamed with chunked coding like any iterable (see ``_AsyncPieces``).
+            pieces = _AsyncPieces(content, asyncio.get_running_loop())  # type: ignore[arg-type]
+            body = _core.Upload([pieces])
+        else:
+            body = content
         flow, ttuple = self._build_flow(
             method,
             url,
             params,
             headers,
-            content,
+            body,  # type: ignore[arg-type]  # an Upload is passed through as it is
             data,
             files,
             json,
@@ -258,9 +283,13 @@ class AsyncClient(BaseClient):
             cookies,
             auth,
         )
-        if isinstance(flow, Send):
-            return await self._send(flow, ttuple, stream)
-        return await self._run(flow, ttuple, stream)
+        try:
+            if isinstance(flow, Send):
+                return await self._send(flow, ttuple, stream)
+            return await self._run(flow, ttuple, stream)
+        finally:
+            if pieces is not None:
+                pieces.close()
 
     @asynccontextmanager
     async def stream(self, method: str, url: str, **kwargs: Any) -> AsyncIterator[Response]:
@@ -306,11 +335,6 @@ class AsyncClient(BaseClient):
         """One exchange with the engine (see ``Client._send``); event hooks run around it
         (an awaitable a hook returns is awaited)."""
         method, url, pairs, body = send.method, send.url, send.pairs, send.body
-        if body is not None and type(body) is not bytes:
-            raise NotImplementedError(
-                "AsyncClient cannot stream a prebuilt _core.Upload body: pass bytes, a file "
-                "or an (async) iterable of bytes as content="
-            )
         hooks = self._event_hooks
         request: Request | None = None
         if hooks["request"] or hooks["response"]:
@@ -500,7 +524,7 @@ class AsyncClient(BaseClient):
         self,
         url: str,
         *,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,
@@ -535,7 +559,7 @@ class AsyncClient(BaseClient):
         self,
         url: str,
         *,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,
@@ -570,7 +594,7 @@ class AsyncClient(BaseClient):
         self,
         url: str,
         *,
-        content: RequestContent | None = None,
+        content: AsyncRequestContent | None = None,
         data: RequestData | None = None,
         files: RequestFiles | None = None,
         json: Any = None,

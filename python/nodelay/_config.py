@@ -52,8 +52,14 @@ DEFAULT_MAX_REDIRECTS = 20
 DEFAULT_MAX_CONNECTIONS = 100
 """Connections per client (busy + idle), over all origins."""
 
-DEFAULT_MAX_KEEPALIVE = 20
-"""Idle connections kept in the pool for reuse."""
+DEFAULT_MAX_KEEPALIVE = DEFAULT_MAX_CONNECTIONS
+"""Idle connections kept in the pool for reuse: as many as the pool may open, so the
+number of descriptors stays bounded by ``max_connections``. A lower cap (httpx's 20) costs
+a reconnect per excess response whenever more requests than the cap are in flight:
+completions arrive in bursts, so with 32 in flight a burst of 32 checkins closed 12
+connections that the next burst reopened (workload f, AsyncClient: 1.27x pyreqwest-async
+with 20, 1.97x with 100; docs/performance.md, "Session 3"). aiohttp keeps up to its
+limit (100) and pyreqwest has no idle cap."""
 
 DEFAULT_KEEPALIVE_EXPIRY = 5.0
 """Seconds an idle connection stays pooled. Servers commonly close idle connections

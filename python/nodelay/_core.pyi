@@ -110,7 +110,7 @@ class Upload:
 
 @final
 class AsyncEngine:
-    """Connection pool + HTTP/1.1 driver for asyncio, on nodelay's tokio runtime.
+    """Connection pool + HTTP/1.1 and HTTP/2 drivers for asyncio, on nodelay's tokio runtime.
 
     ``request``/``open`` must be called with an event loop running on the calling thread
     (asyncio or uvloop); they return awaitables (futures of that loop). Arguments are copied
@@ -122,13 +122,17 @@ class AsyncEngine:
         cls,
         *,
         max_connections: int | None = 100,
-        max_keepalive: int | None = 20,
+        max_keepalive: int | None = 100,
         keepalive_expiry: float | None = 5.0,
         verify: bool = True,
         ca_file: str | None = None,
         cert_file: str | None = None,
         key_file: str | None = None,
         max_decoded_size: int = 1 << 30,
+        http_proxy: str | None = None,
+        https_proxy: str | None = None,
+        no_proxy: str | None = None,
+        http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
     ) -> AsyncEngine:
         """The same settings as ``Engine``."""
     def request(
@@ -136,17 +140,18 @@ class AsyncEngine:
         method: str,
         url: str,
         headers: list[tuple[str, str]],
-        body: bytes | None,
+        body: bytes | Upload | None,
         timeout: TimeoutTuple,
     ) -> Awaitable[RawResponse]:
         """``Engine.request``, awaited. Invalid input raises at once; network failures
-        raise from the awaitable."""
+        raise from the awaitable. An ``Upload`` body is pulled on the runtime's blocking
+        pool (never on the loop's thread); an exception it raises is re-raised as is."""
     def open(
         self,
         method: str,
         url: str,
         headers: list[tuple[str, str]],
-        body: bytes | None,
+        body: bytes | Upload | None,
         timeout: TimeoutTuple,
     ) -> Awaitable[AsyncRawStream]:
         """``Engine.open``, awaited: resolves once the response head arrived."""

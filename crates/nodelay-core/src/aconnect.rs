@@ -1,7 +1,9 @@
 //! Opening connections on the tokio runtime: TCP (then TLS) within the
 //! connect deadline, with the TLS rules of `tls.rs` (verification, CA file,
 //! client certificate, SNI). The async twin of `connect.rs`, shared by the
-//! async HTTP/1.1 driver (`aio/`) and the HTTP/2 driver (`h2/`).
+//! async HTTP/1.1 driver (`aio/`) and the HTTP/2 driver (`h2/`); and the
+//! async twin of `tunnel.rs`'s routes (to a forwarding proxy, or a CONNECT
+//! tunnel), over the same sans-IO CONNECT head and answer parser.
 
 use std::future::Future;
 use std::io::{self, IoSlice};
@@ -9,21 +11,28 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
+use crate::proxy::{ConnKey, Proxy, Route};
 use crate::target::Origin;
 use crate::tls::{handshake_error, server_name, TlsSetup};
 use crate::transport::Transport;
+use crate::tunnel::{
+    connect_head, io_failure, proxy_connect_error, timed_out, unexpected_bytes, ConnectAnswer,
+    CONNECT_READ_BYTES,
+};
 
 /// The byte stream under an async connection: plain TCP or TLS over TCP.
 pub enum AsyncTransport {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
+    /// The origin's TLS inside an `https://` proxy's (a CONNECT tunnel).
+    NestedTls(Box<TlsStream<TlsStream<TcpStream>>>),
 }
 
 impl AsyncTransport {
@@ -32,6 +41,7 @@ impl AsyncTransport {
         match self {
             AsyncTransport::Plain(s) => s.as_raw_fd(),
             AsyncTransport::Tls(s) => s.get_ref().0.as_raw_fd(),
+            AsyncTransport::NestedTls(s) => s.get_ref().0.get_ref().0.as_raw_fd(),
         }
     }
 
@@ -57,8 +67,141 @@ impl AsyncTransport {
                     to_std(tcp).map_err(failed)?,
                 )))
             }
+            // HTTP/2 never goes through a proxy (as on the sync path), so
+            // ALPN never hands over a tunnelled connection.
+            AsyncTransport::NestedTls(_) => {
+                return Err(Error::new(
+                    ErrorKind::Connect,
+                    "a tunnelled connection cannot be handed to the blocking driver",
+                ))
+            }
         })
     }
+}
+
+/// Opens the connection a pool key describes (the async `tunnel::connect_route`):
+/// to the origin, to the proxy that forwards requests, or a CONNECT tunnel
+/// through the proxy with the origin's TLS inside. `alpn` is offered to the
+/// origin (a proxy is always spoken to in HTTP/1.1).
+pub(crate) async fn connect_route(
+    key: &ConnKey,
+    tls: &TlsSetup,
+    alpn: &[&[u8]],
+    deadlines: &Deadlines,
+) -> Result<AsyncTransport, Error> {
+    match &key.route {
+        Route::Direct => Ok(connect(&key.origin, tls, alpn, deadlines).await?.0),
+        Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines).await,
+        Route::Tunnel(proxy) => open_tunnel(proxy, &key.origin, tls, alpn, deadlines).await,
+    }
+}
+
+/// ALPN offered to a proxy (its CONNECT and forwarded requests are HTTP/1.1).
+const ALPN_PROXY: &[&[u8]] = &[crate::tls::ALPN_HTTP11];
+
+async fn connect_proxy(
+    proxy: &Proxy,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+) -> Result<AsyncTransport, Error> {
+    match connect(&proxy.origin, tls, ALPN_PROXY, deadlines).await {
+        Ok((transport, _)) => Ok(transport),
+        Err(e) => Err(proxy_connect_error(e, proxy)),
+    }
+}
+
+/// CONNECT through `proxy` (its whole exchange within the connect deadline),
+/// then the TLS session with an `https` origin inside the tunnel.
+async fn open_tunnel(
+    proxy: &Proxy,
+    origin: &Origin,
+    tls: &TlsSetup,
+    alpn: &[&[u8]],
+    deadlines: &Deadlines,
+) -> Result<AsyncTransport, Error> {
+    let mut stream = connect_proxy(proxy, tls, deadlines).await?;
+    let request = connect_head(proxy.authorization(), origin);
+    within(
+        deadlines,
+        connect_exchange(&mut stream, &request, proxy, origin),
+    )
+    .await
+    .ok_or_else(|| timed_out(proxy))??;
+    if origin.scheme != "https" {
+        return Ok(stream);
+    }
+    match stream {
+        AsyncTransport::Plain(tcp) => Ok(AsyncTransport::Tls(Box::new(
+            tls_over(tcp, origin, tls, alpn, deadlines).await?,
+        ))),
+        AsyncTransport::Tls(outer) => Ok(AsyncTransport::NestedTls(Box::new(
+            tls_over(*outer, origin, tls, alpn, deadlines).await?,
+        ))),
+        AsyncTransport::NestedTls(_) => unreachable!("a proxy connection is never nested"),
+    }
+}
+
+/// Writes the CONNECT head and reads the answer until the tunnel is open.
+async fn connect_exchange(
+    stream: &mut AsyncTransport,
+    request: &[u8],
+    proxy: &Proxy,
+    origin: &Origin,
+) -> Result<(), Error> {
+    stream
+        .write_all(request)
+        .await
+        .map_err(|e| io_failure(e, proxy))?;
+    stream.flush().await.map_err(|e| io_failure(e, proxy))?;
+    let mut answer = ConnectAnswer::default();
+    let mut chunk = vec![0u8; CONNECT_READ_BYTES];
+    loop {
+        if answer.parse(proxy, origin)? {
+            if has_plaintext_buffered(stream) {
+                return Err(unexpected_bytes(proxy));
+            }
+            return Ok(());
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) => return Err(answer.closed(proxy)),
+            Ok(n) => answer.received(&chunk[..n]),
+            Err(e) => return Err(io_failure(e, proxy)),
+        }
+    }
+}
+
+/// Whether an `https://` proxy's TLS session holds decrypted bytes we have
+/// not read (they would follow the CONNECT answer).
+fn has_plaintext_buffered(stream: &mut AsyncTransport) -> bool {
+    match stream {
+        AsyncTransport::Tls(s) => s
+            .get_mut()
+            .1
+            .process_new_packets()
+            .map_or(true, |state| state.plaintext_bytes_to_read() > 0),
+        _ => false,
+    }
+}
+
+/// The TLS handshake with `origin` over `io`, within the connect deadline.
+async fn tls_over<IO: AsyncRead + AsyncWrite + Unpin>(
+    io: IO,
+    origin: &Origin,
+    tls: &TlsSetup,
+    alpn: &[&[u8]],
+    deadlines: &Deadlines,
+) -> Result<TlsStream<IO>, Error> {
+    let config = tls.config_with_alpn(alpn)?;
+    let name = server_name(&origin.host)?;
+    within(deadlines, TlsConnector::from(config).connect(name, io))
+        .await
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::ConnectTimeout,
+                "timed out during the TLS handshake",
+            )
+        })?
+        .map_err(handshake_error)
 }
 
 /// Resolves the origin, connects to the first address that answers and, for
@@ -77,18 +220,7 @@ pub async fn connect(
         return Ok((AsyncTransport::Plain(tcp), None));
     }
     // One config per ALPN list, built once per client (see `TlsSetup`).
-    let config = tls.config_with_alpn(alpn)?;
-    let name = server_name(&origin.host)?;
-    let handshake = TlsConnector::from(config).connect(name, tcp);
-    let stream = within(deadlines, handshake)
-        .await
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::ConnectTimeout,
-                "timed out during the TLS handshake",
-            )
-        })?
-        .map_err(handshake_error)?;
+    let stream = tls_over(tcp, origin, tls, alpn, deadlines).await?;
     let protocol = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
     Ok((AsyncTransport::Tls(Box::new(stream)), protocol))
 }
@@ -168,6 +300,12 @@ impl AsyncRead for AsyncTransport {
                 }
                 other => other,
             },
+            AsyncTransport::NestedTls(s) => match Pin::new(s.as_mut()).poll_read(cx, buf) {
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    Poll::Ready(Ok(()))
+                }
+                other => other,
+            },
         }
     }
 }
@@ -181,6 +319,7 @@ impl AsyncWrite for AsyncTransport {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_write(cx, buf),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -192,6 +331,7 @@ impl AsyncWrite for AsyncTransport {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -199,6 +339,7 @@ impl AsyncWrite for AsyncTransport {
         match self {
             AsyncTransport::Plain(s) => s.is_write_vectored(),
             AsyncTransport::Tls(s) => s.is_write_vectored(),
+            AsyncTransport::NestedTls(s) => s.is_write_vectored(),
         }
     }
 
@@ -206,6 +347,7 @@ impl AsyncWrite for AsyncTransport {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_flush(cx),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
@@ -213,6 +355,7 @@ impl AsyncWrite for AsyncTransport {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_shutdown(cx),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use nodelay_proto::{encode_request_head, RequestHead};
 
+use crate::aconnect::AsyncTransport;
 use crate::any_exchange::Exchange;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::{Error, ErrorKind};
@@ -48,14 +49,14 @@ pub enum Http2Mode {
 pub struct Prepared {
     pub target: Target,
     /// Which pooled connections may carry it (origin and proxy route).
-    key: ConnKey,
+    pub(crate) key: ConnKey,
     /// The request in HTTP/2 form, when it may go over HTTP/2.
-    h2: Option<H2Request>,
+    pub(crate) h2: Option<H2Request>,
     /// Head, followed by the body when it is small (one write).
     pub(crate) wire: Vec<u8>,
     pub(crate) body_inlined: bool,
     /// Set when the body is streamed from a [`BodySource`] (`send_streamed`).
-    streamed: Option<StreamFraming>,
+    pub(crate) streamed: Option<StreamFraming>,
     pub(crate) is_head: bool,
     pub(crate) idempotent: bool,
 }
@@ -73,14 +74,14 @@ impl Prepared {
 }
 
 /// RFC 9110 §9.2.2: safe to send twice.
-fn is_idempotent(method: &str) -> bool {
+pub(crate) fn is_idempotent(method: &str) -> bool {
     matches!(
         method,
         "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
     )
 }
 
-fn has_header(headers: &[(&str, &str)], lower_name: &str) -> bool {
+pub(crate) fn has_header(headers: &[(&str, &str)], lower_name: &str) -> bool {
     headers
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case(lower_name))
@@ -88,7 +89,7 @@ fn has_header(headers: &[(&str, &str)], lower_name: &str) -> bool {
 
 /// The framing of a streamed body once the caller's own framing headers are
 /// taken into account (see `Client::prepare_streamed`).
-fn framing_with_headers(
+pub(crate) fn framing_with_headers(
     headers: &[(&str, &str)],
     framing: StreamFraming,
 ) -> Result<StreamFraming, Error> {
@@ -125,7 +126,7 @@ fn framing_with_headers(
 /// The head of `parts` with the given request target and header list,
 /// followed by the body when it is small enough to leave in the same write;
 /// returns the bytes and whether the body is in them.
-fn encode_inline(
+pub(crate) fn encode_inline(
     parts: &RequestParts<'_>,
     request_target: &str,
     host: &str,
@@ -409,7 +410,9 @@ impl Client {
                             exchange.prefetch_small_body().await?;
                             Ok(Ok(exchange))
                         }
-                        Sent::Http1(transport) => Ok(Err(transport)),
+                        Sent::Http1(transport) => Ok(Err(transport
+                            .map(AsyncTransport::into_blocking)
+                            .transpose()?)),
                     }
                 },
                 interrupt,

@@ -25,7 +25,7 @@ use crate::transport::Transport;
 
 /// Bytes asked for per read of the proxy's answer: a CONNECT answer is a
 /// short head, and reading little keeps the buffer near the head limit.
-const CONNECT_READ_BYTES: usize = 4096;
+pub(crate) const CONNECT_READ_BYTES: usize = 4096;
 
 /// Longest part of a proxy's reason phrase repeated in an error message.
 const MAX_REASON_IN_MESSAGE: usize = 100;
@@ -48,13 +48,17 @@ pub(crate) fn connect_route(
 /// Failures name the proxy (never its credentials); a refused or reset
 /// connection is a `ProxyError`, timeouts stay `ConnectTimeout`.
 fn connect_proxy(proxy: &Proxy, tls: &TlsSetup, deadlines: &Deadlines) -> Result<Transport, Error> {
-    connect_direct(&proxy.origin, tls, deadlines).map_err(|e| {
-        let kind = match e.kind() {
-            ErrorKind::Connect => ErrorKind::Proxy,
-            other => other,
-        };
-        e.recast(kind, format!("proxy {proxy}: "))
-    })
+    connect_direct(&proxy.origin, tls, deadlines).map_err(|e| proxy_connect_error(e, proxy))
+}
+
+/// A failure to reach the proxy, named after it (shared with the async
+/// connect path, `aconnect.rs`).
+pub(crate) fn proxy_connect_error(e: Error, proxy: &Proxy) -> Error {
+    let kind = match e.kind() {
+        ErrorKind::Connect => ErrorKind::Proxy,
+        other => other,
+    };
+    e.recast(kind, format!("proxy {proxy}: "))
 }
 
 /// Opens a CONNECT tunnel to `origin` through `proxy`, then the TLS session
@@ -91,7 +95,7 @@ fn open(
 
 /// `CONNECT host:port HTTP/1.1` with `Host` (RFC 9112 §3.2.3: the
 /// authority-form target) and the proxy's credentials when it has some.
-fn connect_head(authorization: Option<&str>, origin: &Origin) -> Vec<u8> {
+pub(crate) fn connect_head(authorization: Option<&str>, origin: &Origin) -> Vec<u8> {
     let authority = if origin.host.contains(':') {
         format!("[{}]:{}", origin.host, origin.port)
     } else {
@@ -138,14 +142,14 @@ fn connect_budget(
         })
 }
 
-fn timed_out(proxy: &Proxy) -> Error {
+pub(crate) fn timed_out(proxy: &Proxy) -> Error {
     Error::new(
         ErrorKind::ConnectTimeout,
         format!("timed out waiting for proxy {proxy} to open a tunnel"),
     )
 }
 
-fn io_failure(e: io::Error, proxy: &Proxy) -> Error {
+pub(crate) fn io_failure(e: io::Error, proxy: &Proxy) -> Error {
     if matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -186,65 +190,103 @@ fn read_answer(
     origin: &Origin,
     phase_end: Option<Instant>,
 ) -> Result<(), Error> {
-    let mut buf: Vec<u8> = Vec::with_capacity(CONNECT_READ_BYTES);
+    let mut answer = ConnectAnswer::default();
     let mut chunk = [0u8; CONNECT_READ_BYTES];
-    let mut interim = 0;
     loop {
-        let parsed = parse_response_head(&buf, false).map_err(|e| {
-            Error::new(
-                ErrorKind::Proxy,
-                format!("proxy {proxy} answered CONNECT with an invalid response: {e}"),
-            )
-            .with_source(e)
-        })?;
-        if let Some(head) = parsed {
-            if head.is_interim() {
-                interim += 1;
-                if interim > MAX_INTERIM_RESPONSES {
-                    return Err(Error::new(
-                        ErrorKind::Proxy,
-                        format!("proxy {proxy} sent too many interim responses to CONNECT"),
-                    ));
-                }
-                buf.drain(..head.head_len);
-                continue;
-            }
-            if !(200..300).contains(&head.status) {
-                let reason =
-                    String::from_utf8_lossy(&buf[head.reason.0 as usize..head.reason.1 as usize]);
-                return Err(refused(proxy, origin, head.status, reason.trim()));
-            }
-            // The origin speaks only after our TLS ClientHello: bytes already
-            // here came from the proxy, and a tunnel that starts with them
-            // would hand them to TLS as the origin's.
-            if buf.len() > head.head_len || has_plaintext_buffered(stream) {
-                return Err(Error::new(
-                    ErrorKind::Proxy,
-                    format!("proxy {proxy} sent unexpected bytes after its CONNECT answer"),
-                ));
+        if answer.parse(proxy, origin)? {
+            if has_plaintext_buffered(stream) {
+                return Err(unexpected_bytes(proxy));
             }
             return Ok(());
         }
         connect_budget(stream, phase_end, proxy)?;
         match stream.read(&mut chunk) {
-            Ok(0) => {
-                return Err(Error::new(
-                    ErrorKind::Proxy,
-                    format!(
-                        "proxy {proxy} closed the connection {} its answer to CONNECT",
-                        if buf.is_empty() {
-                            "before"
-                        } else {
-                            "in the middle of"
-                        }
-                    ),
-                ))
-            }
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Ok(0) => return Err(answer.closed(proxy)),
+            Ok(n) => answer.received(&chunk[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(io_failure(e, proxy)),
         }
     }
+}
+
+/// The proxy's answer to CONNECT as it arrives, parsed without I/O: the
+/// blocking (`read_answer`) and async (`aconnect.rs`) connect paths feed it
+/// what they read.
+#[derive(Default)]
+pub(crate) struct ConnectAnswer {
+    buf: Vec<u8>,
+    interim: usize,
+}
+
+impl ConnectAnswer {
+    /// Appends bytes read from the proxy.
+    pub fn received(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// `Ok(true)` once a 2xx answer arrived with nothing after it (the
+    /// tunnel is open), `Ok(false)` while the head is incomplete, a
+    /// `ProxyError` naming the status for any other answer.
+    pub fn parse(&mut self, proxy: &Proxy, origin: &Origin) -> Result<bool, Error> {
+        loop {
+            let parsed = parse_response_head(&self.buf, false).map_err(|e| {
+                Error::new(
+                    ErrorKind::Proxy,
+                    format!("proxy {proxy} answered CONNECT with an invalid response: {e}"),
+                )
+                .with_source(e)
+            })?;
+            let Some(head) = parsed else {
+                return Ok(false);
+            };
+            if head.is_interim() {
+                self.interim += 1;
+                if self.interim > MAX_INTERIM_RESPONSES {
+                    return Err(Error::new(
+                        ErrorKind::Proxy,
+                        format!("proxy {proxy} sent too many interim responses to CONNECT"),
+                    ));
+                }
+                self.buf.drain(..head.head_len);
+                continue;
+            }
+            if !(200..300).contains(&head.status) {
+                let reason = String::from_utf8_lossy(
+                    &self.buf[head.reason.0 as usize..head.reason.1 as usize],
+                );
+                return Err(refused(proxy, origin, head.status, reason.trim()));
+            }
+            // The origin speaks only after our TLS ClientHello: bytes already
+            // here came from the proxy, and a tunnel that starts with them
+            // would hand them to TLS as the origin's.
+            if self.buf.len() > head.head_len {
+                return Err(unexpected_bytes(proxy));
+            }
+            return Ok(true);
+        }
+    }
+
+    /// The error for a proxy that closed the connection before answering.
+    pub fn closed(&self, proxy: &Proxy) -> Error {
+        Error::new(
+            ErrorKind::Proxy,
+            format!(
+                "proxy {proxy} closed the connection {} its answer to CONNECT",
+                if self.buf.is_empty() {
+                    "before"
+                } else {
+                    "in the middle of"
+                }
+            ),
+        )
+    }
+}
+
+pub(crate) fn unexpected_bytes(proxy: &Proxy) -> Error {
+    Error::new(
+        ErrorKind::Proxy,
+        format!("proxy {proxy} sent unexpected bytes after its CONNECT answer"),
+    )
 }
 
 /// Whether an `https://` proxy's TLS session holds decrypted bytes we have
@@ -277,4 +319,74 @@ fn refused(proxy: &Proxy, origin: &Origin, status: u16, reason: &str) -> Error {
             origin.host, origin.port
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxy() -> Proxy {
+        Proxy::parse("http://u:secret@proxy.test:3128").expect("valid proxy URL")
+    }
+
+    fn origin() -> Origin {
+        Origin {
+            scheme: "https",
+            host: "origin.test".into(),
+            port: 443,
+        }
+    }
+
+    #[test]
+    fn answer_split_across_reads_opens_the_tunnel() {
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 Connection");
+        assert!(!answer.parse(&proxy(), &origin()).unwrap());
+        answer.received(b" established\r\n\r\n");
+        assert!(answer.parse(&proxy(), &origin()).unwrap());
+    }
+
+    #[test]
+    fn refusal_names_the_status_never_the_credentials() {
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n");
+        let e = answer.parse(&proxy(), &origin()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Proxy);
+        let message = e.to_string();
+        assert!(
+            message.contains("407 Proxy Authentication Required"),
+            "{message}"
+        );
+        assert!(message.contains("refused the credentials"), "{message}");
+        assert!(!message.contains("secret"), "{message}");
+    }
+
+    #[test]
+    fn bytes_after_the_answer_are_refused() {
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\n");
+        let e = answer.parse(&proxy(), &origin()).unwrap_err();
+        assert!(e.to_string().contains("unexpected bytes"), "{e}");
+    }
+
+    #[test]
+    fn closed_before_or_during_the_answer() {
+        let answer = ConnectAnswer::default();
+        assert!(answer.closed(&proxy()).to_string().contains("before"));
+        let mut answer = ConnectAnswer::default();
+        answer.received(b"HTTP/1.1 2");
+        assert!(answer
+            .closed(&proxy())
+            .to_string()
+            .contains("in the middle of"));
+    }
+
+    #[test]
+    fn connect_head_bytes() {
+        assert_eq!(
+            connect_head(Some("Basic dTpw"), &origin()),
+            b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\
+              Proxy-Authorization: Basic dTpw\r\n\r\n"
+        );
+    }
 }

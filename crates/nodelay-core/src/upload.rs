@@ -38,8 +38,8 @@ pub enum StreamFraming {
 }
 
 /// The chunked-coding terminator: the last (empty) chunk and no trailers.
-const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
-const CRLF: &[u8] = b"\r\n";
+pub(crate) const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+pub(crate) const CRLF: &[u8] = b"\r\n";
 
 /// Writes `wire` (the head) and the whole body of `source`. The head leaves
 /// in the same (vectored) write as the first piece of the body, so a small
@@ -106,7 +106,7 @@ pub(crate) fn send_streamed(
 }
 
 /// `{size in hex}\r\n` into `out`.
-fn chunk_size_line(len: usize, out: &mut [u8; 18]) -> &[u8] {
+pub(crate) fn chunk_size_line(len: usize, out: &mut [u8; 18]) -> &[u8] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut i = 16;
     let mut n = len;
@@ -123,7 +123,7 @@ fn chunk_size_line(len: usize, out: &mut [u8; 18]) -> &[u8] {
     &out[i..]
 }
 
-fn length_mismatch(expected: u64, sent: &str) -> Error {
+pub(crate) fn length_mismatch(expected: u64, sent: &str) -> Error {
     Error::new(
         ErrorKind::LocalProtocol,
         format!(

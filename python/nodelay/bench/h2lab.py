@@ -4,7 +4,8 @@
 or as part of the main lab: ``python -m nodelay.bench --workloads g,i`` (it calls ``run_rows``).
 
 * **g**: 1000 x 202-byte GET, 32 in flight, over h2c (prior knowledge) and h2 over TLS
-  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection). Peers, each with
+  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection); nodelay-async: one
+  ``AsyncClient`` shared by 32 asyncio tasks (one connection). Peers, each with
   its own way of keeping 32 requests in flight over HTTP/2: pycurl (CurlMulti, multiplexing),
   rnet and pyreqwest (threads sharing one client), httpx (threads sharing one Client; needs
   the ``h2`` package); ``h2load -c1 -m32`` as the native reference.
@@ -52,7 +53,7 @@ TIMEOUT = 30.0
 """Seconds any request may take: a stuck server fails the row, never hangs the lab."""
 H2_WORKLOADS = ("g", "i")
 """The workloads this lab runs (the main lab hands them over)."""
-G_CLIENTS = ("nodelay", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
+G_CLIENTS = ("nodelay", "nodelay-async", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
 _LINK = re.compile(rb'href="(/site/[^"]*)"')
 
 
@@ -105,6 +106,37 @@ def _threads(get: Callable[[str], tuple[int, bytes, str]], url: str, n: int) -> 
     for t in threads:
         t.join()
     return out
+
+
+def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
+    """``run(url, n)``: ``n`` GETs from ``G_IN_FLIGHT`` asyncio tasks sharing one
+    ``AsyncClient`` (made once, on one event loop, like the threads' shared ``Client``)."""
+    import asyncio
+
+    import nodelay
+
+    loop = asyncio.new_event_loop()
+
+    async def make() -> nodelay.AsyncClient:
+        if tls:
+            return nodelay.AsyncClient(http2=True, verify=ca, timeout=TIMEOUT)
+        return nodelay.AsyncClient(http2="prior_knowledge", timeout=TIMEOUT)
+
+    client = loop.run_until_complete(make())
+
+    async def many(url: str, n: int) -> list[Any]:
+        out: list[Any] = []
+        shares = [n // G_IN_FLIGHT + (1 if i < n % G_IN_FLIGHT else 0) for i in range(G_IN_FLIGHT)]
+
+        async def work(k: int) -> None:
+            for _ in range(k):
+                r = await client.get(url)
+                out.append((r.status_code, len(r.content), r.http_version))
+
+        await asyncio.gather(*(work(k) for k in shares if k))
+        return out
+
+    return lambda url, n: loop.run_until_complete(many(url, n))
 
 
 def _getter(client: str, tls: bool, ca: str) -> Callable[[str], tuple[int, bytes, str]]:
@@ -300,6 +332,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
         def run(n: int) -> list[Any]:
             return _pycurl_g(url, n, tls, ca)
+    elif client == "nodelay-async":
+        run_async = _async_runner(tls, ca)
+
+        def run(n: int) -> list[Any]:
+            return run_async(url, n)
     else:
         get = _getter(client, tls, ca)
 

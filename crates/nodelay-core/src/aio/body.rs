@@ -3,8 +3,8 @@
 //! the connection goes back to the pool; on error, or when the stream is
 //! dropped half-read, it is closed (HOSTILE.md H29).
 
+use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::decode::{DecodeChain, FEED_SLICE_BYTES};
-use crate::aio::exchange::AsyncExchange;
 use crate::decode::Coding;
 use crate::error::Error;
 use crate::limits::READ_BUFFER_BYTES;

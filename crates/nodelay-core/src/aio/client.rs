@@ -1,24 +1,49 @@
-//! The async engine's entry point: checkout → send → receive head, with the
-//! sync driver's one transparent retry when a reused connection was stale.
+//! The async engine's entry point: prepare a request (routing through
+//! proxies, HTTP/2 form when the client asks for it), then checkout → send
+//! → receive head, with the sync driver's one transparent retry when a
+//! reused connection was stale; or HTTP/2 on the connection shared by every
+//! task for the origin, falling back to HTTP/1.1 when ALPN says so.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::aio::exchange::{receive_head, AsyncExchange};
+use nodelay_proto::{encode_request_head, RequestHead};
+
+use crate::aio::any_exchange::AsyncExchange;
+use crate::aio::exchange::{receive_head, AsyncH1Exchange};
+use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPool;
-use crate::client::Prepared;
+use crate::aio::upload::{send_streamed, BodyPump};
+use crate::client::{
+    encode_inline, framing_with_headers, has_header, is_idempotent, Http2Mode, Prepared,
+    RequestParts,
+};
 use crate::deadline::{Deadlines, Timeouts};
 use crate::decode::decode;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
+use crate::h2::{H2Pool, H2Request, Sent};
 use crate::limits::STALE_CONNECTION_RETRIES;
 use crate::pool::PoolConfig;
+use crate::proxy::{Proxies, ProxySettings, Route};
+use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
+use crate::upload::StreamFraming;
 
-/// The async HTTP/1.1 engine: a connection pool shared by every task that
-/// holds a clone (a refcount bump), driven on the tokio runtime.
+/// The async engine: a connection pool and the HTTP/2 connections, shared
+/// by every task that holds a clone (a refcount bump), driven on the tokio
+/// runtime.
 #[derive(Clone)]
 pub struct AsyncClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     pool: Arc<AsyncPool>,
+    /// `None` without proxies: requests then skip routing entirely.
+    proxies: Option<Proxies>,
+    http2: Http2Mode,
+    h2: H2Pool,
+    targets: TargetCache,
 }
 
 impl AsyncClient {
@@ -27,14 +52,128 @@ impl AsyncClient {
     }
 
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
-        AsyncClient {
-            pool: Arc::new(AsyncPool::new(config, TlsSetup::new(tls))),
+        Self::with_options(config, tls, Http2Mode::Off, &ProxySettings::default())
+            .expect("no proxy to parse")
+    }
+
+    /// A client with `Client`'s options: HTTP/2 mode and proxies (parsed
+    /// now: a bad proxy URL fails here, not on the first request).
+    pub fn with_options(
+        config: PoolConfig,
+        tls: TlsOptions,
+        http2: Http2Mode,
+        proxies: &ProxySettings,
+    ) -> Result<Self, Error> {
+        Ok(AsyncClient {
+            inner: Arc::new(Inner {
+                pool: Arc::new(AsyncPool::new(config, TlsSetup::new(tls))),
+                proxies: Proxies::new(proxies)?,
+                http2,
+                h2: H2Pool::new(),
+                targets: TargetCache::default(),
+            }),
+        })
+    }
+
+    fn route(&self, target: &Target) -> Route {
+        match &self.inner.proxies {
+            None => Route::Direct,
+            Some(proxies) => proxies.route(&target.origin),
         }
     }
 
-    /// Sends a request made by [`crate::prepare`] and reads the response
-    /// head. `body` is the request body (only read when too large to have
-    /// been inlined behind the head).
+    fn may_use_h2(&self, target: &Target) -> bool {
+        match self.inner.http2 {
+            Http2Mode::Off => false,
+            Http2Mode::Negotiate => target.origin.scheme == "https",
+            Http2Mode::PriorKnowledge => true,
+        }
+    }
+
+    /// Parses the URL and encodes the request for this client's route
+    /// (direct, forwarded or tunnelled) and, when it may go over HTTP/2 (a
+    /// direct route, as on the sync path), in HTTP/2 form too; fails before
+    /// any I/O on bad input.
+    pub fn prepare(&self, parts: &RequestParts<'_>) -> Result<Prepared, Error> {
+        let target = self.inner.targets.parse(parts.url)?;
+        let route = self.route(&target);
+        let (request_target, headers) = route.request_form(&target, parts.headers);
+        let (wire, body_inlined) =
+            encode_inline(parts, &request_target, &target.authority, &headers)?;
+        drop((request_target, headers));
+        let idempotent = is_idempotent(parts.method);
+        let h2 = if route == Route::Direct && self.may_use_h2(&target) {
+            Some(H2Request::new(
+                parts.method,
+                &target,
+                parts.headers,
+                parts.body,
+                idempotent,
+            )?)
+        } else {
+            None
+        };
+        Ok(Prepared {
+            key: route.key(&target.origin),
+            target,
+            h2,
+            wire,
+            body_inlined,
+            streamed: None,
+            is_head: parts.method == "HEAD",
+            idempotent,
+        })
+    }
+
+    /// Encodes a request whose body will be streamed from a [`BodyPump`]
+    /// (`parts.body` is ignored), with `Client::prepare_streamed`'s framing
+    /// rules. Streamed uploads go over HTTP/1.1, as on the sync path.
+    pub fn prepare_streamed(
+        &self,
+        parts: &RequestParts<'_>,
+        framing: StreamFraming,
+    ) -> Result<Prepared, Error> {
+        let target = Target::parse(parts.url)?;
+        let framing = framing_with_headers(parts.headers, framing)?;
+        let route = self.route(&target);
+        let (request_target, routed) = route.request_form(&target, parts.headers);
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
+        headers.extend_from_slice(&routed);
+        if framing == StreamFraming::Chunked && !has_header(parts.headers, "transfer-encoding") {
+            headers.push(("Transfer-Encoding", "chunked"));
+        }
+        let mut wire = Vec::with_capacity(256);
+        encode_request_head(
+            &mut wire,
+            &RequestHead {
+                method: parts.method,
+                target: &request_target,
+                host: &target.authority,
+                headers: &headers,
+                content_length: match framing {
+                    StreamFraming::Length(n) => Some(n),
+                    StreamFraming::Chunked => None,
+                },
+            },
+        )
+        .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
+        drop((request_target, routed, headers));
+        Ok(Prepared {
+            key: route.key(&target.origin),
+            target,
+            h2: None,
+            wire,
+            body_inlined: false,
+            streamed: Some(framing),
+            is_head: parts.method == "HEAD",
+            idempotent: is_idempotent(parts.method),
+        })
+    }
+
+    /// Sends a request made by [`AsyncClient::prepare`] (or
+    /// [`crate::prepare`]) and reads the response head. `body` is the
+    /// request body (only read when too large to have been inlined behind
+    /// the head).
     pub async fn send(
         &self,
         prepared: &Prepared,
@@ -43,14 +182,41 @@ impl AsyncClient {
     ) -> Result<AsyncExchange, Error> {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        // ALPN may hand back the HTTP/1.1 connection it just made.
+        let mut adopted = None;
+        if let Some(request) = &prepared.h2 {
+            let inner = &self.inner;
+            match inner
+                .h2
+                .send(
+                    &prepared.target.origin,
+                    inner.pool.tls(),
+                    request,
+                    &deadlines,
+                )
+                .await?
+            {
+                Sent::H2(response) => {
+                    return Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started)))
+                }
+                Sent::Http1(transport) => {
+                    adopted = transport.map(|t| inner.pool.adopt(&prepared.key, t));
+                }
+            }
+        }
         let large_body = if prepared.body_inlined { None } else { body };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self
-                .pool
-                .checkout(&prepared.target.origin, &deadlines, fresh)
-                .await?;
+            let mut pooled = match adopted.take() {
+                Some(pooled) => pooled,
+                None => {
+                    self.inner
+                        .pool
+                        .checkout(&prepared.key, &deadlines, fresh)
+                        .await?
+                }
+            };
             // A failed write on a reused connection received nothing either:
             // idempotent requests may go again.
             let attempt = match pooled
@@ -63,9 +229,9 @@ impl AsyncClient {
             };
             match attempt {
                 Ok((head, head_bytes)) => {
-                    return Ok(AsyncExchange::new(
+                    return Ok(AsyncExchange::h1(AsyncH1Exchange::new(
                         pooled, head, head_bytes, deadlines, started,
-                    ))
+                    )))
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle.
@@ -82,13 +248,62 @@ impl AsyncClient {
         }
     }
 
-    /// Closes all idle connections.
+    /// Sends a request prepared by [`AsyncClient::prepare_streamed`], its
+    /// body pulled from `pump`, and reads the response head. A stale reused
+    /// connection is replaced (as in `send`) only when the pump rewinds.
+    pub async fn send_streamed(
+        &self,
+        prepared: &Prepared,
+        pump: &mut BodyPump,
+        timeouts: Timeouts,
+    ) -> Result<AsyncExchange, Error> {
+        let framing = prepared
+            .streamed
+            .expect("send_streamed needs a request from prepare_streamed");
+        let started = Instant::now();
+        let deadlines = Deadlines::start(timeouts, started);
+        let mut retries_left = STALE_CONNECTION_RETRIES;
+        loop {
+            let fresh = retries_left < STALE_CONNECTION_RETRIES;
+            let mut pooled = self
+                .inner
+                .pool
+                .checkout(&prepared.key, &deadlines, fresh)
+                .await?;
+            let attempt =
+                match send_streamed(&mut pooled, &prepared.wire, framing, pump, &deadlines).await {
+                    Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
+                    Err(e) => Err(e),
+                };
+            match attempt {
+                Ok((head, head_bytes)) => {
+                    return Ok(AsyncExchange::h1(AsyncH1Exchange::new(
+                        pooled, head, head_bytes, deadlines, started,
+                    )))
+                }
+                Err(e)
+                    if pooled.reused
+                        && retries_left > 0
+                        && prepared.idempotent
+                        && e.nothing_received()
+                        && pump.rewind().await? =>
+                {
+                    retries_left -= 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Closes all idle connections, and lets go of the HTTP/2 connections
+    /// (each closes once its open streams end).
     pub fn close(&self) {
-        self.pool.close_idle();
+        self.inner.pool.close_idle();
+        self.inner.h2.clear();
     }
 
     pub fn idle_connections(&self) -> usize {
-        self.pool.idle_count()
+        self.inner.pool.idle_count()
     }
 }
 

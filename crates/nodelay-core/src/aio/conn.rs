@@ -156,7 +156,16 @@ impl AsyncConn {
         } else {
             1
         };
-        let mut parts = &mut slices[..count];
+        self.write_parts(&mut slices[..count], deadlines).await
+    }
+
+    /// Writes every slice of `parts` in order (vectored), then flushes.
+    pub async fn write_parts(
+        &mut self,
+        mut parts: &mut [IoSlice<'_>],
+        deadlines: &Deadlines,
+    ) -> Result<(), Error> {
+        IoSlice::advance_slices(&mut parts, 0);
         while !parts.is_empty() {
             let written = if parts.len() == 1 {
                 write_timed(deadlines, self.io.write(&parts[0])).await?

@@ -6,9 +6,7 @@
 use std::time::Instant;
 
 use nodelay_proto::limits::{MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
-use nodelay_proto::{
-    parse_response_head, BodyFraming, HeaderSpan, ProtoError, ResponseHead, Version,
-};
+use nodelay_proto::{parse_response_head, BodyFraming, HeaderSpan, ProtoError, ResponseHead};
 
 use crate::aio::pool::AsyncPooled;
 use crate::deadline::Deadlines;
@@ -83,19 +81,19 @@ pub(crate) async fn receive_head(
     }
 }
 
-/// A response whose head arrived; the body is still on the connection.
-/// Dropping it before the body was read closes the connection.
-pub struct AsyncExchange {
+/// A response whose head arrived over HTTP/1.1; the body is still on the
+/// connection. Dropping it before the body was read closes the connection.
+pub(crate) struct AsyncH1Exchange {
     pooled: AsyncPooled,
     head: ResponseHead,
     head_bytes: Box<[u8]>,
     body: BodyState,
     deadlines: Deadlines,
-    started: Instant,
+    pub(crate) started: Instant,
     received: u64,
 }
 
-impl AsyncExchange {
+impl AsyncH1Exchange {
     pub(crate) fn new(
         pooled: AsyncPooled,
         head: ResponseHead,
@@ -103,7 +101,7 @@ impl AsyncExchange {
         deadlines: Deadlines,
         started: Instant,
     ) -> Self {
-        AsyncExchange {
+        AsyncH1Exchange {
             pooled,
             body: BodyState::for_framing(head.framing),
             head,
@@ -114,20 +112,9 @@ impl AsyncExchange {
         }
     }
 
-    pub fn status(&self) -> u16 {
-        self.head.status
-    }
-
-    pub fn version(&self) -> Version {
-        self.head.version
-    }
-
-    pub fn reason_span(&self) -> (u32, u32) {
-        self.head.reason
-    }
-
-    pub fn started(&self) -> Instant {
-        self.started
+    /// The head and the bytes its spans index into.
+    pub fn head(&self) -> (&ResponseHead, &[u8]) {
+        (&self.head, &self.head_bytes)
     }
 
     /// Moves the head out (for building a response object without copying).
@@ -136,23 +123,6 @@ impl AsyncExchange {
             std::mem::take(&mut self.head_bytes),
             std::mem::take(&mut self.head.headers),
         )
-    }
-
-    /// Values of every `name` header field, in order.
-    pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
-        let head = &self.head_bytes;
-        self.head.headers.iter().filter_map(move |span| {
-            let field = &head[span.name.0 as usize..span.name.1 as usize];
-            field
-                .eq_ignore_ascii_case(name.as_bytes())
-                .then(|| &head[span.value.0 as usize..span.value.1 as usize])
-        })
-    }
-
-    /// The content codings to undo, in the order applied; `None` when one is
-    /// unknown (the body is then delivered as received).
-    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
-        crate::decode::parse_codings(self.header_values("content-encoding"))
     }
 
     /// The exact body size when the server announced one.

@@ -1,16 +1,22 @@
-//! The async HTTP/1.1 driver on the process's tokio runtime (`runtime.rs`):
-//! the sync driver's phases, pool rules, limits and errors over the same
-//! sans-IO proto crate, with tokio sockets and timers. Dropping a request's
-//! future at any await closes its connection (a half-used connection is never
-//! pooled) and frees its pool slot.
+//! The async driver on the process's tokio runtime (`runtime.rs`): HTTP/1.1
+//! with the sync driver's phases, pool rules, limits and errors over the
+//! same sans-IO proto crate, with tokio sockets and timers; HTTP/2 on the
+//! shared connections of `h2/`; proxies (forwarding and CONNECT tunnels,
+//! `aconnect.rs`); streamed request bodies. Dropping a request's future at
+//! any await closes its HTTP/1.1 connection (a half-used connection is never
+//! pooled) and frees its pool slot, or resets its HTTP/2 stream.
 
+mod any_exchange;
 mod body;
 mod client;
 mod conn;
 mod decode;
 mod exchange;
+mod h2;
 mod pool;
+mod upload;
 
+pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
 pub use client::{read_whole, AsyncClient};
-pub use exchange::AsyncExchange;
+pub use upload::{BodyPump, PumpServer};

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use crate::aconnect::connect;
+use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::conn::AsyncConn;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::pool::PoolConfig;
-use crate::target::Origin;
+use crate::proxy::ConnKey;
 use crate::tls::TlsSetup;
 
 /// ALPN offered by the HTTP/1.1 driver.
@@ -33,7 +33,9 @@ pub(crate) struct AsyncPool {
 
 #[derive(Default)]
 struct State {
-    idle: HashMap<Origin, Vec<AsyncConn>>,
+    /// Keyed by origin and route (a tunnelled connection is never lent to a
+    /// direct request, nor the other way round).
+    idle: HashMap<ConnKey, Vec<AsyncConn>>,
     idle_count: usize,
     /// Connections open: idle plus checked out.
     open: usize,
@@ -73,7 +75,7 @@ pub(crate) struct AsyncPooled {
     conn: Option<AsyncConn>,
     pub reused: bool,
     pool: Arc<AsyncPool>,
-    origin: Origin,
+    key: ConnKey,
     generation: u64,
 }
 
@@ -122,6 +124,11 @@ impl AsyncPool {
         }
     }
 
+    /// The TLS settings of every connection of this client (HTTP/2 too).
+    pub fn tls(&self) -> &TlsSetup {
+        &self.tls
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // Losing the pool's bookkeeping to a panic matters less than wedging
         // every later request, so poisoning is ignored (as in pool.rs).
@@ -133,12 +140,12 @@ impl AsyncPool {
         state
     }
 
-    /// Takes an idle live connection to `origin`, or opens a new one when a
+    /// Takes an idle live connection for `key` (origin and route), or opens a new one when a
     /// slot is free, or waits for one until the pool deadline (`PoolTimeout`).
     /// `fresh` skips idle connections (the retry after a stale one).
     pub async fn checkout(
         self: &Arc<Self>,
-        origin: &Origin,
+        key: &ConnKey,
         deadlines: &Deadlines,
         fresh: bool,
     ) -> Result<AsyncPooled, Error> {
@@ -152,11 +159,8 @@ impl AsyncPool {
             let generation = {
                 let mut state = self.lock();
                 let generation = state.generation;
-                if let Some(conn) = (!fresh)
-                    .then(|| self.pop_idle(&mut state, origin))
-                    .flatten()
-                {
-                    return Ok(self.pooled(conn, true, origin, generation));
+                if let Some(conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
+                    return Ok(self.pooled(conn, true, key, generation));
                 }
                 if self
                     .config
@@ -179,9 +183,9 @@ impl AsyncPool {
                     generation,
                     armed: true,
                 };
-                let (transport, _) = connect(origin, &self.tls, ALPN_HTTP1, deadlines).await?;
+                let transport = connect_route(key, &self.tls, ALPN_HTTP1, deadlines).await?;
                 slot.disarm();
-                return Ok(self.pooled(AsyncConn::new(transport), false, origin, generation));
+                return Ok(self.pooled(AsyncConn::new(transport), false, key, generation));
             }
             let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
             match until {
@@ -202,26 +206,38 @@ impl AsyncPool {
         }
     }
 
+    /// Takes over a connection made elsewhere (the HTTP/2 connect, when ALPN
+    /// chose HTTP/1.1) as if checked out now (see the sync `Pool::adopt`: it
+    /// was made without waiting for a slot).
+    pub fn adopt(self: &Arc<Self>, key: &ConnKey, transport: AsyncTransport) -> AsyncPooled {
+        let generation = {
+            let mut state = self.lock();
+            state.open += 1;
+            state.generation
+        };
+        self.pooled(AsyncConn::new(transport), false, key, generation)
+    }
+
     fn pooled(
         self: &Arc<Self>,
         conn: AsyncConn,
         reused: bool,
-        origin: &Origin,
+        key: &ConnKey,
         generation: u64,
     ) -> AsyncPooled {
         AsyncPooled {
             conn: Some(conn),
             reused,
             pool: Arc::clone(self),
-            origin: origin.clone(),
+            key: key.clone(),
             generation,
         }
     }
 
-    fn pop_idle(&self, state: &mut State, origin: &Origin) -> Option<AsyncConn> {
+    fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<AsyncConn> {
         let now = Instant::now();
         loop {
-            let mut conn = state.idle.get_mut(origin)?.pop()?;
+            let mut conn = state.idle.get_mut(key)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
@@ -252,11 +268,7 @@ impl AsyncPool {
             && self.config.keepalive_expiry != Some(Duration::ZERO);
         if keep {
             conn.idle_since = Instant::now();
-            state
-                .idle
-                .entry(pooled.origin.clone())
-                .or_default()
-                .push(conn);
+            state.idle.entry(pooled.key.clone()).or_default().push(conn);
             state.idle_count += 1;
         } else {
             state.open -= 1;

@@ -31,7 +31,7 @@ pub struct H2Exchange {
 }
 
 /// Reason phrase, then every field as `name: value\r\n`; spans index into it.
-fn head_of(response: &H2Response) -> (ResponseHead, Box<[u8]>) {
+pub(crate) fn head_of(response: &H2Response) -> (ResponseHead, Box<[u8]>) {
     let reason = http::StatusCode::from_u16(response.status)
         .ok()
         .and_then(|s| s.canonical_reason())

@@ -14,6 +14,7 @@ mod request;
 mod response;
 
 pub(crate) use blocking::{block_on, parks_with_deadlines, wake_by};
+pub(crate) use exchange::head_of;
 pub use exchange::H2Exchange;
 pub(crate) use pool::H2Pool;
 pub(crate) use pool::Sent;

@@ -18,7 +18,6 @@ use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::target::Origin;
 use crate::tls::{TlsSetup, ALPN_H2, ALPN_HTTP11};
-use crate::transport::Transport;
 
 /// What ALPN offers for an `https` origin: HTTP/2 first, HTTP/1.1 as fallback.
 const ALPN_H2_THEN_HTTP11: &[&[u8]] = &[ALPN_H2, ALPN_HTTP11];
@@ -38,7 +37,7 @@ type SlotRef = Arc<tokio::sync::Mutex<Slot>>;
 /// connection ALPN just made when there is one, so it is not wasted).
 pub(crate) enum Sent {
     H2(H2Response),
-    Http1(Option<Transport>),
+    Http1(Option<AsyncTransport>),
 }
 
 /// Per-client map origin → HTTP/2 connection.
@@ -100,7 +99,7 @@ impl H2Pool {
         tls: &TlsSetup,
         deadlines: &Deadlines,
         avoid: Option<u64>,
-    ) -> Result<Result<H2Conn, Option<Transport>>, Error> {
+    ) -> Result<Result<H2Conn, Option<AsyncTransport>>, Error> {
         let slot = self.slot(origin);
         let mut slot = slot.lock().await;
         match &*slot {
@@ -113,7 +112,7 @@ impl H2Pool {
         let (io, chosen) = aconnect::connect(origin, tls, ALPN_H2_THEN_HTTP11, deadlines).await?;
         if matches!(io, AsyncTransport::Tls(_)) && chosen.as_deref() != Some(ALPN_H2) {
             *slot = Slot::Http1Only;
-            return Ok(Err(Some(io.into_blocking()?)));
+            return Ok(Err(Some(io)));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let conn = within(

@@ -15,12 +15,9 @@ class Adapter(AsyncAdapter):
     concurrency_note = "asyncio tasks sharing one AsyncClient"
 
     async def setup(self) -> None:
-        # Every connection the pool may open is kept alive, as aiohttp (limit=100) and
-        # pyreqwest (no idle cap) do by default: asyncio completions arrive in bursts, and
-        # with the default cap of 20 idle connections a burst of 32 checkins closes 12
-        # that the next burst of requests reopens.
-        limits = nodelay.Limits(max_keepalive=nodelay.Limits().max_connections)
-        self.client = nodelay.AsyncClient(timeout=TIMEOUT, limits=limits)
+        # The default Limits: every connection the pool may open is kept alive (see
+        # DEFAULT_MAX_KEEPALIVE in _config.py), as aiohttp and pyreqwest do by default.
+        self.client = nodelay.AsyncClient(timeout=TIMEOUT)
         self.last: Any = None
 
     async def get(self, url: str) -> Reply:
