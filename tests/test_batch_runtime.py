@@ -158,9 +158,7 @@ def test_no_descriptor_leaks_over_many_batches(
             rs = client.get_many(urls, concurrency=8, return_exceptions=True)
             assert isinstance(rs[1], nodelay.ConnectError)
             h2.get_many([f"{h2c_server.url}/bytes/{i + 1}"] * 8, concurrency=8)
-            client.get_many(
-                [f"{server.url}/delay/2000"] * 2, timeout=0.05, return_exceptions=True
-            )
+            client.get_many([f"{server.url}/delay/2000"] * 2, timeout=0.05, return_exceptions=True)
         # Timed-out requests closed their connections; the rest went back to the pools.
         assert open_fds() <= fds + 8
 
