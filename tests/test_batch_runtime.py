@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 import nodelay
 import pytest
+import trustme
 from conftest import expected_bytes
 from nodelay import _core
 from scripted import Recv, ScriptedServer, Send, Sleep, response
@@ -24,11 +25,57 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def fds_settle(at_most: int, within: float = 2.0) -> int:
+    """Open descriptors once they are ``at_most`` or ``within`` seconds passed: the
+    embedded server runs in this process and closes its side of a connection only after
+    it saw the client's close."""
+    deadline = time.monotonic() + within
+    while (n := open_fds()) > at_most and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return n
+
+
 @pytest.fixture
 def h2c_server() -> Iterator[_core.TestServer]:
     srv = _core.TestServer(http2=True)
     yield srv
     srv.close()
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+    """(CA file, certificate file, key file) for localhost."""
+    ca = trustme.CA()
+    leaf = ca.issue_cert("localhost", "127.0.0.1")
+    folder = tmp_path_factory.mktemp("batchtls")
+    ca_file, cert, key = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    for i, pem in enumerate(leaf.cert_chain_pems):
+        pem.write_to_path(str(cert), append=i > 0)
+    leaf.private_key_pem.write_to_path(str(key))
+    return str(ca_file), str(cert), str(key)
+
+
+@pytest.mark.parametrize("http2", [True, False])
+def test_tls_batches_over_h2_by_alpn_and_http1_fallback(
+    tls_files: tuple[str, str, str], http2: bool
+) -> None:
+    ca_file, cert, key = tls_files
+    srv = _core.TestServer(http2=http2, tls=True, cert_file=cert, key_file=key)
+    try:
+        url = srv.url.replace("127.0.0.1", "localhost")
+        with nodelay.Client(http2=True, verify=ca_file) as client:
+            for _ in range(2):
+                rs = client.get_many([f"{url}/bytes/{n}" for n in range(1, 41)], concurrency=8)
+                assert [r.content for r in rs] == [expected_bytes(n) for n in range(1, 41)]
+                assert {r.http_version for r in rs} == {"HTTP/2" if http2 else "HTTP/1.1"}
+            with pytest.raises(nodelay.ConnectError):  # verification applies to batches
+                nodelay.Client(http2=True).get_many([f"{url}/bytes/1"])
+        # h2: one connection; HTTP/1.1: the batch pool's 8 plus the one ALPN made first
+        # (given to the client's sync pool); plus the one of the refused verification.
+        assert srv.connections() == (1 if http2 else 9) + 1
+    finally:
+        srv.close()
 
 
 def test_h2_batch_multiplexes_on_one_connection(h2c_server: _core.TestServer) -> None:
@@ -143,7 +190,7 @@ def test_close_closes_the_batch_connections(server: _core.TestServer) -> None:
     client.get_many([f"{server.url}/bytes/1"] * 20, concurrency=4)
     assert open_fds() > fds
     client.close()
-    assert open_fds() <= fds
+    assert fds_settle(fds) <= fds
 
 
 def test_no_descriptor_leaks_over_many_batches(
@@ -160,7 +207,7 @@ def test_no_descriptor_leaks_over_many_batches(
             h2.get_many([f"{h2c_server.url}/bytes/{i + 1}"] * 8, concurrency=8)
             client.get_many([f"{server.url}/delay/2000"] * 2, timeout=0.05, return_exceptions=True)
         # Timed-out requests closed their connections; the rest went back to the pools.
-        assert open_fds() <= fds + 8
+        assert fds_settle(fds + 8) <= fds + 8
 
 
 def test_a_proxied_client_keeps_the_threaded_path(server: _core.TestServer) -> None:
@@ -206,3 +253,40 @@ def test_ctrl_c_interrupts_an_h2_batch(h2c_server: _core.TestServer) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=5)
+
+
+def test_forked_child_runs_batches_on_a_fresh_runtime_and_pool(
+    server: _core.TestServer, h2c_server: _core.TestServer
+) -> None:
+    h1_urls = [f"{server.url}/bytes/64"] * 8
+    h2_urls = [f"{h2c_server.url}/bytes/64"] * 8
+    with nodelay.Client() as client, nodelay.Client(http2="prior_knowledge") as h2:
+        # Batch connections (and the runtime's threads) exist before the fork.
+        assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
+        assert all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
+        pid = os.fork()
+        if pid == 0:  # child: never return into pytest
+            code = 1
+            try:
+                ok = all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
+                ok = ok and all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
+                code = 0 if ok else 1
+            except BaseException:
+                code = 2
+            finally:
+                os._exit(code)
+        assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
+        deadline = time.monotonic() + 20
+        status = None
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError("forked child hung")
+        assert status is not None and os.waitstatus_to_exitcode(status) == 0
+        assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
+        assert all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
