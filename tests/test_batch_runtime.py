@@ -290,3 +290,34 @@ def test_forked_child_runs_batches_on_a_fresh_runtime_and_pool(
         assert status is not None and os.waitstatus_to_exitcode(status) == 0
         assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
         assert all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
+
+
+def test_a_child_dropping_an_inherited_client_leaves_the_parents_batch_pool_alone(
+    server: _core.TestServer,
+) -> None:
+    script = textwrap.dedent(
+        """
+        import gc, os, sys, time, nodelay
+        client = nodelay.Client()
+        client.get_many([sys.argv[1]] * 8, concurrency=4)  # idle batch connections
+        pid = os.fork()
+        if pid == 0:
+            del client  # the child lets go of its copy of the client
+            gc.collect()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        started = time.monotonic()
+        rs = client.get_many([sys.argv[1]] * 8, concurrency=4, timeout=3.0)
+        assert all(r.content == b"abcde" for r in rs)
+        print(f"{time.monotonic() - started:.3f}")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, f"{server.url}/bytes/5"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert out.returncode == 0, out.stderr
+    # The parent's reused connections still get readiness events: no read-timeout stall.
+    assert float(out.stdout.strip()) < 1.0
