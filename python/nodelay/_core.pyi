@@ -305,7 +305,7 @@ class TestServer:
     def close(self) -> None: ...
 
 MAX_BATCH_CONCURRENCY: int
-"""Most worker threads ``request_many`` accepts."""
+"""Most requests in flight ``request_many`` accepts."""
 
 def request_many(
     engine: Engine,
@@ -316,14 +316,16 @@ def request_many(
     jar: CookieJar | None = None,
     stop_on_error: bool = True,
 ) -> list[RawResponse | Exception | None]:
-    """Send every ``(method, url, headers, body)`` (as ``Engine.request`` takes them)
-    over ``engine``'s pool from ``concurrency`` worker threads (1..1024), with the GIL
-    released until all are done; returns, in input order, a ``RawResponse``, the
+    """Send every ``(method, url, headers, body)`` (as ``Engine.request`` takes them),
+    ``concurrency`` (1..1024) at a time, with the GIL released until all are done: as
+    tasks on the process runtime (HTTP/2 on the client's shared connection, HTTP/1.1 over
+    the engine's batch pool), or from worker threads over the engine's pool when it has
+    proxies. Returns, in input order, a ``RawResponse``, the
     exception a request failed with (not raised), or ``None`` for a request never sent
     because ``stop_on_error`` stopped the batch at a failure. ``jar`` adds its Cookie
     header to requests without one and stores every response's Set-Cookie fields.
-    Ctrl-C raises ``KeyboardInterrupt`` within 50 ms; requests in flight then finish in
-    the background and are discarded."""
+    Ctrl-C raises ``KeyboardInterrupt`` within 50 ms; requests in flight are then
+    cancelled (runtime tasks) or finish in the background and are discarded (threads)."""
 
 def json_loads(data: bytes) -> object:
     """``json.loads(data)``: same results and errors, parsed in Rust straight to Python

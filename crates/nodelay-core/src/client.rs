@@ -71,6 +71,12 @@ impl Prepared {
     pub fn body_inlined(&self) -> bool {
         self.body_inlined
     }
+
+    /// The request in HTTP/2 form, when it may go over HTTP/2 (the batch
+    /// driver sends it on the runtime itself, see `crate::batch`).
+    pub(crate) fn h2_request(&self) -> Option<&H2Request> {
+        self.h2.as_ref()
+    }
 }
 
 /// RFC 9110 §9.2.2: safe to send twice.
@@ -475,5 +481,25 @@ impl Client {
 
     pub fn idle_connections(&self) -> usize {
         self.pool.idle_count()
+    }
+
+    /// Whether requests may go through a proxy (the batch API then keeps its
+    /// threaded path: the async driver connects directly only).
+    pub fn has_proxies(&self) -> bool {
+        self.proxies.is_some()
+    }
+
+    /// The shared HTTP/2 connections and the TLS settings to make them with
+    /// (the batch driver awaits `H2Pool::send` on the runtime).
+    pub(crate) fn h2_parts(&self) -> (&H2Pool, &TlsSetup) {
+        (&self.h2, self.pool.tls())
+    }
+
+    /// Puts a connection ALPN made for HTTP/1.1 (an HTTP/2 attempt the
+    /// server declined) into the keep-alive pool as idle, for later requests.
+    pub(crate) fn keep_http1(&self, prepared: &Prepared, transport: crate::transport::Transport) {
+        self.pool
+            .adopt(prepared.key.clone(), transport)
+            .return_to_pool();
     }
 }

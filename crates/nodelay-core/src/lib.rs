@@ -10,6 +10,7 @@
 mod aconnect;
 pub mod aio;
 mod any_exchange;
+pub mod batch;
 mod client;
 mod conn;
 mod connect;

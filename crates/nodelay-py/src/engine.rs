@@ -6,6 +6,7 @@ use std::time::Duration;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use nodelay_core::aio::AsyncClient;
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{
     Client, Error, Exchange, Http2Mode, PoolConfig, RequestParts, Timeouts, TlsOptions,
@@ -40,6 +41,9 @@ pub(crate) struct Engine {
     pub(crate) client: Client,
     /// Cap on a decoded (decompressed) body, in bytes.
     pub(crate) max_decoded_size: u64,
+    /// The batch API's HTTP/1.1 connections (async, on the runtime; see
+    /// batch.rs), kept across batches with this client's limits and TLS.
+    pub(crate) batch_h1: AsyncClient,
 }
 
 pub(crate) fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
@@ -132,12 +136,14 @@ impl Engine {
             https: https_proxy,
             no_proxy,
         };
+        let batch_h1 = AsyncClient::with_tls(pool, tls.clone());
         let client = Client::with_http2(pool, tls, http2)
             .proxied(&proxies)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {
             client,
             max_decoded_size,
+            batch_h1,
         })
     }
 
@@ -212,7 +218,10 @@ impl Engine {
 
     /// Closes every idle connection.
     fn close(&self, py: Python<'_>) {
-        py.detach(|| self.client.close());
+        py.detach(|| {
+            self.client.close();
+            self.batch_h1.close();
+        });
     }
 
     fn idle_connections(&self) -> usize {

@@ -44,6 +44,17 @@ impl Head {
         }
     }
 
+    /// The head of a response the batch driver read whole (no copy).
+    pub fn fetched(fetched: &mut nodelay_core::batch::Fetched) -> Head {
+        Head {
+            status: fetched.status,
+            version: fetched.version.as_str(),
+            bytes: std::mem::take(&mut fetched.head_bytes),
+            spans: std::mem::take(&mut fetched.headers),
+            reason: fetched.reason,
+        }
+    }
+
     /// Raw values of the named header (ASCII case-insensitive), in received
     /// order, without building Python objects (the cookie jar's Set-Cookie scan).
     pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {

@@ -4,11 +4,13 @@
 or as part of the main lab: ``python -m nodelay.bench --workloads g,i`` (it calls ``run_rows``).
 
 * **g**: 1000 x 202-byte GET, 32 in flight, over h2c (prior knowledge) and h2 over TLS
-  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection); nodelay-async: one
-  ``AsyncClient`` shared by 32 asyncio tasks (one connection). Peers, each with
-  its own way of keeping 32 requests in flight over HTTP/2: pycurl (CurlMulti, multiplexing),
-  rnet and pyreqwest (threads sharing one client), httpx (threads sharing one Client; needs
-  the ``h2`` package); ``h2load -c1 -m32`` as the native reference.
+  (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection); nodelay-batch:
+  ``Client.get_many(urls, concurrency=32)`` (the batch API, futures on the runtime);
+  nodelay-async: one ``AsyncClient`` shared by 32 asyncio tasks (one connection).
+  Peers, each with its own way of keeping 32 requests in flight over HTTP/2: pycurl
+  (CurlMulti, multiplexing), rnet and pyreqwest (threads sharing one client), httpx
+  (threads sharing one Client; needs the ``h2`` package); ``h2load -c1 -m32`` as the
+  native reference.
 * **i**: crawl the embedded server's generated site from ``/site/`` (500 linked pages):
   HTTP/1.1 over 6 connections vs HTTP/2 over one, each with 6 requests in flight; time,
   requests, and bytes on the wire both ways (counted by the server on its sockets, below
@@ -53,7 +55,16 @@ TIMEOUT = 30.0
 """Seconds any request may take: a stuck server fails the row, never hangs the lab."""
 H2_WORKLOADS = ("g", "i")
 """The workloads this lab runs (the main lab hands them over)."""
-G_CLIENTS = ("nodelay", "nodelay-async", "pycurl", "rnet", "pyreqwest", "httpx", "h2load")
+G_CLIENTS = (
+    "nodelay",
+    "nodelay-batch",
+    "nodelay-async",
+    "pycurl",
+    "rnet",
+    "pyreqwest",
+    "httpx",
+    "h2load",
+)
 _LINK = re.compile(rb'href="(/site/[^"]*)"')
 
 
@@ -197,6 +208,19 @@ def _getter(client: str, tls: bool, ca: str) -> Callable[[str], tuple[int, bytes
     raise ValueError(f"unknown client {client}")
 
 
+def _batch_g(tls: bool, ca: str, url: str) -> Callable[[int], list[Any]]:
+    """``n`` GETs through nodelay's batch API, ``G_IN_FLIGHT`` in flight, one Client."""
+    import nodelay
+
+    c = nodelay.Client(http2=True if tls else "prior_knowledge", verify=ca, timeout=TIMEOUT)
+
+    def run(n: int) -> list[Any]:
+        rs = c.get_many([url] * n, concurrency=G_IN_FLIGHT)
+        return [(r.status_code, len(r.content), r.http_version) for r in rs]
+
+    return run
+
+
 def _pycurl_g(url: str, n: int, tls: bool, ca: str) -> list[Any]:
     import pycurl  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
@@ -328,6 +352,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         return _crawl(base, spec["h2"], tls, ca)
     url = base + f"/bytes/{G_SIZE}"
     client = spec["client"]
+    run: Callable[[int], list[Any]]
     if client == "pycurl":
 
         def run(n: int) -> list[Any]:
@@ -337,6 +362,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
         def run(n: int) -> list[Any]:
             return run_async(url, n)
+    elif client == "nodelay-batch":
+        run = _batch_g(tls, ca, url)
     else:
         get = _getter(client, tls, ca)
 
@@ -512,12 +539,12 @@ def parent(args: argparse.Namespace) -> int:
 
 def _print_g(row: dict[str, Any]) -> None:
     if "error" in row:
-        print(f"g {row['transport']:7} {row['client']:10} skipped: {row['error']}", flush=True)
+        print(f"g {row['transport']:7} {row['client']:13} skipped: {row['error']}", flush=True)
         return
     rps = row["requests"] / row["seconds"]
     cpu_us = row["cpu"] / row["requests"] * 1e6
     print(
-        f"g {row['transport']:7} {row['client']:10} {rps:9.0f} req/s  {cpu_us:6.0f} CPU us/req  "
+        f"g {row['transport']:7} {row['client']:13} {rps:9.0f} req/s  {cpu_us:6.0f} CPU us/req  "
         f"errors {row['errors']}  conns {row['connections']}  {','.join(row['versions'])}",
         flush=True,
     )

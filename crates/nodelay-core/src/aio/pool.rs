@@ -302,6 +302,20 @@ impl AsyncPool {
     }
 }
 
+impl Drop for AsyncPool {
+    /// A pool dropped in a forked child (a sync `Client` that ran batches,
+    /// garbage-collected in the child) must not deregister the parent's
+    /// sockets from the epoll instance both share: its idle connections are
+    /// abandoned as on the child's first checkout.
+    fn drop(&mut self) {
+        let generation = fork::generation();
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if state.generation != generation {
+            state.reset_after_fork(generation);
+        }
+    }
+}
+
 /// Frees a reserved connection slot unless disarmed (connect succeeded).
 struct SlotGuard<'p> {
     pool: &'p AsyncPool,

@@ -1,26 +1,28 @@
 //! `_core.request_many`: many requests at once for sync callers
 //! (`Client.get_many` / `Client.map`, python/nodelay/_batch.py).
 //!
-//! The arguments are copied into owned Rust values, then worker threads each
-//! take the next request index from a shared counter and drive the blocking
-//! engine (the same pool as `Engine.request`), all without the GIL, and stores
-//! its outcome in that index's slot. The calling thread waits for the last
-//! worker with the GIL released, waking every `SIGNAL_POLL_INTERVAL` to run
-//! Python's signal handlers (Ctrl-C), and takes the GIL once at the end to
-//! build every response.
+//! The arguments are copied into owned Rust values, then `concurrency`
+//! runners each take the next request index from a shared counter, run that
+//! request without the GIL and store its outcome in that index's slot. The
+//! calling thread waits for the last runner with the GIL released, waking
+//! every `SIGNAL_POLL_INTERVAL` to run Python's signal handlers (Ctrl-C), and
+//! takes the GIL once at the end to build every response, in input order.
 //!
-//! The workers own what they use (an `Arc` of the batch), so Ctrl-C returns at
-//! once: requests not started are never sent, and those in flight finish (or
-//! time out) in the background and are dropped.
+//! The runners are futures on the process runtime (`tasks.rs`): HTTP/1.1 on
+//! the async driver, HTTP/2 multiplexed on the client's shared connection, so
+//! 32 requests in flight cost no OS thread each. A client with proxies keeps
+//! the OS-thread runners over the blocking engine (`threads.rs`): the async
+//! driver connects directly only.
+
+mod tasks;
+mod threads;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread;
 use std::time::Duration;
 
-use nodelay_core::decode::decode;
-use nodelay_core::{Error, Interrupt, RequestParts, Timeouts};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use nodelay_core::Error;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -34,20 +36,16 @@ use crate::signals::SignalCheck;
 /// How long the waiting thread sleeps before it runs Python's signal handlers
 /// again: the worst-case delay between Ctrl-C and `KeyboardInterrupt`. Short
 /// enough to feel immediate, long enough to cost nothing (one wake-up per
-/// 50 ms while the workers run).
+/// 50 ms while the batch runs).
 const SIGNAL_POLL_INTERVAL: Duration = Duration::from_millis(50);
 
-/// Upper bound on worker threads per batch, whatever `concurrency` asks for:
-/// each one is an OS thread with its own stack and (usually) its own
-/// connection; more than this is a misuse that would exhaust the process.
+/// Upper bound on requests in flight per batch, whatever `concurrency` asks
+/// for: each one usually holds its own connection (and, on the threaded path
+/// of proxied clients, an OS thread); more than this is a misuse that would
+/// exhaust the process's descriptors.
 pub(crate) const MAX_BATCH_CONCURRENCY: usize = 1024;
 
-/// Stack of a worker thread, in bytes. The engine's call depth is shallow
-/// (no recursion); 256 KiB leaves room for TLS handshakes and decompression
-/// state kept on the stack.
-const WORKER_STACK_BYTES: usize = 256 * 1024;
-
-/// One request, owned (the workers outlive no Python object but run without
+/// One request, owned (the runners outlive no Python object but run without
 /// the GIL, so nothing here may borrow from Python).
 struct Job {
     method: String,
@@ -60,7 +58,7 @@ struct Job {
 /// Header fields of a job, shared by the jobs given the same list.
 type SharedHeaders = Arc<[(String, String)]>;
 
-/// A response read whole by a worker; Python objects are built later.
+/// A response read whole by a runner; Python objects are built later.
 struct Done {
     head: Head,
     body: Vec<u8>,
@@ -69,23 +67,75 @@ struct Done {
 
 type Outcome = Result<Done, Error>;
 
-/// Everything the workers share.
+/// Everything the runners share.
 struct Batch {
     engine: Py<Engine>,
     jar: Option<Py<CookieJar>>,
     jobs: Vec<Job>,
-    timeouts: Timeouts,
+    timeouts: nodelay_core::Timeouts,
     /// The next job index to take.
     next: AtomicUsize,
     /// Set on Ctrl-C, or on the first failure when `stop_on_error`: no new
     /// request starts, and a blocking call interrupted by a signal gives up.
     cancel: AtomicBool,
     stop_on_error: bool,
-    /// Outcome of each job, by index (each slot is written once, by one worker).
+    /// Outcome of each job, by index (each slot is written once, by one runner).
     outcomes: Vec<Mutex<Option<Outcome>>>,
 }
 
-/// Workers still running; the last one to finish wakes the caller. One
+impl Batch {
+    /// The next job to run, unless the batch is cancelled or all are taken.
+    fn take_next(&self) -> Option<(usize, &Job)> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return None;
+        }
+        let index = self.next.fetch_add(1, Ordering::Relaxed);
+        self.jobs.get(index).map(|job| (index, job))
+    }
+
+    /// Stores a job's outcome; a failure stops the batch when asked to.
+    fn store(&self, index: usize, outcome: Outcome) {
+        if outcome.is_err() && self.stop_on_error {
+            self.cancel.store(true, Ordering::Relaxed);
+        }
+        *self.outcomes[index]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+    }
+
+    /// The jar's `Cookie` value for `job` (read as the request starts), unless
+    /// the request carries its own `Cookie` header or there is no jar.
+    fn cookie_for(&self, job: &Job) -> Option<String> {
+        let jar = self.jar.as_ref()?.get();
+        if job
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("cookie"))
+        {
+            return None;
+        }
+        jar.header_for(&job.url)
+    }
+
+    /// Stores the response's Set-Cookie fields in the jar.
+    fn store_cookies(&self, head: &Head, job: &Job) {
+        if let Some(jar) = &self.jar {
+            jar.get().store_head(head, Some(&job.url));
+        }
+    }
+}
+
+/// `(name, value)` views of a job's headers plus the jar's cookie.
+fn header_pairs<'a>(job: &'a Job, cookie: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(job.headers.len() + 1);
+    pairs.extend(job.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    if let Some(value) = cookie {
+        pairs.push(("Cookie", value));
+    }
+    pairs
+}
+
+/// Runners still running; the last one to finish wakes the caller. One
 /// wake-up per batch: a message per response would wake the waiting thread
 /// (and switch to it) a thousand times for a thousand requests.
 struct Running {
@@ -94,93 +144,19 @@ struct Running {
 }
 
 impl Running {
+    fn new(count: usize) -> Arc<Self> {
+        Arc::new(Running {
+            count: Mutex::new(count),
+            all_done: Condvar::new(),
+        })
+    }
+
     fn finished_one(&self) {
         let mut count = self.count.lock().unwrap_or_else(|p| p.into_inner());
         *count -= 1;
         if *count == 0 {
             self.all_done.notify_all();
         }
-    }
-}
-
-impl Interrupt for Batch {
-    // Workers never touch the GIL: a signal landing on a worker thread only
-    // matters if the batch is being cancelled (the waiting thread runs the
-    // Python handlers).
-    fn should_abort(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-}
-
-impl Batch {
-    /// Worker loop: take the next index, run it, store its outcome.
-    fn work(&self) {
-        while !self.cancel.load(Ordering::Relaxed) {
-            let index = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(job) = self.jobs.get(index) else {
-                return;
-            };
-            let outcome = self.run(job);
-            if outcome.is_err() && self.stop_on_error {
-                self.cancel.store(true, Ordering::Relaxed);
-            }
-            *self.outcomes[index]
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = Some(outcome);
-        }
-    }
-
-    /// One request, as `Engine.request` does it, without the GIL: the jar's
-    /// Cookie header (unless the request has one), send, read and decode
-    /// the body, store Set-Cookie fields, give the connection back.
-    fn run(&self, job: &Job) -> Outcome {
-        let engine = self.engine.get();
-        let jar = self.jar.as_ref().map(|j| j.get());
-        let cookie = jar
-            .filter(|_| {
-                !job.headers
-                    .iter()
-                    .any(|(name, _)| name.eq_ignore_ascii_case("cookie"))
-            })
-            .and_then(|jar| jar.header_for(&job.url));
-        let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(job.headers.len() + 1);
-        pairs.extend(job.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-        if let Some(value) = &cookie {
-            pairs.push(("Cookie", value.as_str()));
-        }
-        let body = job.body.as_deref();
-        let parts = RequestParts {
-            method: &job.method,
-            url: &job.url,
-            headers: &pairs,
-            body,
-        };
-        let client = &engine.client;
-        let prepared = client.prepare(&parts)?;
-        let mut exchange = client.send(&prepared, body, self.timeouts, self)?;
-        let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-        let mut out = Vec::new();
-        match (&codings, exchange.content_length()) {
-            (None, Some(len)) if len <= nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES => {
-                out.resize(len as usize, 0);
-                exchange.read_exact_into(&mut out, self)?;
-            }
-            _ => exchange.read_to_end(&mut out, self)?,
-        }
-        if let Some(codings) = codings.filter(|_| !out.is_empty()) {
-            out = decode(&codings, out, engine.max_decoded_size)?;
-        }
-        let elapsed = exchange.started().elapsed().as_secs_f64();
-        let head = Head::take(&mut exchange);
-        exchange.finish();
-        if let Some(jar) = jar {
-            jar.store_head(&head, Some(&job.url));
-        }
-        Ok(Done {
-            head,
-            body: out,
-            elapsed,
-        })
     }
 }
 
@@ -245,6 +221,7 @@ pub(crate) fn request_many<'py>(
             "concurrency must be between 1 and {MAX_BATCH_CONCURRENCY}, got {concurrency}"
         )));
     }
+    let threaded = engine.get().client.has_proxies();
     let batch = Arc::new(Batch {
         engine,
         jar,
@@ -257,7 +234,12 @@ pub(crate) fn request_many<'py>(
     });
     let n = batch.jobs.len();
     if n > 0 {
-        run_workers(py, &batch, concurrency.min(n))?;
+        let runners = concurrency.min(n);
+        if threaded {
+            threads::run(py, &batch, runners)?;
+        } else {
+            tasks::run(py, &batch, runners)?;
+        }
     }
     let outcomes = batch
         .outcomes
@@ -286,44 +268,8 @@ pub(crate) fn request_many<'py>(
     Ok(list)
 }
 
-/// Starts the workers and waits for them with the GIL released; a Python
-/// signal handler's exception (Ctrl-C) cancels the batch and is returned at
-/// once (the workers finish what they are doing in the background).
-fn run_workers(py: Python<'_>, batch: &Arc<Batch>, workers: usize) -> PyResult<()> {
-    let running = Arc::new(Running {
-        count: Mutex::new(workers),
-        all_done: Condvar::new(),
-    });
-    for started in 0..workers {
-        let worker = Arc::clone(batch);
-        let done = Arc::clone(&running);
-        let spawned = thread::Builder::new()
-            .name("nodelay-batch".into())
-            .stack_size(WORKER_STACK_BYTES)
-            .spawn(move || {
-                worker.work();
-                // Release our share of the batch before the caller learns we
-                // are done, so its Python handles are dropped by the caller
-                // (with the GIL) in the usual case.
-                drop(worker);
-                done.finished_one();
-            });
-        if let Err(e) = spawned {
-            batch.cancel.store(true, Ordering::Relaxed);
-            for _ in started..workers {
-                running.finished_one();
-            }
-            wait(py, &running, &batch.cancel)?;
-            return Err(PyRuntimeError::new_err(format!(
-                "cannot start a thread: {e}"
-            )));
-        }
-    }
-    wait(py, &running, &batch.cancel)
-}
-
-/// Waits until every worker is done, running Python's signal handlers every
-/// `SIGNAL_POLL_INTERVAL`; their exception cancels the batch.
+/// Waits until every runner is done, running Python's signal handlers every
+/// `SIGNAL_POLL_INTERVAL`; their exception cancels the batch and is returned.
 fn wait(py: Python<'_>, running: &Running, cancel: &AtomicBool) -> PyResult<()> {
     loop {
         let finished = py.detach(|| {
