@@ -69,7 +69,7 @@ pub async fn fetch(
             // the HTTP/1.1 driver below.
             Sent::Http1(transport) => {
                 if let Some(transport) = transport {
-                    client.keep_http1(prepared, transport);
+                    client.keep_http1(prepared, transport.into_blocking()?);
                 }
             }
         }
