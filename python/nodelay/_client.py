@@ -18,7 +18,7 @@ from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, redirect_flow
 from ._models import Request, Response, _response_from_raw
-from ._prepare import with_cookies
+from ._prepare import _BODY_METHODS, encode_body, with_cookies
 from ._proxy import engine_proxy_options
 from ._streaming import StreamRaw
 
@@ -74,7 +74,7 @@ _HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] =
 """``Client(http2=...)`` → the engine's HTTP/2 mode."""
 
 
-_GET_ARGS = frozenset(
+_NO_BODY_ARGS = frozenset(
     (
         "params",
         "headers",
@@ -86,14 +86,29 @@ _GET_ARGS = frozenset(
         "stream",
     )
 )
+"""Keyword arguments of ``get``/``head``/``options``/``delete``."""
+_BODY_ARGS = _NO_BODY_ARGS | {"content", "data", "files", "json"}
+"""Keyword arguments of ``post``/``put``/``patch``/``request``."""
+_FAST_BODY_ARGS = frozenset(("content", "data", "json"))
+"""The one keyword argument a call may give and still take the hot path."""
+_NOTHING: frozenset[str] = frozenset()
 
 
-def _get(client: Client, url: str, **kwargs: Any) -> Response:
-    """Send a GET request (``Client.get``; the keyword arguments of ``request`` without
-    a body). The hot path: only client defaults apply; anything else goes to
-    ``request``."""
+def _fast(
+    client: Client,
+    method: str,
+    url: str,
+    kwargs: dict[str, Any],
+    fast_args: frozenset[str],
+    allowed: frozenset[str],
+    name: str,
+) -> Response:
+    """The hot path of ``get``/``post``/.../``request``: client defaults plus at most one
+    body argument (``content``, ``data`` or ``json``), so nothing to merge. Anything else
+    (params, per-request headers or timeout, auth, retries, hooks, files, streaming)
+    goes to ``Client._request``, which gives the same result the long way."""
     if (
-        kwargs
+        (kwargs and (len(kwargs) > 1 or not kwargs.keys() <= fast_args))
         or not client._plain
         or not client._auth_off
         or client._retry is not None
@@ -101,32 +116,77 @@ def _get(client: Client, url: str, **kwargs: Any) -> Response:
         or client._event_hooks["response"]
         or type(url) is not str
     ):
-        unknown = kwargs.keys() - _GET_ARGS
+        unknown = kwargs.keys() - allowed
         if unknown:
-            raise TypeError(f"get() got an unexpected keyword argument {min(unknown)!r}")
-        return client.request("GET", url, **kwargs)
-    # The hot path: client defaults only, nothing to merge or encode.
+            raise TypeError(f"{name}() got an unexpected keyword argument {min(unknown)!r}")
+        return client._request(method, url, **kwargs)
     if "#" in url:
         url = url.partition("#")[0]
-    pairs = sent = client._headers._list
-    ttuple = client._ttuple
+    pairs = client._headers._list
+    if kwargs or method in _BODY_METHODS:
+        body, content_type = encode_body(
+            method, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
+        )
+        if content_type is not None:
+            pairs = client._with_content_type(pairs, content_type)
+    else:
+        body = None
+    sent = pairs
     jar = client._jar
     jar_header = jar.header_for(url)  # None at once for an empty jar
     if jar_header is not None:
         sent = with_cookies(pairs, jar_header, None)
     try:
-        raw = client._engine.request("GET", url, sent, None, ttuple)
+        raw = client._engine.request(method, url, sent, body, client._ttuple)
     except RequestError as exc:
         if exc.request is None:
-            exc.request = Request._make("GET", url, sent, None)
+            exc.request = Request._make(method, url, sent, body)
         raise
     if jar.extract(raw):  # False at once when no Set-Cookie
         client._cookies._changed()
-    response = _response_from_raw(raw, ("GET", url, sent, None))
+    response = _response_from_raw(raw, (method, url, sent, body))
     if client.follow_redirects and raw.status in REDIRECT_STATUSES:
-        flow = redirect_flow(client.max_redirects, response, "GET", url, pairs, None)
-        return client._run(flow, ttuple, False)
+        flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
+        return client._run(flow, client._ttuple, False)
     return response
+
+
+# The run-time forms of the request methods (see ``Client.get``): ``**kwargs`` rather than
+# keyword-only defaults, which CPython looks up in a dict one by one on every call.
+
+
+def _get(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "GET", url, kwargs, _NOTHING, _NO_BODY_ARGS, "get")
+
+
+def _head(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "HEAD", url, kwargs, _NOTHING, _NO_BODY_ARGS, "head")
+
+
+def _options(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "OPTIONS", url, kwargs, _NOTHING, _NO_BODY_ARGS, "options")
+
+
+def _delete(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "DELETE", url, kwargs, _NOTHING, _NO_BODY_ARGS, "delete")
+
+
+def _post(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "POST", url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "post")
+
+
+def _put(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "PUT", url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "put")
+
+
+def _patch(client: Client, url: str, **kwargs: Any) -> Response:
+    return _fast(client, "PATCH", url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "patch")
+
+
+def _request_call(client: Client, method: str, url: str, **kwargs: Any) -> Response:
+    if type(method) is not str:
+        return client._request(method, url, **kwargs)
+    return _fast(client, method.upper(), url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "request")
 
 
 class Client(BaseClient):
@@ -247,9 +307,7 @@ class Client(BaseClient):
 
     # -- sending ----------------------------------------------------------------------------
 
-    # -- sending ----------------------------------------------------------------------------
-
-    def request(
+    def _request(
         self,
         method: str,
         url: str,
@@ -383,6 +441,28 @@ class Client(BaseClient):
 
     if TYPE_CHECKING:
 
+        def request(
+            self,
+            method: str,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a request and read the whole response (see ``_request`` for the
+            arguments)."""
+            ...
+
         def get(
             self,
             url: str,
@@ -396,201 +476,130 @@ class Client(BaseClient):
             auth: AuthTypes | None = None,
             stream: bool = False,
         ) -> Response:
-            """Send a GET request."""
+            """Send a GET request (see ``request``)."""
+            ...
+
+        def head(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a HEAD request (see ``request``)."""
+            ...
+
+        def options(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a OPTIONS request (see ``request``)."""
+            ...
+
+        def delete(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a DELETE request (see ``request``)."""
+            ...
+
+        def post(
+            self,
+            url: str,
+            *,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a POST request (see ``request``)."""
+            ...
+
+        def put(
+            self,
+            url: str,
+            *,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a PUT request (see ``request``)."""
+            ...
+
+        def patch(
+            self,
+            url: str,
+            *,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a PATCH request (see ``request``)."""
             ...
 
     else:
-        # At run time ``get`` takes ``**kwargs`` (see ``_get``): CPython looks up every
-        # omitted keyword-only default in a dict on each call, 8 lookups that were ~6% of
-        # a small GET's instructions (callgrind, docs/performance.md). The signature
-        # above is the one type checkers and readers see.
+        # At run time the request methods take ``**kwargs`` (``_fast`` and the functions
+        # after it): CPython looks up every omitted keyword-only default in a dict on each
+        # call, ~6% of a small request's instructions (callgrind, docs/performance.md).
+        # The signatures above are the ones type checkers and readers see.
+        request = _request_call
         get = _get
-
-    def head(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a HEAD request."""
-        return self.request(
-            "HEAD",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def options(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send an OPTIONS request."""
-        return self.request(
-            "OPTIONS",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def delete(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a DELETE request."""
-        return self.request(
-            "DELETE",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def post(
-        self,
-        url: str,
-        *,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a POST request."""
-        return self.request(
-            "POST",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def put(
-        self,
-        url: str,
-        *,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a PUT request."""
-        return self.request(
-            "PUT",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def patch(
-        self,
-        url: str,
-        *,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a PATCH request."""
-        return self.request(
-            "PATCH",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        head = _head
+        options = _options
+        delete = _delete
+        post = _post
+        put = _put
+        patch = _patch
 
     # -- batches (python/nodelay/_batch.py) -------------------------------------------------
 
