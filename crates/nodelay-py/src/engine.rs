@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{
@@ -40,6 +40,11 @@ pub(crate) struct Engine {
     pub(crate) client: Client,
     /// Cap on a decoded (decompressed) body, in bytes.
     pub(crate) max_decoded_size: u64,
+    /// The last timeout tuple converted, and what it converted to. A client
+    /// passes the same tuple object with every request, so the five
+    /// float → `Duration` conversions run once (a tuple is immutable, and the
+    /// reference kept here stops its address from being reused).
+    last_timeouts: Mutex<Option<(Py<PyTuple>, Timeouts)>>,
 }
 
 pub(crate) fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
@@ -138,6 +143,7 @@ impl Engine {
         Ok(Engine {
             client,
             max_decoded_size,
+            last_timeouts: Mutex::new(None),
         })
     }
 
@@ -149,7 +155,7 @@ impl Engine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'py, PyTuple>,
     ) -> PyResult<RawResponse> {
         // Only streams share their signal check with the body reader (an Arc);
         // a whole response keeps it on the stack.
@@ -203,7 +209,7 @@ impl Engine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'py, PyTuple>,
     ) -> PyResult<RawStream> {
         let signals = Arc::new(SignalCheck::default());
         let exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
@@ -232,10 +238,10 @@ impl Engine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'py, PyTuple>,
         signals: &SignalCheck,
     ) -> PyResult<Exchange> {
-        let timeouts = timeouts(timeout)?;
+        let timeouts = self.timeouts_of(timeout)?;
         // Borrowed views of the Python strings: no copies; valid while we hold
         // references to the objects, GIL or not (str and bytes are immutable).
         let header_items: Vec<Bound<'py, PyAny>> = headers.iter().collect();
@@ -273,6 +279,23 @@ impl Engine {
 }
 
 impl Engine {
+    /// `timeouts(tuple)`, remembered for the last tuple object seen. Threads
+    /// that find the memo busy convert their tuple themselves.
+    fn timeouts_of(&self, tuple: &Bound<'_, PyTuple>) -> PyResult<Timeouts> {
+        if let Ok(last) = self.last_timeouts.try_lock() {
+            if let Some((seen, value)) = &*last {
+                if seen.is(tuple) {
+                    return Ok(*value);
+                }
+            }
+        }
+        let value = timeouts(tuple.extract::<TimeoutTuple>()?)?;
+        if let Ok(mut last) = self.last_timeouts.try_lock() {
+            *last = Some((tuple.clone().unbind(), value));
+        }
+        Ok(value)
+    }
+
     /// Sends a request whose body is streamed from Python objects: each piece
     /// is pulled with the GIL taken briefly, and written with it released.
     /// An exception raised by the body's iterator or file is re-raised as is.
