@@ -24,7 +24,7 @@ from ._streaming import StreamRaw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
     from types import TracebackType
     from typing import Any, Literal, Self, TypeAlias, overload
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
     from ._retry import RetryTypes
-    from ._upload import RequestFiles
+    from ._upload import Body, RequestFiles
     from ._urls import ParamTypes
 
     BatchItem: TypeAlias = "Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]"
@@ -94,99 +94,94 @@ _FAST_BODY_ARGS = frozenset(("content", "data", "json"))
 _NOTHING: frozenset[str] = frozenset()
 
 
-def _fast(
-    client: Client,
-    method: str,
-    url: str,
-    kwargs: dict[str, Any],
-    fast_args: frozenset[str],
-    allowed: frozenset[str],
-    name: str,
-) -> Response:
-    """The hot path of ``get``/``post``/.../``request``: client defaults plus at most one
-    body argument (``content``, ``data`` or ``json``), so nothing to merge. Anything else
-    (params, per-request headers or timeout, auth, retries, hooks, files, streaming)
-    goes to ``Client._request``, which gives the same result the long way."""
-    if (
-        (kwargs and (len(kwargs) > 1 or not kwargs.keys() <= fast_args))
-        or not client._plain
-        or not client._auth_off
-        or client._retry is not None
-        or client._event_hooks["request"]
-        or client._event_hooks["response"]
-        or type(url) is not str
-    ):
-        unknown = kwargs.keys() - allowed
-        if unknown:
-            raise TypeError(f"{name}() got an unexpected keyword argument {min(unknown)!r}")
-        return client._request(method, url, **kwargs)
-    if "#" in url:
-        url = url.partition("#")[0]
-    pairs = client._headers._list
-    if kwargs or method in _BODY_METHODS:
-        body, content_type = encode_body(
-            method, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
-        )
-        if content_type is not None:
-            pairs = client._with_content_type(pairs, content_type)
-    else:
-        body = None
-    sent = pairs
-    jar = client._jar
-    jar_header = jar.header_for(url)  # None at once for an empty jar
-    if jar_header is not None:
-        sent = with_cookies(pairs, jar_header, None)
-    try:
-        raw = client._engine.request(method, url, sent, body, client._ttuple)
-    except RequestError as exc:
-        if exc.request is None:
-            exc.request = Request._make(method, url, sent, body)
-        raise
-    if jar.extract(raw):  # False at once when no Set-Cookie
-        client._cookies._changed()
-    response = _response_from_raw(raw, (method, url, sent, body))
-    if client.follow_redirects and raw.status in REDIRECT_STATUSES:
-        flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
-        return client._run(flow, client._ttuple, False)
-    return response
+def _method(
+    method: str, fast_args: frozenset[str], allowed: frozenset[str], name: str
+) -> Callable[..., Response]:
+    """The run-time form of a request method (``Client.get`` ... ``Client.request``):
+    ``**kwargs`` rather than keyword-only defaults, which CPython looks up in a dict one
+    by one on every call, and the hot path inline (one Python frame per request).
+
+    The hot path: client defaults plus at most one body argument of ``fast_args``
+    (``content``, ``data`` or ``json``), so nothing to merge. Anything else (params,
+    per-request headers or timeout, auth, retries, hooks, files, streaming) goes to
+    ``Client._request``, which gives the same result the long way. ``allowed``: the
+    keyword arguments of the method (``name`` in the error for another one)."""
+    expects_body = method in _BODY_METHODS
+
+    def call(client: Client, url: str, **kwargs: Any) -> Response:
+        if (
+            (kwargs and (len(kwargs) > 1 or not kwargs.keys() <= fast_args))
+            or not client._plain
+            or not client._auth_off
+            or client._retry is not None
+            or client._event_hooks["request"]
+            or client._event_hooks["response"]
+            or type(url) is not str
+        ):
+            unknown = kwargs.keys() - allowed
+            if unknown:
+                raise TypeError(f"{name}() got an unexpected keyword argument {min(unknown)!r}")
+            return client._request(method, url, **kwargs)
+        if "#" in url:
+            url = url.partition("#")[0]
+        pairs = client._headers._list
+        body: Body | None = None
+        if kwargs or expects_body:
+            body, content_type = encode_body(
+                method, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
+            )
+            if content_type is not None:
+                pairs = client._with_content_type(pairs, content_type)
+        sent = pairs
+        jar = client._jar
+        jar_header = jar.header_for(url)  # None at once for an empty jar
+        if jar_header is not None:
+            sent = with_cookies(pairs, jar_header, None)
+        ttuple = client._ttuple
+        try:
+            raw = client._engine.request(method, url, sent, body, ttuple)
+        except RequestError as exc:
+            if exc.request is None:
+                exc.request = Request._make(method, url, sent, body)
+            raise
+        if jar.extract(raw):  # False at once when no Set-Cookie
+            client._cookies._changed()
+        response = _response_from_raw(raw, (method, url, sent, body))
+        if client.follow_redirects and raw.status in REDIRECT_STATUSES:
+            flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
+            return client._run(flow, ttuple, False)
+        return response
+
+    call.__name__ = name
+    call.__qualname__ = f"Client.{name}"
+    return call
 
 
-# The run-time forms of the request methods (see ``Client.get``): ``**kwargs`` rather than
-# keyword-only defaults, which CPython looks up in a dict one by one on every call.
+_get = _method("GET", _NOTHING, _NO_BODY_ARGS, "get")
+_head = _method("HEAD", _NOTHING, _NO_BODY_ARGS, "head")
+_options = _method("OPTIONS", _NOTHING, _NO_BODY_ARGS, "options")
+_delete = _method("DELETE", _NOTHING, _NO_BODY_ARGS, "delete")
+_post = _method("POST", _FAST_BODY_ARGS, _BODY_ARGS, "post")
+_put = _method("PUT", _FAST_BODY_ARGS, _BODY_ARGS, "put")
+_patch = _method("PATCH", _FAST_BODY_ARGS, _BODY_ARGS, "patch")
 
-
-def _get(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "GET", url, kwargs, _NOTHING, _NO_BODY_ARGS, "get")
-
-
-def _head(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "HEAD", url, kwargs, _NOTHING, _NO_BODY_ARGS, "head")
-
-
-def _options(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "OPTIONS", url, kwargs, _NOTHING, _NO_BODY_ARGS, "options")
-
-
-def _delete(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "DELETE", url, kwargs, _NOTHING, _NO_BODY_ARGS, "delete")
-
-
-def _post(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "POST", url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "post")
-
-
-def _put(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "PUT", url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "put")
-
-
-def _patch(client: Client, url: str, **kwargs: Any) -> Response:
-    return _fast(client, "PATCH", url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "patch")
+_REQUEST_BY_METHOD: dict[str, Callable[..., Response]] = {}
+"""``request``'s hot path per method name (upper case), made on first use."""
+_REQUEST_METHODS_MAX = 32
+"""Distinct method names remembered; past this the table starts again (a program
+inventing method names pays one closure per call, as without the table)."""
 
 
 def _request_call(client: Client, method: str, url: str, **kwargs: Any) -> Response:
     if type(method) is not str:
         return client._request(method, url, **kwargs)
-    return _fast(client, method.upper(), url, kwargs, _FAST_BODY_ARGS, _BODY_ARGS, "request")
+    upper = method.upper()
+    call = _REQUEST_BY_METHOD.get(upper)
+    if call is None:
+        if len(_REQUEST_BY_METHOD) >= _REQUEST_METHODS_MAX:
+            _REQUEST_BY_METHOD.clear()
+        call = _REQUEST_BY_METHOD[upper] = _method(upper, _FAST_BODY_ARGS, _BODY_ARGS, "request")
+    return call(client, url, **kwargs)
 
 
 class Client(BaseClient):

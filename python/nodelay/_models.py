@@ -394,8 +394,8 @@ class Response:
 
     # ``status_code`` and ``content`` are plain slots filled when the response is made: a
     # property costs a Python call per read (~600 instructions on 3.11, the two reads
-    # every caller makes). A streamed response leaves ``content`` unset until its body
-    # is read (``__getattr__`` below reads it on first access).
+    # every caller makes). A streamed response is a ``_StreamedResponse``, whose
+    # ``content`` reads the body when asked.
     __slots__ = (
         "_encoding",
         "_headers",
@@ -556,16 +556,6 @@ class Response:
         return from_response(self._raw)
 
     # -- body -----------------------------------------------------------------------------
-
-    if not TYPE_CHECKING:  # for checkers, ``content`` is the plain attribute it mostly is
-
-        def __getattr__(self, name: str) -> Any:
-            # Reached only for an unset slot: the body of a streamed response, read (to
-            # the end) on first access of ``content``.
-            if name == "content":
-                content = self.content = self._raw.content
-                return content
-            raise AttributeError(f"'Response' object has no attribute {name!r}")
 
     @property
     def encoding(self) -> str:
@@ -751,8 +741,20 @@ class Response:
         return (_unpickle_response, state)
 
 
+class _StreamedResponse(Response):
+    """A response whose body is still on the connection (``client.stream(...)``,
+    ``stream=True``): ``content`` reads the rest of it when asked."""
+
+    __slots__ = ()
+
+    @property
+    def content(self) -> bytes:  # type: ignore[override]
+        return self._raw.content
+
+
 _object_new = object.__new__
 _RAW_RESPONSE = _core.RawResponse
+_STREAMED = (StreamRaw, AsyncStreamRaw)
 
 
 def _utf8_json_error(content: bytes, exc: UnicodeDecodeError) -> ValueError:
@@ -771,11 +773,17 @@ def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> 
     ``request`` may be ``(method, url, pairs, body)``: the ``Request`` object is then only
     built if someone asks for it.
     """
-    self: Response = _object_new(Response)
+    self: Response
+    if type(raw) is _RAW_RESPONSE:  # the body read whole
+        self = _object_new(Response)
+        self.content = raw.content
+    elif isinstance(raw, _STREAMED):  # the body still on the connection
+        self = _object_new(_StreamedResponse)
+    else:
+        self = _object_new(Response)
+        self.content = raw.content
     self._raw = raw
     self.status_code = raw.status
-    if type(raw) is _RAW_RESPONSE:  # a body read whole; a streamed one is read on access
-        self.content = raw.content
     self._request = request
     self._headers = None
     self._history = None
