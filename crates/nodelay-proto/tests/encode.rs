@@ -34,7 +34,10 @@ fn encode(
             assert_eq!(reused[4..], out[..], "the same bytes both ways");
         }
         Err(_) => {
-            assert!(via_block.is_err(), "the encoded-headers path refuses it too");
+            assert!(
+                via_block.is_err(),
+                "the encoded-headers path refuses it too"
+            );
             assert_eq!(reused, b"kept", "nothing appended on error");
         }
     }

@@ -33,7 +33,10 @@ pub(crate) fn uninit_bytes(
 
 /// `bytes` (made by `uninit_bytes`, never shared yet) cut down to its first
 /// `len` bytes, in place when the allocator can (no copy of the kept bytes).
-pub(crate) fn truncate_bytes(bytes: Bound<'_, PyBytes>, len: usize) -> PyResult<Bound<'_, PyBytes>> {
+pub(crate) fn truncate_bytes(
+    bytes: Bound<'_, PyBytes>,
+    len: usize,
+) -> PyResult<Bound<'_, PyBytes>> {
     if len == bytes.as_bytes().len() {
         return Ok(bytes);
     }

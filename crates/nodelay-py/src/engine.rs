@@ -289,7 +289,9 @@ impl Engine {
         let fail = |e: Error| to_py_err(py, e, url, signals);
         if let Some(prepared) = self.prepare_memoized(method, url, headers, body)? {
             let prepared = prepared.map_err(fail)?;
-            let body_bytes = body.and_then(|b| b.cast::<PyBytes>().ok()).map(|b| b.as_bytes());
+            let body_bytes = body
+                .and_then(|b| b.cast::<PyBytes>().ok())
+                .map(|b| b.as_bytes());
             let client = &self.client;
             return py
                 .detach(|| client.send(&prepared, body_bytes, timeouts, signals))
