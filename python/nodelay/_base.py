@@ -69,6 +69,9 @@ class BaseClient:
         self.trust_env = trust_env
         self.retries = retries
         self.event_hooks = event_hooks  # the setter copies into {"request": [], "response": []}
+        # (default header list, Content-Type, that list with the Content-Type added): the
+        # last one built, reused while the defaults and the body kind stay the same.
+        self._typed_pairs: tuple[Pairs, str, Pairs] | None = None
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -195,9 +198,21 @@ class BaseClient:
         url = with_query(url, merge_params(self._params, param_pairs(params)))
         pairs = override_pairs(self._headers._list, header_items(headers))
         body, content_type = encode_body(method, content, data, json, files)
-        if content_type is not None and not has_header(pairs, "content-type"):
-            pairs = [*pairs, ("Content-Type", content_type)]
+        if content_type is not None:
+            pairs = self._with_content_type(pairs, content_type)
         return method, url, pairs, body
+
+    def _with_content_type(self, pairs: Pairs, content_type: str) -> Pairs:
+        """``pairs`` plus ``Content-Type: content_type`` unless it has one. Header lists
+        are never mutated in place, so the answer for the same list object is reused."""
+        typed = self._typed_pairs
+        if typed is not None and typed[0] is pairs and typed[1] == content_type:
+            return typed[2]
+        out = pairs
+        if not has_header(pairs, "content-type"):
+            out = [*pairs, ("Content-Type", content_type)]
+        self._typed_pairs = (pairs, content_type, out)
+        return out
 
     def _build_flow(
         self,

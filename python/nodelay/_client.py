@@ -18,13 +18,13 @@ from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, redirect_flow
 from ._models import Request, Response, _response_from_raw
-from ._prepare import with_cookies
+from ._prepare import _BODY_METHODS, encode_body, with_cookies
 from ._proxy import engine_proxy_options
 from ._streaming import StreamRaw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
     from types import TracebackType
     from typing import Any, Literal, Self, TypeAlias, overload
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
     from ._retry import RetryTypes
-    from ._upload import RequestFiles
+    from ._upload import Body, RequestFiles
     from ._urls import ParamTypes
 
     BatchItem: TypeAlias = "Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]"
@@ -74,7 +74,7 @@ _HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] =
 """``Client(http2=...)`` → the engine's HTTP/2 mode."""
 
 
-_GET_ARGS = frozenset(
+_NO_BODY_ARGS = frozenset(
     (
         "params",
         "headers",
@@ -86,47 +86,102 @@ _GET_ARGS = frozenset(
         "stream",
     )
 )
+"""Keyword arguments of ``get``/``head``/``options``/``delete``."""
+_BODY_ARGS = _NO_BODY_ARGS | {"content", "data", "files", "json"}
+"""Keyword arguments of ``post``/``put``/``patch``/``request``."""
+_FAST_BODY_ARGS = frozenset(("content", "data", "json"))
+"""The one keyword argument a call may give and still take the hot path."""
+_NOTHING: frozenset[str] = frozenset()
 
 
-def _get(client: Client, url: str, **kwargs: Any) -> Response:
-    """Send a GET request (``Client.get``; the keyword arguments of ``request`` without
-    a body). The hot path: only client defaults apply; anything else goes to
-    ``request``."""
-    if (
-        kwargs
-        or not client._plain
-        or not client._auth_off
-        or client._retry is not None
-        or client._event_hooks["request"]
-        or client._event_hooks["response"]
-        or type(url) is not str
-    ):
-        unknown = kwargs.keys() - _GET_ARGS
-        if unknown:
-            raise TypeError(f"get() got an unexpected keyword argument {min(unknown)!r}")
-        return client.request("GET", url, **kwargs)
-    # The hot path: client defaults only, nothing to merge or encode.
-    if "#" in url:
-        url = url.partition("#")[0]
-    pairs = sent = client._headers._list
-    ttuple = client._ttuple
-    jar = client._jar
-    jar_header = jar.header_for(url)  # None at once for an empty jar
-    if jar_header is not None:
-        sent = with_cookies(pairs, jar_header, None)
-    try:
-        raw = client._engine.request("GET", url, sent, None, ttuple)
-    except RequestError as exc:
-        if exc.request is None:
-            exc.request = Request._make("GET", url, sent, None)
-        raise
-    if jar.extract(raw):  # False at once when no Set-Cookie
-        client._cookies._changed()
-    response = _response_from_raw(raw, ("GET", url, sent, None))
-    if client.follow_redirects and raw.status in REDIRECT_STATUSES:
-        flow = redirect_flow(client.max_redirects, response, "GET", url, pairs, None)
-        return client._run(flow, ttuple, False)
-    return response
+def _method(
+    method: str, fast_args: frozenset[str], allowed: frozenset[str], name: str
+) -> Callable[..., Response]:
+    """The run-time form of a request method (``Client.get`` ... ``Client.request``):
+    ``**kwargs`` rather than keyword-only defaults, which CPython looks up in a dict one
+    by one on every call, and the hot path inline (one Python frame per request).
+
+    The hot path: client defaults plus at most one body argument of ``fast_args``
+    (``content``, ``data`` or ``json``), so nothing to merge. Anything else (params,
+    per-request headers or timeout, auth, retries, hooks, files, streaming) goes to
+    ``Client._request``, which gives the same result the long way. ``allowed``: the
+    keyword arguments of the method (``name`` in the error for another one)."""
+    expects_body = method in _BODY_METHODS
+
+    def call(client: Client, url: str, **kwargs: Any) -> Response:
+        if (
+            (kwargs and (len(kwargs) > 1 or not kwargs.keys() <= fast_args))
+            or not client._plain
+            or not client._auth_off
+            or client._retry is not None
+            or client._event_hooks["request"]
+            or client._event_hooks["response"]
+            or type(url) is not str
+        ):
+            unknown = kwargs.keys() - allowed
+            if unknown:
+                raise TypeError(f"{name}() got an unexpected keyword argument {min(unknown)!r}")
+            return client._request(method, url, **kwargs)
+        if "#" in url:
+            url = url.partition("#")[0]
+        pairs = client._headers._list
+        body: Body | None = None
+        if kwargs or expects_body:
+            body, content_type = encode_body(
+                method, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
+            )
+            if content_type is not None:
+                pairs = client._with_content_type(pairs, content_type)
+        sent = pairs
+        jar = client._jar
+        jar_header = jar.header_for(url)  # None at once for an empty jar
+        if jar_header is not None:
+            sent = with_cookies(pairs, jar_header, None)
+        ttuple = client._ttuple
+        try:
+            raw = client._engine.request(method, url, sent, body, ttuple)
+        except RequestError as exc:
+            if exc.request is None:
+                exc.request = Request._make(method, url, sent, body)
+            raise
+        if jar.extract(raw):  # False at once when no Set-Cookie
+            client._cookies._changed()
+        response = _response_from_raw(raw, (method, url, sent, body))
+        if client.follow_redirects and raw.status in REDIRECT_STATUSES:
+            flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
+            return client._run(flow, ttuple, False)
+        return response
+
+    call.__name__ = name
+    call.__qualname__ = f"Client.{name}"
+    return call
+
+
+_get = _method("GET", _NOTHING, _NO_BODY_ARGS, "get")
+_head = _method("HEAD", _NOTHING, _NO_BODY_ARGS, "head")
+_options = _method("OPTIONS", _NOTHING, _NO_BODY_ARGS, "options")
+_delete = _method("DELETE", _NOTHING, _NO_BODY_ARGS, "delete")
+_post = _method("POST", _FAST_BODY_ARGS, _BODY_ARGS, "post")
+_put = _method("PUT", _FAST_BODY_ARGS, _BODY_ARGS, "put")
+_patch = _method("PATCH", _FAST_BODY_ARGS, _BODY_ARGS, "patch")
+
+_REQUEST_BY_METHOD: dict[str, Callable[..., Response]] = {}
+"""``request``'s hot path per method name (upper case), made on first use."""
+_REQUEST_METHODS_MAX = 32
+"""Distinct method names remembered; past this the table starts again (a program
+inventing method names pays one closure per call, as without the table)."""
+
+
+def _request_call(client: Client, method: str, url: str, **kwargs: Any) -> Response:
+    if type(method) is not str:
+        return client._request(method, url, **kwargs)
+    upper = method.upper()
+    call = _REQUEST_BY_METHOD.get(upper)
+    if call is None:
+        if len(_REQUEST_BY_METHOD) >= _REQUEST_METHODS_MAX:
+            _REQUEST_BY_METHOD.clear()
+        call = _REQUEST_BY_METHOD[upper] = _method(upper, _FAST_BODY_ARGS, _BODY_ARGS, "request")
+    return call(client, url, **kwargs)
 
 
 class Client(BaseClient):
@@ -247,9 +302,7 @@ class Client(BaseClient):
 
     # -- sending ----------------------------------------------------------------------------
 
-    # -- sending ----------------------------------------------------------------------------
-
-    def request(
+    def _request(
         self,
         method: str,
         url: str,
@@ -383,6 +436,28 @@ class Client(BaseClient):
 
     if TYPE_CHECKING:
 
+        def request(
+            self,
+            method: str,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a request and read the whole response (see ``_request`` for the
+            arguments)."""
+            ...
+
         def get(
             self,
             url: str,
@@ -396,201 +471,130 @@ class Client(BaseClient):
             auth: AuthTypes | None = None,
             stream: bool = False,
         ) -> Response:
-            """Send a GET request."""
+            """Send a GET request (see ``request``)."""
+            ...
+
+        def head(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a HEAD request (see ``request``)."""
+            ...
+
+        def options(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a OPTIONS request (see ``request``)."""
+            ...
+
+        def delete(
+            self,
+            url: str,
+            *,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a DELETE request (see ``request``)."""
+            ...
+
+        def post(
+            self,
+            url: str,
+            *,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a POST request (see ``request``)."""
+            ...
+
+        def put(
+            self,
+            url: str,
+            *,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a PUT request (see ``request``)."""
+            ...
+
+        def patch(
+            self,
+            url: str,
+            *,
+            content: RequestContent | None = None,
+            data: RequestData | None = None,
+            files: RequestFiles | None = None,
+            json: Any = None,
+            params: ParamTypes | None = None,
+            headers: RequestHeaderTypes | None = None,
+            timeout: TimeoutTypes | _Unset = UNSET,
+            follow_redirects: bool | None = None,
+            allow_redirects: bool | None = None,
+            cookies: CookieTypes | None = None,
+            auth: AuthTypes | None = None,
+            stream: bool = False,
+        ) -> Response:
+            """Send a PATCH request (see ``request``)."""
             ...
 
     else:
-        # At run time ``get`` takes ``**kwargs`` (see ``_get``): CPython looks up every
-        # omitted keyword-only default in a dict on each call, 8 lookups that were ~6% of
-        # a small GET's instructions (callgrind, docs/performance.md). The signature
-        # above is the one type checkers and readers see.
+        # At run time the request methods take ``**kwargs`` (``_fast`` and the functions
+        # after it): CPython looks up every omitted keyword-only default in a dict on each
+        # call, ~6% of a small request's instructions (callgrind, docs/performance.md).
+        # The signatures above are the ones type checkers and readers see.
+        request = _request_call
         get = _get
-
-    def head(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a HEAD request."""
-        return self.request(
-            "HEAD",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def options(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send an OPTIONS request."""
-        return self.request(
-            "OPTIONS",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def delete(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a DELETE request."""
-        return self.request(
-            "DELETE",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def post(
-        self,
-        url: str,
-        *,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a POST request."""
-        return self.request(
-            "POST",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def put(
-        self,
-        url: str,
-        *,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a PUT request."""
-        return self.request(
-            "PUT",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
-
-    def patch(
-        self,
-        url: str,
-        *,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a PATCH request."""
-        return self.request(
-            "PATCH",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        head = _head
+        options = _options
+        delete = _delete
+        post = _post
+        put = _put
+        patch = _patch
 
     # -- batches (python/nodelay/_batch.py) -------------------------------------------------
 

@@ -82,6 +82,8 @@ def encode_body(
     if content is not None:
         return encode_content(content), None
     if data is not None:
+        if type(data) is dict:  # the usual form: no failing isinstance() checks
+            return _core.form_encode(param_pairs(data)), _FORM
         if isinstance(data, _RAW_DATA):
             return encode_content(data), None  # requests: str/bytes data is the raw body
         # Encoded in Rust, byte-identical to urllib.parse.urlencode (~10x faster).

@@ -15,7 +15,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     PrimitiveData: TypeAlias = "str | int | float | bool | None"
     ParamTypes: TypeAlias = (
@@ -50,16 +50,23 @@ def param_pairs(params: ParamTypes | None) -> list[tuple[str, str]]:
     """Normalise ``params`` into ``(name, value)`` pairs (lists expand to repeated names)."""
     if params is None:
         return []
-    if isinstance(params, bytes):
-        params = params.decode("ascii")
-    if isinstance(params, str):
-        from urllib.parse import parse_qsl
+    # ``type(x) is`` first: a failing isinstance() also looks up ``x.__class__``, and the
+    # checks below ran ~14 of them per form POST (callgrind: 8% of its instructions).
+    if type(params) is dict:
+        items: Any = params.items()
+    else:
+        if isinstance(params, bytes):
+            params = params.decode("ascii")
+        if isinstance(params, str):
+            from urllib.parse import parse_qsl
 
-        return parse_qsl(params.lstrip("?"), keep_blank_values=True)
-    items = params.items() if hasattr(params, "items") else params
+            return parse_qsl(params.lstrip("?"), keep_blank_values=True)
+        items = params.items() if hasattr(params, "items") else params
     out: list[tuple[str, str]] = []
     for key, value in items:
-        if isinstance(value, _SEQUENCES):
+        if type(value) is str:  # what _primitive returns for it, without the call
+            out.append((key if type(key) is str else str(key), value))
+        elif isinstance(value, _SEQUENCES):
             out.extend((str(key), _primitive(v)) for v in value)
         else:
             out.append((str(key), _primitive(value)))

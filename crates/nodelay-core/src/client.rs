@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use nodelay_proto::{encode_request_head, RequestHead};
+use nodelay_proto::{encode_request_head, encode_request_head_with, EncodedHeaders, RequestHead};
 
 use crate::aconnect::AsyncTransport;
 use crate::any_exchange::Exchange;
@@ -138,6 +138,18 @@ pub(crate) fn encode_inline(
     host: &str,
     headers: &[(&str, &str)],
 ) -> Result<(Vec<u8>, bool), Error> {
+    encode_inline_with(parts, request_target, host, headers, None)
+}
+
+/// `encode_inline`, with the header fields already encoded when `encoded` is
+/// given (`headers` is then ignored).
+fn encode_inline_with(
+    parts: &RequestParts<'_>,
+    request_target: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    encoded: Option<&EncodedHeaders>,
+) -> Result<(Vec<u8>, bool), Error> {
     let body_len = parts.body.map(|b| b.len());
     let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
     let mut wire = Vec::with_capacity(
@@ -147,16 +159,17 @@ pub(crate) fn encode_inline(
             0
         },
     );
-    encode_request_head(
-        &mut wire,
-        &RequestHead {
-            method: parts.method,
-            target: request_target,
-            host,
-            headers,
-            content_length: body_len.map(|n| n as u64),
-        },
-    )
+    let head = RequestHead {
+        method: parts.method,
+        target: request_target,
+        host,
+        headers,
+        content_length: body_len.map(|n| n as u64),
+    };
+    match encoded {
+        None => encode_request_head(&mut wire, &head),
+        Some(encoded) => encode_request_head_with(&mut wire, &head, encoded),
+    }
     .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
     if body_inlined {
         wire.extend_from_slice(parts.body.unwrap_or_default());
@@ -272,6 +285,42 @@ impl Client {
             key,
             target,
             h2,
+            wire,
+            body_inlined,
+            streamed: None,
+            is_head: parts.method == "HEAD",
+            idempotent: is_idempotent(parts.method),
+        })
+    }
+
+    /// Whether every request goes out as HTTP/1.1 on a direct connection
+    /// (no proxy, no HTTP/2): [`Client::prepare_encoded`] may then be used.
+    pub fn is_direct_http1(&self) -> bool {
+        self.proxies.is_none() && self.http2 == Http2Mode::Off
+    }
+
+    /// `prepare` with the header fields already validated and encoded (a
+    /// caller reusing one header list for many requests; `parts.headers` is
+    /// ignored): the same request, byte for byte. Only for a client where
+    /// [`Client::is_direct_http1`] (a proxy or HTTP/2 rewrite the fields).
+    pub fn prepare_encoded(
+        &self,
+        parts: &RequestParts<'_>,
+        headers: &EncodedHeaders,
+    ) -> Result<Prepared, Error> {
+        debug_assert!(self.is_direct_http1(), "prepare_encoded on a routed client");
+        let target = self.targets.parse(parts.url)?;
+        let (wire, body_inlined) = encode_inline_with(
+            parts,
+            &target.path_and_query,
+            &target.authority,
+            &[],
+            Some(headers),
+        )?;
+        Ok(Prepared {
+            key: Route::Direct.key(&target.origin),
+            target,
+            h2: None,
             wire,
             body_inlined,
             streamed: None,

@@ -59,10 +59,28 @@ pub(crate) fn receive_head(
                 "not an HTTP/1.x status line",
             )));
         }
-        if let Some(end) = find_head_end(buffered, scanned) {
-            let head = parse_response_head(&buffered[..end], request_was_head)
-                .map_err(remote)?
-                .ok_or_else(|| remote(ProtoError::InvalidHead("incomplete head")))?;
+        // A head that arrived whole (the usual case) is parsed at once:
+        // httparse finds its end while parsing, so the byte-by-byte search for
+        // the blank line is only paid by heads that arrive in pieces.
+        let whole = if scanned == 0 {
+            parse_response_head(buffered, request_was_head)
+                .ok()
+                .flatten()
+        } else {
+            None
+        };
+        let head = match whole {
+            Some(head) => Some(head),
+            None => match find_head_end(buffered, scanned) {
+                Some(end) => Some(
+                    parse_response_head(&buffered[..end], request_was_head)
+                        .map_err(remote)?
+                        .ok_or_else(|| remote(ProtoError::InvalidHead("incomplete head")))?,
+                ),
+                None => None,
+            },
+        };
+        if let Some(head) = head {
             if head.is_interim() {
                 interim += 1;
                 if interim > MAX_INTERIM_RESPONSES {

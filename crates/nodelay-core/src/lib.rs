@@ -46,7 +46,7 @@ pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
 pub use interrupt::{Interrupt, NeverInterrupt};
 pub use no_proxy::NoProxy;
-pub use nodelay_proto::{BodyFraming, HeaderSpan, Version};
+pub use nodelay_proto::{BodyFraming, EncodedHeaders, HeaderSpan, Version};
 pub use proxy::ProxySettings;
 pub use stream::BodyStream;
 pub use target::{Origin, Target};

@@ -14,5 +14,8 @@ mod response;
 pub use chunked::ChunkedDecoder;
 pub use error::ProtoError;
 pub use framing::{BodyFraming, Version};
-pub use request::{encode_request_head, validate_header_name, validate_header_value, RequestHead};
+pub use request::{
+    encode_request_head, encode_request_head_with, validate_header_name, validate_header_value,
+    EncodedHeaders, RequestHead,
+};
 pub use response::{parse_response_head, HeaderSpan, ResponseHead};

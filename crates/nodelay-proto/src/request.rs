@@ -22,7 +22,7 @@ fn expects_body(method: &str) -> bool {
 }
 
 /// RFC 9110 §5.6.2 `tchar`.
-fn is_tchar(b: u8) -> bool {
+const fn is_tchar(b: u8) -> bool {
     matches!(
         b,
         b'!' | b'#'
@@ -42,9 +42,33 @@ fn is_tchar(b: u8) -> bool {
     ) || b.is_ascii_alphanumeric()
 }
 
+/// `is_tchar` for every byte value: one load per byte when validating names.
+static TCHAR: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_tchar(b as u8);
+        b += 1;
+    }
+    table
+};
+
+/// Whether every byte is a `tchar`. Folds without an early exit: invalid
+/// names are rare, and a branch-free loop is several times faster on the
+/// short names every request carries.
+fn all_tchar(s: &str) -> bool {
+    s.bytes().fold(true, |ok, b| ok & TCHAR[usize::from(b)])
+}
+
+/// Whether any byte is CR, LF or NUL (branch-free, so the compiler vectorises it).
+fn has_line_break_or_nul(s: &str) -> bool {
+    s.bytes()
+        .fold(false, |bad, b| bad | (b == b'\r') | (b == b'\n') | (b == 0))
+}
+
 /// A header name must be a non-empty token.
 pub fn validate_header_name(name: &str) -> Result<(), ProtoError> {
-    if name.is_empty() || !name.bytes().all(is_tchar) {
+    if name.is_empty() || !all_tchar(name) {
         return Err(ProtoError::InvalidHeaderName(name.to_owned()));
     }
     Ok(())
@@ -52,17 +76,78 @@ pub fn validate_header_name(name: &str) -> Result<(), ProtoError> {
 
 /// CR, LF and NUL would let a value inject headers or requests (HOSTILE.md F25).
 pub fn validate_header_value(name: &str, value: &str) -> Result<(), ProtoError> {
-    if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
+    if has_line_break_or_nul(value) {
         return Err(ProtoError::InvalidHeaderValue(name.to_owned()));
     }
     Ok(())
 }
 
 fn validate_target(target: &str) -> Result<(), ProtoError> {
-    if target.is_empty() || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+    let bad = target
+        .bytes()
+        .fold(false, |bad, b| bad | (b <= b' ') | (b == 0x7f));
+    if target.is_empty() || bad {
         return Err(ProtoError::InvalidTarget);
     }
     Ok(())
+}
+
+/// The header fields of a request, validated and encoded once
+/// (`Name: value\r\n` lines), so a caller that sends the same list again and
+/// again (a client's default headers) can reuse them with
+/// [`encode_request_head_with`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedHeaders {
+    lines: Vec<u8>,
+    has_host: bool,
+    has_framing: bool,
+}
+
+impl EncodedHeaders {
+    /// Validates and encodes `headers` (names and values sent exactly as
+    /// given, in order).
+    pub fn new(headers: &[(&str, &str)]) -> Result<EncodedHeaders, ProtoError> {
+        let (has_host, has_framing) = validate_headers(headers)?;
+        let mut lines = Vec::with_capacity(lines_len(headers));
+        write_lines(&mut lines, headers);
+        Ok(EncodedHeaders {
+            lines,
+            has_host,
+            has_framing,
+        })
+    }
+}
+
+/// Validates every field; returns whether the caller gave `Host` and whether
+/// it gave `Content-Length` or `Transfer-Encoding`.
+fn validate_headers(headers: &[(&str, &str)]) -> Result<(bool, bool), ProtoError> {
+    let mut has_host = false;
+    let mut has_framing = false;
+    for (name, value) in headers {
+        validate_header_name(name)?;
+        validate_header_value(name, value)?;
+        // Only names of these lengths can match: most names skip the compares.
+        match name.len() {
+            4 => has_host |= name.eq_ignore_ascii_case("host"),
+            14 => has_framing |= name.eq_ignore_ascii_case("content-length"),
+            17 => has_framing |= name.eq_ignore_ascii_case("transfer-encoding"),
+            _ => {}
+        }
+    }
+    Ok((has_host, has_framing))
+}
+
+fn lines_len(headers: &[(&str, &str)]) -> usize {
+    headers.iter().map(|(n, v)| n.len() + v.len() + 4).sum()
+}
+
+fn write_lines(out: &mut Vec<u8>, headers: &[(&str, &str)]) {
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
 }
 
 /// Appends the encoded head of `head` to `out` (callers pass a reused buffer and
@@ -72,47 +157,70 @@ fn validate_target(target: &str) -> Result<(), ProtoError> {
 /// when there is a body (or the method expects one) and the caller set neither
 /// `Content-Length` nor `Transfer-Encoding`. Nothing is appended on error.
 pub fn encode_request_head(out: &mut Vec<u8>, head: &RequestHead<'_>) -> Result<(), ProtoError> {
-    if head.method.is_empty() || !head.method.bytes().all(is_tchar) {
+    validate_start(head.method, head.target, head.host)?;
+    let (has_host, has_framing) = validate_headers(head.headers)?;
+    let lines = Lines {
+        len: lines_len(head.headers),
+        has_host,
+        has_framing,
+    };
+    write_head(out, head, &lines, |out| write_lines(out, head.headers));
+    Ok(())
+}
+
+/// [`encode_request_head`] with the header fields already encoded
+/// (`head.headers` is ignored): the same bytes for the same fields.
+pub fn encode_request_head_with(
+    out: &mut Vec<u8>,
+    head: &RequestHead<'_>,
+    headers: &EncodedHeaders,
+) -> Result<(), ProtoError> {
+    validate_start(head.method, head.target, head.host)?;
+    let lines = Lines {
+        len: headers.lines.len(),
+        has_host: headers.has_host,
+        has_framing: headers.has_framing,
+    };
+    write_head(out, head, &lines, |out| {
+        out.extend_from_slice(&headers.lines)
+    });
+    Ok(())
+}
+
+fn validate_start(method: &str, target: &str, host: &str) -> Result<(), ProtoError> {
+    if method.is_empty() || !all_tchar(method) {
         return Err(ProtoError::InvalidMethod);
     }
-    validate_target(head.target)?;
-    validate_header_value("Host", head.host)?;
-    let mut has_host = false;
-    let mut has_framing = false;
-    for (name, value) in head.headers {
-        validate_header_name(name)?;
-        validate_header_value(name, value)?;
-        has_host |= name.eq_ignore_ascii_case("host");
-        has_framing |= name.eq_ignore_ascii_case("content-length")
-            || name.eq_ignore_ascii_case("transfer-encoding");
-    }
+    validate_target(target)?;
+    validate_header_value("Host", host)
+}
 
-    let estimate = head.method.len()
-        + head.target.len()
-        + head.host.len()
-        + head
-            .headers
-            .iter()
-            .map(|(n, v)| n.len() + v.len() + 4)
-            .sum::<usize>()
-        + 64;
+/// What `write_head` needs to know about the (validated) header lines.
+struct Lines {
+    len: usize,
+    has_host: bool,
+    has_framing: bool,
+}
+
+fn write_head(
+    out: &mut Vec<u8>,
+    head: &RequestHead<'_>,
+    lines: &Lines,
+    write_lines: impl FnOnce(&mut Vec<u8>),
+) {
+    let estimate = head.method.len() + head.target.len() + head.host.len() + lines.len + 64;
     out.reserve(estimate);
     out.extend_from_slice(head.method.as_bytes());
     out.push(b' ');
     out.extend_from_slice(head.target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    if !has_host {
+    if !lines.has_host {
         out.extend_from_slice(b"Host: ");
         out.extend_from_slice(head.host.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    for (name, value) in head.headers {
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if !has_framing {
+    write_lines(out);
+    if !lines.has_framing {
         let length = match head.content_length {
             Some(n) => Some(n),
             None if expects_body(head.method) => Some(0),
@@ -125,7 +233,6 @@ pub fn encode_request_head(out: &mut Vec<u8>, head: &RequestHead<'_>) -> Result<
         }
     }
     out.extend_from_slice(b"\r\n");
-    Ok(())
 }
 
 /// Formats `n` in decimal without allocating.

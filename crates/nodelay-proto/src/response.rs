@@ -42,8 +42,28 @@ pub fn parse_response_head(
     buf: &[u8],
     request_was_head: bool,
 ) -> Result<Option<ResponseHead>, ProtoError> {
-    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut fields);
+    // httparse wants initialised slots: a first try with a few saves writing
+    // MAX_HEADERS of them (4 KiB) for every ordinary response.
+    let mut few = [httparse::EMPTY_HEADER; FIRST_TRY_HEADERS];
+    match parse_with_slots(buf, request_was_head, &mut few) {
+        Err(ProtoError::TooManyHeaders) => {
+            let mut all = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            parse_with_slots(buf, request_was_head, &mut all)
+        }
+        other => other,
+    }
+}
+
+/// Header slots of the first parse attempt; a head with more fields is
+/// parsed again with `MAX_HEADERS` slots (the limit stays `MAX_HEADERS`).
+const FIRST_TRY_HEADERS: usize = 24;
+
+fn parse_with_slots<'b>(
+    buf: &'b [u8],
+    request_was_head: bool,
+    fields: &mut [httparse::Header<'b>],
+) -> Result<Option<ResponseHead>, ProtoError> {
+    let mut response = httparse::Response::new(fields);
     let head_len = match response.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {

@@ -1,26 +1,47 @@
 //! Request head encoding, byte for byte: what `encode_request_head` appends is
 //! exactly what a server receives, so every test compares whole buffers.
 
-use nodelay_proto::{encode_request_head, ProtoError, RequestHead};
+use nodelay_proto::{
+    encode_request_head, encode_request_head_with, EncodedHeaders, ProtoError, RequestHead,
+};
 
 /// Encodes into a fresh buffer and returns it as text (heads are ASCII).
+/// Every call also encodes through `EncodedHeaders` + `encode_request_head_with`
+/// (the client's reuse of its default headers) and checks it gives the same
+/// bytes, or fails too.
 fn encode(
     method: &str,
     target: &str,
     headers: &[(&str, &str)],
     content_length: Option<u64>,
 ) -> Result<String, ProtoError> {
+    let head = RequestHead {
+        method,
+        target,
+        host: "h:8080",
+        headers,
+        content_length,
+    };
     let mut out = Vec::new();
-    encode_request_head(
-        &mut out,
-        &RequestHead {
-            method,
-            target,
-            host: "h:8080",
-            headers,
-            content_length,
-        },
-    )?;
+    let direct = encode_request_head(&mut out, &head);
+    let mut reused = b"kept".to_vec();
+    let via_block = EncodedHeaders::new(headers)
+        .and_then(|block| encode_request_head_with(&mut reused, &head, &block));
+    match &direct {
+        Ok(()) => {
+            via_block.expect("the encoded-headers path accepts what the direct one does");
+            assert_eq!(&reused[..4], b"kept", "appends, never overwrites");
+            assert_eq!(reused[4..], out[..], "the same bytes both ways");
+        }
+        Err(_) => {
+            assert!(
+                via_block.is_err(),
+                "the encoded-headers path refuses it too"
+            );
+            assert_eq!(reused, b"kept", "nothing appended on error");
+        }
+    }
+    direct?;
     Ok(String::from_utf8(out).expect("encoded head is ASCII"))
 }
 

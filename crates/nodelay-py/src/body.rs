@@ -30,3 +30,27 @@ pub(crate) fn uninit_bytes(
         unsafe { std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj) as *mut u8, len) };
     Ok((bytes, view))
 }
+
+/// `bytes` (made by `uninit_bytes`, never shared yet) cut down to its first
+/// `len` bytes, in place when the allocator can (no copy of the kept bytes).
+pub(crate) fn truncate_bytes(
+    bytes: Bound<'_, PyBytes>,
+    len: usize,
+) -> PyResult<Bound<'_, PyBytes>> {
+    if len == bytes.as_bytes().len() {
+        return Ok(bytes);
+    }
+    let py = bytes.py();
+    let size = ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("body too large"))?;
+    let mut obj = bytes.into_ptr();
+    // SAFETY: `obj` is the only reference to a bytes object nobody else has
+    // seen (the contract of `uninit_bytes`), which is what _PyBytes_Resize
+    // requires; it replaces `obj` by the resized object, or frees it and sets
+    // it to NULL with an exception set.
+    if unsafe { ffi::_PyBytes_Resize(&mut obj, size) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: on success `obj` is an owned reference to a bytes object.
+    Ok(unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyBytes>() })
+}

@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use nodelay_core::aio::AsyncClient;
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{
-    Client, Error, Exchange, Http2Mode, PoolConfig, RequestParts, Timeouts, TlsOptions,
+    Client, EncodedHeaders, Error, Exchange, Http2Mode, PoolConfig, Prepared, RequestParts,
+    Timeouts, TlsOptions,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -44,6 +45,53 @@ pub(crate) struct Engine {
     /// The batch API's HTTP/1.1 connections (async, on the runtime; see
     /// batch.rs), kept across batches with this client's limits and TLS.
     pub(crate) batch_h1: AsyncClient,
+    /// The last timeout tuple converted, and what it converted to. A client
+    /// passes the same tuple object with every request, so the five
+    /// float → `Duration` conversions run once (a tuple is immutable, and the
+    /// reference kept here stops its address from being reused).
+    last_timeouts: Mutex<Option<(Py<PyTuple>, Timeouts)>>,
+    /// The header list this engine sees on every request (the client's
+    /// defaults), validated and encoded once (see `HeaderMemo`).
+    header_memo: Mutex<HeaderMemo>,
+}
+
+/// A client passes the same default header list object with every request;
+/// its fields are validated and encoded once and reused while a request's
+/// list holds the very same `(name, value)` tuples. Tuples and str are
+/// immutable and the memo keeps references to them (so no other object can
+/// take their addresses): same objects, same bytes. A list is learnt when
+/// the same list object comes twice in a row, so per-request lists (with a
+/// Cookie header, per-request headers) never displace the defaults.
+#[derive(Default)]
+struct HeaderMemo {
+    /// The tuples of the learnt list, in order, and their encoding.
+    learnt: Option<(Vec<Py<PyAny>>, EncodedHeaders)>,
+    /// The last list that did not match: learnt if it comes again.
+    candidate: Option<Py<PyList>>,
+}
+
+impl HeaderMemo {
+    /// The encoded fields of `list` when known (learning it if it is the
+    /// candidate); `None`: encode it the ordinary way.
+    fn lookup(&mut self, list: &Bound<'_, PyList>) -> Option<&EncodedHeaders> {
+        let known = self.learnt.as_ref().is_some_and(|(items, _)| {
+            items.len() == list.len() && list.iter().zip(items).all(|(a, b)| a.is(b))
+        });
+        if !known {
+            if !self.candidate.as_ref().is_some_and(|c| c.is(list)) {
+                self.candidate = Some(list.clone().unbind());
+                return None;
+            }
+            self.candidate = None;
+            let items: Vec<Bound<'_, PyAny>> = list.iter().collect();
+            // Invalid fields are left to the ordinary path, which reports them.
+            let encoded = str_pairs(&items, "headers")
+                .ok()
+                .and_then(|pairs| EncodedHeaders::new(&pairs).ok())?;
+            self.learnt = Some((items.into_iter().map(Bound::unbind).collect(), encoded));
+        }
+        self.learnt.as_ref().map(|(_, encoded)| encoded)
+    }
 }
 
 pub(crate) fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
@@ -144,6 +192,8 @@ impl Engine {
             client,
             max_decoded_size,
             batch_h1,
+            last_timeouts: Mutex::new(None),
+            header_memo: Mutex::new(HeaderMemo::default()),
         })
     }
 
@@ -155,7 +205,7 @@ impl Engine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'py, PyTuple>,
     ) -> PyResult<RawResponse> {
         // Only streams share their signal check with the body reader (an Arc);
         // a whole response keeps it on the stack.
@@ -209,7 +259,7 @@ impl Engine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'py, PyTuple>,
     ) -> PyResult<RawStream> {
         let signals = Arc::new(SignalCheck::default());
         let exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
@@ -241,10 +291,21 @@ impl Engine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'py, PyTuple>,
         signals: &SignalCheck,
     ) -> PyResult<Exchange> {
-        let timeouts = timeouts(timeout)?;
+        let timeouts = self.timeouts_of(timeout)?;
+        let fail = |e: Error| to_py_err(py, e, url, signals);
+        if let Some(prepared) = self.prepare_memoized(method, url, headers, body)? {
+            let prepared = prepared.map_err(fail)?;
+            let body_bytes = body
+                .and_then(|b| b.cast::<PyBytes>().ok())
+                .map(|b| b.as_bytes());
+            let client = &self.client;
+            return py
+                .detach(|| client.send(&prepared, body_bytes, timeouts, signals))
+                .map_err(fail);
+        }
         // Borrowed views of the Python strings: no copies; valid while we hold
         // references to the objects, GIL or not (str and bytes are immutable).
         let header_items: Vec<Bound<'py, PyAny>> = headers.iter().collect();
@@ -273,7 +334,6 @@ impl Engine {
             headers: &pairs,
             body: body_bytes,
         };
-        let fail = |e: Error| to_py_err(py, e, url, signals);
         let prepared = self.client.prepare(&parts).map_err(fail)?;
         let client = &self.client;
         py.detach(|| client.send(&prepared, body_bytes, timeouts, signals))
@@ -282,6 +342,59 @@ impl Engine {
 }
 
 impl Engine {
+    /// The request prepared with the memoized encoding of its header list
+    /// (see `HeaderMemo`), for a plain HTTP/1.1 client and a bytes (or no)
+    /// body; `None`: prepare it the ordinary way.
+    fn prepare_memoized(
+        &self,
+        method: &Bound<'_, PyString>,
+        url: &Bound<'_, PyString>,
+        headers: &Bound<'_, PyList>,
+        body: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Result<Prepared, Error>>> {
+        if !self.client.is_direct_http1() {
+            return Ok(None);
+        }
+        let body = match body.filter(|b| !b.is_none()) {
+            None => None,
+            Some(b) => match b.cast::<PyBytes>() {
+                Ok(bytes) => Some(bytes.as_bytes()),
+                Err(_) => return Ok(None), // an upload, or a type error reported there
+            },
+        };
+        // Busy (another thread is in it): take the ordinary path.
+        let Ok(mut memo) = self.header_memo.try_lock() else {
+            return Ok(None);
+        };
+        let Some(encoded) = memo.lookup(headers) else {
+            return Ok(None);
+        };
+        let parts = RequestParts {
+            method: method.to_str()?,
+            url: url.to_str()?,
+            headers: &[],
+            body,
+        };
+        Ok(Some(self.client.prepare_encoded(&parts, encoded)))
+    }
+
+    /// `timeouts(tuple)`, remembered for the last tuple object seen. Threads
+    /// that find the memo busy convert their tuple themselves.
+    fn timeouts_of(&self, tuple: &Bound<'_, PyTuple>) -> PyResult<Timeouts> {
+        if let Ok(last) = self.last_timeouts.try_lock() {
+            if let Some((seen, value)) = &*last {
+                if seen.is(tuple) {
+                    return Ok(*value);
+                }
+            }
+        }
+        let value = timeouts(tuple.extract::<TimeoutTuple>()?)?;
+        if let Ok(mut last) = self.last_timeouts.try_lock() {
+            *last = Some((tuple.clone().unbind(), value));
+        }
+        Ok(value)
+    }
+
     /// Sends a request whose body is streamed from Python objects: each piece
     /// is pulled with the GIL taken briefly, and written with it released.
     /// An exception raised by the body's iterator or file is re-raised as is.

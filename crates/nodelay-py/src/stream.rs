@@ -9,6 +9,7 @@ use nodelay_core::{BodyStream, Error, Exchange, Interrupt};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
+use crate::body::{truncate_bytes, uninit_bytes};
 use crate::errors::to_py_err;
 use crate::head::Head;
 use crate::signals::SignalCheck;
@@ -27,8 +28,9 @@ enum Body {
     NotStarted(Box<Exchange>),
     Streaming {
         stream: BodyStream,
-        /// Reused between reads; allocated once per stream.
-        buffer: Vec<u8>,
+        /// Bytes still to come when known (a Content-Length body delivered as
+        /// received): a piece's `bytes` object is then never larger than that.
+        remaining: Option<u64>,
     },
     /// Read to the end, failed or closed: the connection is pooled or closed.
     Finished,
@@ -92,48 +94,76 @@ impl RawStream {
         to_py_err(py, e, self.url.bind(py), &self.signals)
     }
 
-    /// Reads the next piece with the GIL released. At the end of the body, or
-    /// on error, the body is dropped (its connection pooled or closed).
+    /// Reads the next piece into `out` with the GIL released; returns its
+    /// length, 0 at the end of the body. At the end, or on error, the body is
+    /// dropped (its connection pooled or closed).
     fn next_piece(
         &self,
         py: Python<'_>,
-        max: usize,
+        out: &mut [u8],
         min: usize,
         decode: bool,
-    ) -> Result<Vec<u8>, Error> {
+    ) -> Result<usize, Error> {
         py.detach(|| {
-            let mut slot = self.body.lock().unwrap_or_else(|p| p.into_inner());
-            if matches!(*slot, Body::NotStarted(_)) {
-                let Body::NotStarted(exchange) = std::mem::replace(&mut *slot, Body::Finished)
-                else {
-                    unreachable!("checked above")
-                };
-                let interrupt: Arc<dyn Interrupt + Send + Sync> = self.signals.clone();
-                let codings: &[Coding] = if decode { &self.codings } else { &[] };
-                let stream =
-                    BodyStream::new(*exchange, interrupt, codings, self.max_decoded_bytes)?;
-                *slot = Body::Streaming {
-                    stream,
-                    buffer: Vec::new(),
-                };
-            }
-            let Body::Streaming { stream, buffer } = &mut *slot else {
-                return Ok(Vec::new());
+            let mut slot = self.lock_body();
+            self.start(&mut slot, decode)?;
+            let Body::Streaming { stream, remaining } = &mut *slot else {
+                return Ok(0);
             };
-            if buffer.len() < max {
-                buffer.resize(max, 0);
-            }
-            match stream.read(&mut buffer[..max], min.min(max)) {
+            match stream.read(out, min.min(out.len())) {
                 Ok(0) => {
                     *slot = Body::Finished;
-                    Ok(Vec::new())
+                    Ok(0)
                 }
-                Ok(n) => Ok(buffer[..n].to_vec()),
+                Ok(n) => {
+                    if let Some(left) = remaining {
+                        *left = left.saturating_sub(n as u64);
+                    }
+                    Ok(n)
+                }
                 Err(e) => {
                     *slot = Body::Finished;
                     Err(e)
                 }
             }
+        })
+    }
+
+    fn lock_body(&self) -> std::sync::MutexGuard<'_, Body> {
+        self.body.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Turns a body not read yet into a stream (decoded or as received).
+    fn start(&self, slot: &mut Body, decode: bool) -> Result<(), Error> {
+        if !matches!(*slot, Body::NotStarted(_)) {
+            return Ok(());
+        }
+        let Body::NotStarted(exchange) = std::mem::replace(slot, Body::Finished) else {
+            unreachable!("checked above")
+        };
+        let interrupt: Arc<dyn Interrupt + Send + Sync> = self.signals.clone();
+        let codings: &[Coding] = if decode { &self.codings } else { &[] };
+        let length = exchange.content_length();
+        let stream = BodyStream::new(*exchange, interrupt, codings, self.max_decoded_bytes)?;
+        let remaining = if stream.is_decoded() { None } else { length };
+        *slot = Body::Streaming { stream, remaining };
+        Ok(())
+    }
+
+    /// Size of the `bytes` object the next read of at most `max` bytes goes
+    /// into: no more than the bytes left when known (and at least 1, so the
+    /// read that finds the end of the body can give the connection back).
+    /// Starting the stream does no I/O: the GIL stays held.
+    fn piece_capacity(&self, max: usize, decode: bool) -> Result<usize, Error> {
+        let mut slot = self.lock_body();
+        self.start(&mut slot, decode)?;
+        Ok(match &*slot {
+            Body::Streaming {
+                remaining: Some(left),
+                ..
+            } => usize::try_from(*left).unwrap_or(usize::MAX).clamp(1, max),
+            Body::Streaming { .. } => max,
+            _ => 1,
         })
     }
 }
@@ -180,26 +210,30 @@ impl RawStream {
         min_bytes: usize,
         decode: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let piece = self
-            .next_piece(py, max_bytes.max(1), min_bytes, decode)
+        // The piece is read straight into the bytes object handed to Python,
+        // as the whole-body path does: no intermediate buffer, no copy.
+        let capacity = self
+            .piece_capacity(max_bytes.max(1), decode)
             .map_err(|e| self.fail(py, e))?;
-        Ok(PyBytes::new(py, &piece))
+        let (bytes, view) = uninit_bytes(py, capacity)?;
+        let n = self
+            .next_piece(py, view, min_bytes, decode)
+            .map_err(|e| self.fail(py, e))?;
+        truncate_bytes(bytes, n)
     }
 
     /// The rest of the body.
     fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let mut all = Vec::new();
         loop {
-            let piece = self
-                .next_piece(py, DEFAULT_READ_MAX_BYTES, DEFAULT_READ_MAX_BYTES, true)
+            let start = all.len();
+            all.resize(start + DEFAULT_READ_MAX_BYTES, 0);
+            let n = self
+                .next_piece(py, &mut all[start..], DEFAULT_READ_MAX_BYTES, true)
                 .map_err(|e| self.fail(py, e))?;
-            if piece.is_empty() {
+            all.truncate(start + n);
+            if n == 0 {
                 return Ok(PyBytes::new(py, &all));
-            }
-            if all.is_empty() {
-                all = piece;
-            } else {
-                all.extend_from_slice(&piece);
             }
         }
     }
@@ -207,16 +241,13 @@ impl RawStream {
     /// True once the body was read to the end (or the stream closed).
     #[getter]
     fn is_closed(&self) -> bool {
-        matches!(
-            *self.body.lock().unwrap_or_else(|p| p.into_inner()),
-            Body::Finished
-        )
+        matches!(*self.lock_body(), Body::Finished)
     }
 
     /// Ends the stream. A body not read to the end closes its connection
     /// (it is never pooled half-read: HOSTILE.md H29).
     fn close(&self) {
-        *self.body.lock().unwrap_or_else(|p| p.into_inner()) = Body::Finished;
+        *self.lock_body() = Body::Finished;
     }
 
     fn __repr__(&self) -> String {
