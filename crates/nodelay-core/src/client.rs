@@ -20,7 +20,9 @@ pub use crate::pool::PoolConfig;
 use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
 use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
-use crate::upload::{send_streamed, BodySource, StreamFraming};
+use crate::upload::{
+    answer_after_failed_send, receive_early_answer, send_streamed, BodySource, StreamFraming,
+};
 
 /// A request as the caller describes it.
 pub struct RequestParts<'a> {
@@ -345,8 +347,10 @@ impl Client {
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self.pool.checkout(&prepared.key, &deadlines, fresh)?;
-            let attempt = send_streamed(
+            let mut pooled = self
+                .pool
+                .checkout(&prepared.key, &deadlines, fresh, interrupt)?;
+            let attempt = match send_streamed(
                 &mut pooled,
                 &prepared.wire,
                 framing,
@@ -354,8 +358,19 @@ impl Client {
                 &mut buf,
                 &deadlines,
                 interrupt,
-            )
-            .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
+            ) {
+                Ok(true) => receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt),
+                Ok(false) => {
+                    receive_early_answer(&mut pooled, prepared.is_head, &deadlines, interrupt)
+                }
+                Err(e) => answer_after_failed_send(
+                    &mut pooled,
+                    prepared.is_head,
+                    &deadlines,
+                    interrupt,
+                    e,
+                ),
+            };
             match attempt {
                 Ok((head, head_bytes)) => {
                     return Ok(Exchange::H1(H1Exchange::new(
@@ -427,19 +442,31 @@ impl Client {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
             let mut pooled = match adopted.take() {
                 Some(pooled) => pooled,
-                None => self.pool.checkout(&prepared.key, &deadlines, fresh)?,
+                None => self
+                    .pool
+                    .checkout(&prepared.key, &deadlines, fresh, interrupt)?,
             };
-            let attempt = send_request(
+            let attempt = match send_request(
                 &mut pooled,
                 &prepared.wire,
                 large_body,
                 &deadlines,
                 interrupt,
-            )
-            // A failed write on a reused connection (EPIPE, ECONNRESET)
-            // received nothing either: idempotent requests may go again.
-            .map_err(Error::before_response)
-            .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
+            ) {
+                Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt),
+                // The server may have answered and closed before the body
+                // was all out (a 413): that answer is the response. A failed
+                // write with no answer (EPIPE, ECONNRESET on a stale reused
+                // connection) received nothing: idempotent requests may go
+                // again.
+                Err(e) => answer_after_failed_send(
+                    &mut pooled,
+                    prepared.is_head,
+                    &deadlines,
+                    interrupt,
+                    e.before_response(),
+                ),
+            };
             match attempt {
                 Ok((head, head_bytes)) => {
                     return Ok(Exchange::H1(H1Exchange::new(

@@ -10,6 +10,7 @@ use crate::conn::Connection;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
+use crate::interrupt::Interrupt;
 use crate::proxy::ConnKey;
 use crate::target::FxBuild;
 use crate::tls::TlsSetup;
@@ -169,6 +170,7 @@ impl Pool {
         key: &ConnKey,
         deadlines: &Deadlines,
         fresh: bool,
+        interrupt: &dyn Interrupt,
     ) -> Result<PooledConn, Error> {
         let mut state = self.lock();
         let mut wait_until: Option<Option<Instant>> = None;
@@ -205,7 +207,7 @@ impl Pool {
                     generation,
                     armed: true,
                 };
-                let stream = connect_route(key, &self.tls, deadlines)?;
+                let stream = connect_route(key, &self.tls, deadlines, interrupt)?;
                 slot.disarm();
                 return Ok(PooledConn {
                     conn: Some(Connection::new(stream)),

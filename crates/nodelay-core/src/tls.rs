@@ -18,6 +18,7 @@ use rustls::{
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
+use crate::interrupt::Interrupt;
 
 /// ALPN id of HTTP/1.1 (RFC 7301 §6): what the blocking HTTP/1.1 path offers.
 pub const ALPN_HTTP11: &[u8] = b"http/1.1";
@@ -145,6 +146,7 @@ impl TlsSetup {
         host: &str,
         mut sock: S,
         deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
     ) -> Result<StreamOwned<ClientConnection, S>, Error> {
         let config = self.config()?;
         let name = server_name(host)?;
@@ -167,8 +169,17 @@ impl TlsSetup {
                     Error::new(ErrorKind::Connect, format!("socket setup failed: {e}"))
                         .with_source(e)
                 })?;
-            if let Err(e) = conn.complete_io(&mut sock) {
-                return Err(handshake_error(e));
+            match conn.complete_io(&mut sock) {
+                Ok(_) => {}
+                // A signal (Ctrl-C) interrupted a read or write: nothing was
+                // lost (rustls consumed no bytes of the failed call), so the
+                // handshake carries on unless the caller must stop.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if interrupt.should_abort() {
+                        return Err(crate::connect::interrupted());
+                    }
+                }
+                Err(e) => return Err(handshake_error(e)),
             }
         }
         Ok(StreamOwned::new(conn, sock))
