@@ -383,6 +383,7 @@ impl Client {
                         && prepared.idempotent
                         && e.nothing_received()
                         && !e.is_interrupted()
+                        && !e.is_timeout()
                         && source.rewind()? =>
                 {
                     retries_left -= 1;
@@ -475,13 +476,16 @@ impl Client {
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle: send an
-                // idempotent request once more on a fresh connection.
+                // idempotent request once more on a fresh connection. A
+                // timeout is no sign of that (a slow server): retrying would
+                // send the request twice and wait a whole phase timeout again.
                 Err(e)
                     if pooled.reused
                         && retries_left > 0
                         && prepared.idempotent
                         && e.nothing_received()
-                        && !e.is_interrupted() =>
+                        && !e.is_interrupted()
+                        && !e.is_timeout() =>
                 {
                     retries_left -= 1;
                 }
