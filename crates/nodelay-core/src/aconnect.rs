@@ -8,6 +8,7 @@ use std::io::{self, IoSlice};
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -72,8 +73,21 @@ pub async fn connect(
     alpn: &[&[u8]],
     deadlines: &Deadlines,
 ) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
+    // Clock reads only when asked for (`nodelay get -v`, see `timing`).
+    let started = crate::timing::enabled().then(Instant::now);
     let tcp = connect_tcp(origin, deadlines).await?;
+    let connected = started.map(|started| (started, Instant::now()));
+    let note = |tls: Option<Duration>| {
+        if let Some((started, connected)) = connected {
+            crate::timing::note(crate::timing::ConnectTimings {
+                dns: None,
+                tcp: connected - started,
+                tls,
+            });
+        }
+    };
     if origin.scheme != "https" {
+        note(None);
         return Ok((AsyncTransport::Plain(tcp), None));
     }
     // One config per ALPN list, built once per client (see `TlsSetup`).
@@ -89,6 +103,7 @@ pub async fn connect(
             )
         })?
         .map_err(handshake_error)?;
+    note(connected.map(|(_, connected)| connected.elapsed()));
     let protocol = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
     Ok((AsyncTransport::Tls(Box::new(stream)), protocol))
 }

@@ -19,6 +19,7 @@ use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 use crate::resolve::resolve;
 use crate::target::Origin;
+use crate::timing::{self, ConnectTimings};
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
 
@@ -32,24 +33,38 @@ pub(crate) fn connect(
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
 ) -> Result<Transport, Error> {
-    let tcp = connect_tcp(origin, deadlines, interrupt)?;
-    if origin.scheme == "https" {
-        return Ok(Transport::Tls(Box::new(tls.handshake(
+    // Clock reads only when asked for (`nodelay get -v`).
+    let started = timing::enabled().then(Instant::now);
+    let addrs = resolve(&origin.host, origin.port, deadlines, interrupt)?;
+    let resolved = started.map(|_| Instant::now());
+    let tcp = connect_tcp(origin, addrs, deadlines, interrupt)?;
+    let connected = started.map(|_| Instant::now());
+    let transport = if origin.scheme == "https" {
+        Transport::Tls(Box::new(tls.handshake(
             &origin.host,
             tcp,
             deadlines,
             interrupt,
-        )?)));
+        )?))
+    } else {
+        Transport::Plain(tcp)
+    };
+    if let (Some(started), Some(resolved), Some(connected)) = (started, resolved, connected) {
+        timing::note(ConnectTimings {
+            dns: Some(resolved - started),
+            tcp: connected - resolved,
+            tls: (origin.scheme == "https").then(|| connected.elapsed()),
+        });
     }
-    Ok(Transport::Plain(tcp))
+    Ok(transport)
 }
 
 fn connect_tcp(
     origin: &Origin,
+    addrs: Vec<SocketAddr>,
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
 ) -> Result<TcpStream, Error> {
-    let addrs = resolve(&origin.host, origin.port, deadlines, interrupt)?;
     let mut last_error: Option<io::Error> = None;
     for addr in addrs {
         let budget = match deadlines.budget(deadlines.timeouts.connect) {
