@@ -97,3 +97,20 @@ def test_a_hanging_connect_still_times_out(blackholed: str) -> None:
         with pytest.raises(nodelay.ConnectTimeout):
             client.get(f"http://{blackholed}/")
     assert 0.25 < time.monotonic() - start < 0.3 + 1.5
+
+
+def test_ctrl_c_ends_a_hanging_tls_handshake() -> None:
+    # The server accepts and never answers the ClientHello: the handshake waits in a read.
+    from scripted import ScriptedServer, Sleep
+
+    with ScriptedServer([Sleep(8.0)]) as srv:
+        with nodelay.Client(timeout=nodelay.Timeout(CONNECT_TIMEOUT)) as client:
+            timer = _interrupt_main_thread_after(SIGNAL_AFTER)
+            start = time.monotonic()
+            try:
+                with pytest.raises(KeyboardInterrupt):
+                    client.get(srv.url.replace("http://", "https://") + "/")
+            finally:
+                timer.join()
+        assert srv.wait_connections(1)
+    assert time.monotonic() - start < INTERRUPTED_WITHIN
