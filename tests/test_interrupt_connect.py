@@ -114,3 +114,34 @@ def test_ctrl_c_ends_a_hanging_tls_handshake() -> None:
                 timer.join()
         assert srv.wait_connections(1)
     assert time.monotonic() - start < INTERRUPTED_WITHIN
+
+
+def test_ctrl_c_ends_a_wait_for_a_pool_slot() -> None:
+    # The only connection is busy with a slow answer; the next request waits for the slot.
+    from scripted import ScriptedServer, Sleep
+
+    limits = nodelay.Limits(max_connections=1)
+    timeout = nodelay.Timeout(10.0, pool=CONNECT_TIMEOUT)
+    with ScriptedServer([Sleep(8.0)]) as srv, nodelay.Client(limits=limits, timeout=timeout) as c:
+        outcomes: list[BaseException] = []
+
+        def hold_the_slot() -> None:
+            try:
+                c.get(srv.url + "/")
+            except nodelay.HTTPError as exc:  # the server closes without answering
+                outcomes.append(exc)
+
+        busy = threading.Thread(target=hold_the_slot)
+        busy.start()
+        assert srv.wait_connections(1)
+        timer = _interrupt_main_thread_after(SIGNAL_AFTER)
+        start = time.monotonic()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                c.get(srv.url + "/")
+        finally:
+            timer.join()
+        assert time.monotonic() - start < INTERRUPTED_WITHIN
+        srv.close()  # ends the busy request
+        busy.join(10)
+    assert len(outcomes) == 1
