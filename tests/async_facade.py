@@ -23,7 +23,21 @@ _RealAsyncClient = nodelay.AsyncClient
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    return _LOOP.run_until_complete(coro)
+    """Run ``coro`` to its end. A Ctrl-C (or any exception) that escapes the loop while the
+    coroutine is still pending cancels it and lets the cancellation finish, as
+    ``asyncio.run`` does: left pending, an interrupted request would hold its connection
+    until some later test happens to run the loop again."""
+    task = _LOOP.create_task(coro)
+    try:
+        return _LOOP.run_until_complete(task)
+    except BaseException:
+        if not task.done():
+            task.cancel()
+            try:
+                _LOOP.run_until_complete(task)
+            except BaseException:  # the cancellation itself, or what the task raised
+                pass
+        raise
 
 
 async def _warm_up() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -72,13 +73,46 @@ def test_head_prints_the_head(
     assert out.startswith(b"HTTP/1.1 200 OK\r\n") and b"content-length: 10\r\n" in out.lower()
 
 
-def test_verbose_prints_heads_and_elapsed(
-    server: _core.TestServer, capsysbinary: pytest.CaptureFixture[bytes]
+def _phase(err: str, name: str) -> float:
+    """The milliseconds ``-v`` printed for phase ``name``."""
+    match = re.search(rf"^\* {name} +([0-9.]+) ms", err, re.MULTILINE)
+    assert match, f"no {name} line in:\n{err}"
+    return float(match.group(1))
+
+
+def test_verbose_prints_heads_and_phase_timings(
+    capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
-    assert run(["-v", f"{server.url}/bytes/3"]) == 0
-    err = capsysbinary.readouterr().err.decode()
+    # A server of its own: the first request opens a connection, so the connect phases
+    # are there.
+    server = _core.TestServer("127.0.0.1", 0, 1)
+    try:
+        assert run(["-v", f"http://localhost:{server.port}/bytes/3"]) == 0
+    finally:
+        server.close()
+    captured = capsysbinary.readouterr()
+    assert captured.out == b"abc"
+    err = captured.err.decode()
     assert "> GET /bytes/3 HTTP/1.1" in err and "< HTTP/1.1 200 OK" in err
-    assert "* elapsed" in err and "not reported by the engine yet" in err
+    assert "* elapsed" in err
+    phases = [_phase(err, name) for name in ("namelookup", "connect", "starttransfer", "total")]
+    assert phases == sorted(phases), err  # cumulative, as curl -w prints them
+    assert "appconnect" not in err  # no TLS
+
+
+def test_verbose_prints_the_protocol_actually_spoken(
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    server = _core.TestServer(http2=True)
+    try:
+        assert run(["-v", "--http2-prior-knowledge", f"{server.url}/bytes/3"]) == 0
+    finally:
+        server.close()
+    err = capsysbinary.readouterr().err.decode()
+    assert "> GET /bytes/3 HTTP/2\n" in err and "< HTTP/2 200" in err, err
+    assert "HTTP/1.1" not in err
+    # The HTTP/2 connect is timed as one step (lookup included).
+    assert _phase(err, "connect") <= _phase(err, "starttransfer") <= _phase(err, "total")
 
 
 def test_fail_exits_22(

@@ -8,6 +8,7 @@ driver (``_run``/``_send``) differs from ``Client``.
 
 from __future__ import annotations
 
+import time
 from contextlib import asynccontextmanager
 
 from . import _core
@@ -15,7 +16,7 @@ from ._base import BaseClient
 from ._client import _HTTP2_MODES
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, Send, redirect_flow
+from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
 from ._proxy import engine_proxy_options
@@ -310,8 +311,11 @@ class AsyncClient(BaseClient):
         flow: Generator[Send, Response, Response],
         ttuple: TimeoutTuple,
         stream: bool,
+        started: float | None = None,
     ) -> Response:
-        """Drive ``flow`` with awaited engine calls (``Client._run`` blocks instead)."""
+        """Drive ``flow`` with awaited engine calls (``Client._run`` blocks instead).
+        ``Timeout(total=)`` bounds the whole flow from ``started`` (default: now)."""
+        deadline = flow_deadline(ttuple, started)
         try:
             send = next(flow)
             while True:
@@ -322,7 +326,7 @@ class AsyncClient(BaseClient):
 
                     await asyncio.sleep(send.delay)
                 try:
-                    response = await self._send(send, ttuple, stream)
+                    response = await self._send(send, attempt_timeouts(ttuple, deadline), stream)
                 except RequestError as exc:
                     send = flow.throw(exc)  # a retry policy may answer with another Send
                     continue
@@ -424,7 +428,9 @@ class AsyncClient(BaseClient):
             response = _response_from_raw(raw, ("GET", url, sent, None))
             if self.follow_redirects and raw.status in REDIRECT_STATUSES:
                 flow = redirect_flow(self.max_redirects, response, "GET", url, pairs, None)
-                return await self._run(flow, ttuple, False)
+                # The first hop's time counts against Timeout(total=) too.
+                started = time.monotonic() - raw.elapsed
+                return await self._run(flow, ttuple, False, started)
             return response
         return await self.request(
             "GET",

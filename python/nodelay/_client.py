@@ -16,7 +16,7 @@ from . import _core
 from ._base import BaseClient
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, Send, redirect_flow
+from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
 from ._models import Request, Response, _response_from_raw
 from ._prepare import _BODY_METHODS, encode_body, with_cookies
 from ._proxy import engine_proxy_options
@@ -149,7 +149,8 @@ def _method(
         response = _response_from_raw(raw, (method, url, sent, body))
         if client.follow_redirects and raw.status in REDIRECT_STATUSES:
             flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
-            return client._run(flow, ttuple, False)
+            # The first hop's time counts against Timeout(total=) too.
+            return client._run(flow, ttuple, False, time.monotonic() - raw.elapsed)
         return response
 
     call.__name__ = name
@@ -370,8 +371,11 @@ class Client(BaseClient):
         flow: Generator[Send, Response, Response],
         ttuple: TimeoutTuple,
         stream: bool,
+        started: float | None = None,
     ) -> Response:
-        """Drive ``flow`` with blocking engine calls (``AsyncClient`` awaits instead)."""
+        """Drive ``flow`` with blocking engine calls (``AsyncClient`` awaits instead).
+        ``Timeout(total=)`` bounds the whole flow from ``started`` (default: now)."""
+        deadline = flow_deadline(ttuple, started)
         try:
             send = next(flow)
             while True:
@@ -380,7 +384,7 @@ class Client(BaseClient):
                 if send.delay:
                     time.sleep(send.delay)
                 try:
-                    response = self._send(send, ttuple, stream)
+                    response = self._send(send, attempt_timeouts(ttuple, deadline), stream)
                 except RequestError as exc:
                     send = flow.throw(exc)  # a retry policy may answer with another Send
                     continue

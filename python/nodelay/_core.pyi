@@ -332,6 +332,15 @@ def json_loads(data: bytes) -> object:
     objects; what the fast path does not take (invalid JSON, UTF-16/32, lone surrogates,
     nesting deeper than 256) is handed to ``json.loads``."""
 
+def record_connect_timings(on: bool) -> None:
+    """Start (or stop) recording how long opening each connection takes (for
+    ``nodelay get -v``; process-wide, off by default)."""
+
+def take_connect_timings() -> tuple[float | None, float, float | None] | None:
+    """``(dns, tcp, tls)`` seconds of the last connection opened since the previous call
+    (``tls`` ``None`` for cleartext; ``dns`` ``None`` when the lookup was timed with the
+    connect), or ``None`` when none was opened or recording is off."""
+
 def form_encode(pairs: list[tuple[str, str]]) -> bytes:
     """``application/x-www-form-urlencoded`` body, byte-identical to ``urllib.parse.urlencode``."""
 

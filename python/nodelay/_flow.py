@@ -6,6 +6,12 @@ receives each ``Response`` back (``flow.send(response)``); an engine error is th
 return value is the final ``Response``. ``Client`` drives flows with blocking calls and
 ``AsyncClient`` with ``await``: the two drivers are the only code that differs, so
 redirects, credentials and auth behave identically in both.
+
+``Timeout(total=)`` is the budget of the whole logical request, every hop, auth round and
+retry included: the drivers start one ``deadline`` (``flow_deadline``) and give each
+exchange the client's timeouts with its total cut to what is left (``attempt_timeouts``),
+so the engine raises the timeout of the phase that was running when the budget ran out.
+Retry waits never run past it either (``Retrying.fits``).
 """
 
 from __future__ import annotations
@@ -22,12 +28,21 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Mapping
 
     from ._auth import Auth
+    from ._core import TimeoutTuple
     from ._models import Response
     from ._prepare import Pairs
     from ._retry import Retry
     from ._upload import Body
 
-__all__ = ["REDIRECT_STATUSES", "Retrying", "Send", "redirect_flow", "request_flow"]
+__all__ = [
+    "REDIRECT_STATUSES",
+    "Retrying",
+    "Send",
+    "attempt_timeouts",
+    "flow_deadline",
+    "redirect_flow",
+    "request_flow",
+]
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
 # Dropped when a redirect turns the request into a body-less GET.
@@ -65,6 +80,25 @@ class Send:
         self.cookies = cookies
         self.discard = discard
         self.delay = delay
+
+
+def flow_deadline(ttuple: TimeoutTuple, started: float | None = None) -> float | None:
+    """The ``time.monotonic()`` instant a whole request must end by: ``started`` (now when
+    ``None``) plus the ``Timeout(total=)`` of ``ttuple``; ``None`` without a total."""
+    total = ttuple[4]
+    if total is None:
+        return None
+    return (time.monotonic() if started is None else started) + total
+
+
+def attempt_timeouts(ttuple: TimeoutTuple, deadline: float | None) -> TimeoutTuple:
+    """The timeouts of one exchange of a request that must end by ``deadline``: its own,
+    with the total cut to what is left (0 once spent: the engine then fails the first
+    phase with that phase's timeout error, before sending anything)."""
+    if deadline is None:
+        return ttuple
+    left = deadline - time.monotonic()
+    return (ttuple[0], ttuple[1], ttuple[2], ttuple[3], left if left > 0.0 else 0.0)
 
 
 def request_flow(

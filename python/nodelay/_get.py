@@ -1,9 +1,11 @@
 """``nodelay get URL``: a small curl/httpie-like command over ``nodelay.Client``.
 
 Exit codes follow curl's for the main failures (see ``EXIT_CODES``). ``-v`` prints the
-request and response heads to stderr and the one timing the engine measures today,
-``elapsed`` (request start to end of body); per-phase timings (connect, TLS, first byte)
-are not invented: they will be printed once the engine reports them.
+request and response heads to stderr (with the protocol version actually spoken), each
+hop's ``elapsed`` as the engine measured it, and curl ``-w``-style phase timings: name
+lookup, TCP connect and TLS handshake as the engine recorded them when it opened the
+connection (``_core.record_connect_timings``, off unless asked for), the response head
+and the end of the body as seen around the engine calls.
 """
 
 from __future__ import annotations
@@ -210,7 +212,8 @@ def _print_request(response: Response, err: IO[str]) -> None:
         return
     parts = urlsplit(str(req.url))
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    err.write(f"> {req.method} {target} HTTP/1.1\n")
+    # The request went out in the version its response came back in (ALPN or h2c).
+    err.write(f"> {req.method} {target} {response.http_version}\n")
     names = {name.lower() for name, _ in req.headers.multi_items()}
     if "host" not in names:
         err.write(f"> Host: {parts.netloc}\n")  # added by the engine
@@ -256,7 +259,40 @@ class _Indicator:
         self.err.write("\r\033[K")
 
 
-def _send(client: Client, args: argparse.Namespace, url: str) -> Response:
+class _Phases:
+    """When the phases of one ``nodelay get`` ended, in seconds from its start (curl's
+    ``-w`` variables): the connect phases come from the engine's record of the last
+    connection it opened (``None`` when every hop reused one)."""
+
+    def __init__(self) -> None:
+        self.connect: tuple[float | None, float, float | None] | None = None
+        self.head = 0.0
+        self.total = 0.0
+
+    def lines(self) -> list[str]:
+        rows: list[tuple[str, float, str]] = []
+        if self.connect is None:
+            rows.append(("connect", 0.0, "no new connection: a pooled one was reused"))
+        else:
+            dns, tcp, tls = self.connect
+            lookup = dns or 0.0
+            if dns is not None:
+                rows.append(("namelookup", dns, "name resolved"))
+            rows.append(
+                (
+                    "connect",
+                    lookup + tcp,
+                    "TCP connected" + ("" if dns is not None else ", name lookup included"),
+                )
+            )
+            if tls is not None:
+                rows.append(("appconnect", lookup + tcp + tls, "TLS handshake done"))
+        rows.append(("starttransfer", self.head, "response head received"))
+        rows.append(("total", self.total, "body received"))
+        return [f"* {name:<14}{at * 1000:10.3f} ms  ({what})" for name, at, what in rows]
+
+
+def _send(client: Client, args: argparse.Namespace, url: str, stream: bool = False) -> Response:
     headers = _header_pairs(args.headers)
     kwargs: dict[str, Any] = {}
     method = args.method
@@ -277,7 +313,26 @@ def _send(client: Client, args: argparse.Namespace, url: str) -> Response:
     if args.head:
         method = "HEAD"
     kwargs["headers"] = headers or None
-    response: Response = client.request((method or "GET").upper(), url, **kwargs)
+    response: Response = client.request((method or "GET").upper(), url, stream=stream, **kwargs)
+    return response
+
+
+def _timed_send(client: Client, args: argparse.Namespace, url: str, phases: _Phases) -> Response:
+    """``_send`` with the phases recorded: the engine returns at the response head when
+    streaming, then the body is read."""
+    from . import _core
+
+    _core.record_connect_timings(True)
+    _core.take_connect_timings()  # forget any earlier connect
+    start = time.perf_counter()
+    try:
+        response = _send(client, args, url, stream=True)
+        phases.head = time.perf_counter() - start
+        response.read()
+        phases.total = time.perf_counter() - start
+        phases.connect = _core.take_connect_timings()
+    finally:
+        _core.record_connect_timings(False)
     return response
 
 
@@ -313,12 +368,14 @@ def main(args: argparse.Namespace) -> int:
             proxy=_proxy_option(args),
             http2="prior_knowledge" if args.http2_prior_knowledge else args.http2,
         ) as client:
+            phases = _Phases()
+            send = _timed_send if args.verbose else lambda c, a, u, _: _send(c, a, u)
             t0 = time.perf_counter()
             if show_indicator:
                 with _Indicator(url, err):
-                    response = _send(client, args, url)
+                    response = send(client, args, url, phases)
             else:
-                response = _send(client, args, url)
+                response = send(client, args, url, phases)
             wall = time.perf_counter() - t0
     except (e.HTTPError, e.InvalidURL) as exc:  # first: timeouts are also OSErrors
         return fail(exit_code(exc), str(exc))
@@ -338,10 +395,9 @@ def main(args: argparse.Namespace) -> int:
                 f"* elapsed {hop.elapsed.total_seconds() * 1000:.3f} ms "
                 "(request start to end of body, measured by the engine)\n"
             )
-        err.write(
-            "* per-phase timings (connect, TLS, first byte, body) are not reported by the "
-            f"engine yet; wall time in this command: {wall * 1000:.3f} ms\n"
-        )
+        err.write(f"* {response.http_version}; timings from the start of the request:\n")
+        for line in phases.lines():
+            err.write(line + "\n")
     if args.fail and response.status_code >= 400:
         return fail(
             EXIT_CODES["http_error"],

@@ -10,7 +10,7 @@ import time
 import nodelay
 import pytest
 from nodelay import _core
-from scripted import Close, Recv, Reset, Send, SendSlowly, Sleep, response
+from scripted import Close, Recv, Reset, Send, SendSlowly, Sleep, Step, response
 
 from .conftest import (
     FAST,
@@ -126,35 +126,69 @@ def test_h29_decoding_error_connection_not_reused(
     hostile_case(scripted, client, [Recv(), Send(wire)], nodelay.DecodingError)
 
 
-def test_h29_ctrl_c_mid_body_abandons_the_connection(
-    scripted: Factory, client: nodelay.Client
-) -> None:
+def _sigint_ready() -> int:
+    """The main thread's id, for ``signal.pthread_kill`` (skips where signals cannot reach
+    Python's default handler)."""
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals are delivered to the main thread")
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         pytest.skip("SIGINT is not Python's default handler here")
-    body = b"x" * 100
+    return threading.get_ident()
+
+
+# The body dripped after the signal: long enough that a Ctrl-C noticed only once the
+# response is complete fails the FAST bound.
+_DRIP_AFTER_SIGNAL = 20  # chunks of 5 bytes, 0.1 s apart: 2 s
+
+
+def _mid_body_script(signal_step: Step) -> list[Step]:
+    """Head, 10 body bytes, then ``signal_step`` (the client is certainly mid-body: it has
+    the head and part of the body, the rest is still to come), then the slow rest."""
+    body = b"x" * (10 + 5 * _DRIP_AFTER_SIGNAL)
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    return [
+        Recv(),
+        Send(head),
+        Send(body[:10]),
+        Sleep(0.05),
+        signal_step,
+        SendSlowly(body[10:], interval=0.1, chunk=5),
+        Recv(timeout=5.0),
+        Send(POISON),
+    ]
+
+
+def test_h29_ctrl_c_mid_body_abandons_the_connection(
+    scripted: Factory, client: nodelay.Client
+) -> None:
+    # The signal is sent by the server's script once part of the body is out, not by a
+    # timer started before the request: on a loaded machine such a timer could fire
+    # before the request reached the server, or between the body's pieces.
+    main = _sigint_ready()
     srv = scripted(
-        [
-            Recv(),
-            Send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"),
-            SendSlowly(body, interval=0.1, chunk=5),
-            Recv(timeout=5.0),
-            Send(POISON),
-        ],
+        _mid_body_script(lambda _sock: signal.pthread_kill(main, signal.SIGINT)), FRESH_SCRIPT
+    )
+    expect_error(
+        lambda: client.get(srv.url + "/", timeout=nodelay.Timeout(10.0)), KeyboardInterrupt, FAST
+    )
+    assert_fresh_connection(client, srv)
+
+
+def test_h29_ctrl_c_noticed_while_not_blocked_in_a_read(
+    scripted: Factory, client: nodelay.Client
+) -> None:
+    # A signal that lands while the main thread is not in a blocking syscall (processing
+    # the bytes its last read returned) interrupts no read: Python's handler only notes
+    # it. Delivered to another thread, the main thread's read is never interrupted at
+    # all, which makes that race deterministic. The request must still end at once.
+    _sigint_ready()
+    srv = scripted(
+        _mid_body_script(lambda _sock: signal.pthread_kill(threading.get_ident(), signal.SIGINT)),
         FRESH_SCRIPT,
     )
-    main = threading.get_ident()
-    timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
-    timer.start()
-    try:
-        expect_error(
-            lambda: client.get(srv.url + "/", timeout=nodelay.Timeout(10.0)),
-            KeyboardInterrupt,
-            FAST,
-        )
-    finally:
-        timer.join()
+    expect_error(
+        lambda: client.get(srv.url + "/", timeout=nodelay.Timeout(10.0)), KeyboardInterrupt, FAST
+    )
     assert_fresh_connection(client, srv)
 
 

@@ -10,6 +10,7 @@ use std::io::{self, IoSlice};
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
@@ -215,12 +216,26 @@ pub async fn connect(
     alpn: &[&[u8]],
     deadlines: &Deadlines,
 ) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
+    // Clock reads only when asked for (`nodelay get -v`, see `timing`).
+    let started = crate::timing::enabled().then(Instant::now);
     let tcp = connect_tcp(origin, deadlines).await?;
+    let connected = started.map(|started| (started, Instant::now()));
+    let note = |tls: Option<Duration>| {
+        if let Some((started, connected)) = connected {
+            crate::timing::note(crate::timing::ConnectTimings {
+                dns: None,
+                tcp: connected - started,
+                tls,
+            });
+        }
+    };
     if origin.scheme != "https" {
+        note(None);
         return Ok((AsyncTransport::Plain(tcp), None));
     }
     // One config per ALPN list, built once per client (see `TlsSetup`).
     let stream = tls_over(tcp, origin, tls, alpn, deadlines).await?;
+    note(connected.map(|(_, connected)| connected.elapsed()));
     let protocol = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
     Ok((AsyncTransport::Tls(Box::new(stream)), protocol))
 }

@@ -21,7 +21,9 @@ pub use crate::pool::PoolConfig;
 use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
 use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
-use crate::upload::{send_streamed, BodySource, StreamFraming};
+use crate::upload::{
+    answer_after_failed_send, receive_early_answer, send_streamed, BodySource, StreamFraming,
+};
 
 /// A request as the caller describes it.
 pub struct RequestParts<'a> {
@@ -401,8 +403,10 @@ impl Client {
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self.pool.checkout(&prepared.key, &deadlines, fresh)?;
-            let attempt = send_streamed(
+            let mut pooled = self
+                .pool
+                .checkout(&prepared.key, &deadlines, fresh, interrupt)?;
+            let attempt = match send_streamed(
                 &mut pooled,
                 &prepared.wire,
                 framing,
@@ -410,8 +414,19 @@ impl Client {
                 &mut buf,
                 &deadlines,
                 interrupt,
-            )
-            .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
+            ) {
+                Ok(true) => receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt),
+                Ok(false) => {
+                    receive_early_answer(&mut pooled, prepared.is_head, &deadlines, interrupt)
+                }
+                Err(e) => answer_after_failed_send(
+                    &mut pooled,
+                    prepared.is_head,
+                    &deadlines,
+                    interrupt,
+                    e,
+                ),
+            };
             match attempt {
                 Ok((head, head_bytes)) => {
                     return Ok(Exchange::H1(H1Exchange::new(
@@ -424,6 +439,7 @@ impl Client {
                         && prepared.idempotent
                         && e.nothing_received()
                         && !e.is_interrupted()
+                        && !e.is_timeout()
                         && source.rewind()? =>
                 {
                     retries_left -= 1;
@@ -485,19 +501,31 @@ impl Client {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
             let mut pooled = match adopted.take() {
                 Some(pooled) => pooled,
-                None => self.pool.checkout(&prepared.key, &deadlines, fresh)?,
+                None => self
+                    .pool
+                    .checkout(&prepared.key, &deadlines, fresh, interrupt)?,
             };
-            let attempt = send_request(
+            let attempt = match send_request(
                 &mut pooled,
                 &prepared.wire,
                 large_body,
                 &deadlines,
                 interrupt,
-            )
-            // A failed write on a reused connection (EPIPE, ECONNRESET)
-            // received nothing either: idempotent requests may go again.
-            .map_err(Error::before_response)
-            .and_then(|()| receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt));
+            ) {
+                Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt),
+                // The server may have answered and closed before the body
+                // was all out (a 413): that answer is the response. A failed
+                // write with no answer (EPIPE, ECONNRESET on a stale reused
+                // connection) received nothing: idempotent requests may go
+                // again.
+                Err(e) => answer_after_failed_send(
+                    &mut pooled,
+                    prepared.is_head,
+                    &deadlines,
+                    interrupt,
+                    e.before_response(),
+                ),
+            };
             match attempt {
                 Ok((head, head_bytes)) => {
                     return Ok(Exchange::H1(H1Exchange::new(
@@ -506,13 +534,16 @@ impl Client {
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle: send an
-                // idempotent request once more on a fresh connection.
+                // idempotent request once more on a fresh connection. A
+                // timeout is no sign of that (a slow server): retrying would
+                // send the request twice and wait a whole phase timeout again.
                 Err(e)
                     if pooled.reused
                         && retries_left > 0
                         && prepared.idempotent
                         && e.nothing_received()
-                        && !e.is_interrupted() =>
+                        && !e.is_interrupted()
+                        && !e.is_timeout() =>
                 {
                     retries_left -= 1;
                 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::limits::READ_BUFFER_BYTES;
 use crate::transport::Transport;
 
@@ -106,23 +106,47 @@ impl Connection {
         self.read_with_deadline(deadlines, interrupt, |stream, _| stream.read(dst))
     }
 
+    /// A signal that lands while this thread is not blocked in `read` (it is
+    /// processing the bytes the last read returned) causes no `EINTR`: the
+    /// handler only notes it. So when `interrupt` can ever answer yes (the
+    /// main thread of a Python program), a read waits at most
+    /// [`SIGNAL_CHECK_INTERVAL`] at a time and asks it between waits: such a
+    /// Ctrl-C ends the request within one interval instead of being noticed
+    /// only after the response. The socket timeout stays one constant value,
+    /// set once per connection, and a read that returns data costs nothing
+    /// more.
     fn read_with_deadline(
         &mut self,
         deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
         mut op: impl FnMut(&mut Transport, &mut [u8]) -> io::Result<usize>,
     ) -> Result<usize, Error> {
+        let polling = interrupt.needs_polling();
+        // Time spent in waits that ended at the interval, not the timeout;
+        // measured from the first such wait's start, so the clock is read
+        // only once a read has waited a whole interval.
+        let mut waited = Duration::ZERO;
+        let mut first_wait_started: Option<Instant> = None;
         loop {
-            let budget = match deadlines.budget(deadlines.timeouts.read) {
+            let phase = deadlines.timeouts.read.map(|t| t.saturating_sub(waited));
+            if phase.is_some_and(|p| p.is_zero()) {
+                return Err(read_timed_out(deadlines.timeouts.read));
+            }
+            let budget = match deadlines.budget(phase) {
                 Budget::Expired => return Err(total_expired(ErrorKind::ReadTimeout)),
                 Budget::Wait(t) => t,
             };
-            if budget != self.read_timeout {
+            let wait = match budget {
+                Some(b) if polling => Some(b.min(SIGNAL_CHECK_INTERVAL)),
+                None if polling => Some(SIGNAL_CHECK_INTERVAL),
+                other => other,
+            };
+            if wait != self.read_timeout {
                 self.stream
                     .tcp()
-                    .set_read_timeout(budget)
+                    .set_read_timeout(wait)
                     .map_err(|e| io_error(ErrorKind::Read, e))?;
-                self.read_timeout = budget;
+                self.read_timeout = wait;
             }
             match op(&mut self.stream, &mut self.buf) {
                 Ok(n) => return Ok(n),
@@ -133,6 +157,19 @@ impl Connection {
                             "interrupted by a signal",
                         ));
                     }
+                }
+                Err(e) if is_timeout(&e) && wait != budget => {
+                    if interrupt.should_abort() {
+                        return Err(Error::new(
+                            ErrorKind::Interrupted,
+                            "interrupted by a signal",
+                        ));
+                    }
+                    let now = Instant::now();
+                    let since = *first_wait_started.get_or_insert_with(|| {
+                        now.checked_sub(wait.unwrap_or_default()).unwrap_or(now)
+                    });
+                    waited = now.saturating_duration_since(since);
                 }
                 Err(e) if is_timeout(&e) => {
                     return Err(Error::new(
@@ -204,6 +241,16 @@ impl Connection {
         }
         Ok(())
     }
+}
+
+fn read_timed_out(timeout: Option<Duration>) -> Error {
+    Error::new(
+        ErrorKind::ReadTimeout,
+        format!(
+            "timed out waiting for the response (read timeout {})",
+            show(timeout)
+        ),
+    )
 }
 
 fn is_timeout(e: &io::Error) -> bool {

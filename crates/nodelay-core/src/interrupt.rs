@@ -5,6 +5,14 @@
 //! the interpreter's signal handlers and answers `true` if one raised (the
 //! request is abandoned and its connection closed), `false` to carry on.
 
+use std::time::Duration;
+
+/// How often a wait that cannot see `EINTR` (a channel, a condition
+/// variable) asks its [`Interrupt`], when that one can ever answer yes: the
+/// longest a Ctrl-C waits there. Short enough to feel immediate, long enough
+/// that the check (which takes the Python GIL) costs nothing measurable.
+pub(crate) const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+
 pub trait Interrupt: Sync {
     /// Called after a blocking syscall returned `EINTR`.
     fn should_abort(&self) -> bool;

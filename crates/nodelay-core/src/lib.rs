@@ -29,6 +29,7 @@ mod resolve;
 pub mod runtime;
 mod stream;
 mod target;
+pub mod timing;
 mod tls;
 mod transport;
 mod upload;

@@ -10,6 +10,7 @@ use crate::conn::Connection;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;
+use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::proxy::ConnKey;
 use crate::target::FxBuild;
 use crate::tls::TlsSetup;
@@ -169,6 +170,7 @@ impl Pool {
         key: &ConnKey,
         deadlines: &Deadlines,
         fresh: bool,
+        interrupt: &dyn Interrupt,
     ) -> Result<PooledConn, Error> {
         let mut state = self.lock();
         let mut wait_until: Option<Option<Instant>> = None;
@@ -205,7 +207,7 @@ impl Pool {
                     generation,
                     armed: true,
                 };
-                let stream = connect_route(key, &self.tls, deadlines)?;
+                let stream = connect_route(key, &self.tls, deadlines, interrupt)?;
                 slot.disarm();
                 return Ok(PooledConn {
                     conn: Some(Connection::new(stream)),
@@ -226,17 +228,39 @@ impl Pool {
                     "timed out waiting for a free connection in the pool",
                 ));
             }
+            // A condition variable wait sees no EINTR: a caller that Ctrl-C
+            // can stop waits in slices and asks between them (without the
+            // lock: the check takes the GIL, which a thread queued on this
+            // lock may hold).
+            let polling = interrupt.needs_polling();
+            let wait = match left {
+                Some(left) if polling => Some(left.min(SIGNAL_CHECK_INTERVAL)),
+                None if polling => Some(SIGNAL_CHECK_INTERVAL),
+                other => other,
+            };
             state.waiters += 1;
-            state = match left {
-                None => self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
-                Some(left) => {
-                    self.freed
-                        .wait_timeout(state, left)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
+            let timed_out;
+            (state, timed_out) = match wait {
+                None => (
+                    self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
+                    false,
+                ),
+                Some(wait) => {
+                    let (state, result) = self
+                        .freed
+                        .wait_timeout(state, wait)
+                        .unwrap_or_else(|p| p.into_inner());
+                    (state, result.timed_out())
                 }
             };
             state.waiters -= 1;
+            if polling && timed_out {
+                drop(state);
+                if interrupt.should_abort() {
+                    return Err(crate::connect::interrupted());
+                }
+                state = self.lock();
+            }
         }
     }
 

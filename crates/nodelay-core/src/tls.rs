@@ -18,6 +18,7 @@ use rustls::{
 
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
+use crate::interrupt::Interrupt;
 
 /// ALPN id of HTTP/1.1 (RFC 7301 §6): what the blocking HTTP/1.1 path offers.
 pub const ALPN_HTTP11: &[u8] = b"http/1.1";
@@ -145,6 +146,7 @@ impl TlsSetup {
         host: &str,
         mut sock: S,
         deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
     ) -> Result<StreamOwned<ClientConnection, S>, Error> {
         let config = self.config()?;
         let name = server_name(host)?;
@@ -167,10 +169,46 @@ impl TlsSetup {
                     Error::new(ErrorKind::Connect, format!("socket setup failed: {e}"))
                         .with_source(e)
                 })?;
-            if let Err(e) = conn.complete_io(&mut sock) {
-                return Err(handshake_error(e));
+            // One read or write per turn, driven here rather than by
+            // rustls' `complete_io`, which retries on EINTR by itself: a
+            // Ctrl-C during a handshake with a server that never answers
+            // would wait for the whole connect timeout.
+            let step = if conn.wants_write() {
+                conn.write_tls(&mut sock)
+            } else {
+                match conn.read_tls(&mut sock) {
+                    Ok(0) => Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection during the TLS handshake",
+                    )),
+                    Ok(n) => match conn.process_new_packets() {
+                        Ok(_) => Ok(n),
+                        Err(e) => {
+                            // Tell the server why (the alert rustls queued), as
+                            // `complete_io` does; the handshake fails anyway.
+                            let _ = conn.write_tls(&mut sock);
+                            Err(io::Error::new(io::ErrorKind::InvalidData, e))
+                        }
+                    },
+                    Err(e) => Err(e),
+                }
+            };
+            match step {
+                Ok(_) => {}
+                // A signal interrupted the read or write: nothing was lost
+                // (rustls consumed no bytes of the failed call), so the
+                // handshake carries on unless the caller must stop.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if interrupt.should_abort() {
+                        return Err(crate::connect::interrupted());
+                    }
+                }
+                Err(e) => return Err(handshake_error(e)),
             }
         }
+        // The client's last handshake flight (its Finished) may still be
+        // queued: it leaves with the request's first write, which writes
+        // pending TLS data first.
         Ok(StreamOwned::new(conn, sock))
     }
 }

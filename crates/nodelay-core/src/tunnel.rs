@@ -18,6 +18,7 @@ use nodelay_proto::parse_response_head;
 use crate::connect::connect as connect_direct;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
+use crate::interrupt::Interrupt;
 use crate::proxy::{ConnKey, Proxy, Route};
 use crate::target::Origin;
 use crate::tls::TlsSetup;
@@ -36,19 +37,26 @@ pub(crate) fn connect_route(
     key: &ConnKey,
     tls: &TlsSetup,
     deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
 ) -> Result<Transport, Error> {
     match &key.route {
-        Route::Direct => connect_direct(&key.origin, tls, deadlines),
-        Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines),
-        Route::Tunnel(proxy) => open(proxy, &key.origin, tls, deadlines),
+        Route::Direct => connect_direct(&key.origin, tls, deadlines, interrupt),
+        Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines, interrupt),
+        Route::Tunnel(proxy) => open(proxy, &key.origin, tls, deadlines, interrupt),
     }
 }
 
 /// Opens a connection to the proxy (TCP, plus TLS for an `https://` proxy).
 /// Failures name the proxy (never its credentials); a refused or reset
 /// connection is a `ProxyError`, timeouts stay `ConnectTimeout`.
-fn connect_proxy(proxy: &Proxy, tls: &TlsSetup, deadlines: &Deadlines) -> Result<Transport, Error> {
-    connect_direct(&proxy.origin, tls, deadlines).map_err(|e| proxy_connect_error(e, proxy))
+fn connect_proxy(
+    proxy: &Proxy,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<Transport, Error> {
+    connect_direct(&proxy.origin, tls, deadlines, interrupt)
+        .map_err(|e| proxy_connect_error(e, proxy))
 }
 
 /// A failure to reach the proxy, named after it (shared with the async
@@ -68,8 +76,9 @@ fn open(
     origin: &Origin,
     tls: &TlsSetup,
     deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
 ) -> Result<Transport, Error> {
-    let mut stream = connect_proxy(proxy, tls, deadlines)?;
+    let mut stream = connect_proxy(proxy, tls, deadlines, interrupt)?;
     let request = connect_head(proxy.authorization(), origin);
     let phase_end = deadlines.until(deadlines.timeouts.connect);
     send(&mut stream, &request, proxy, phase_end)?;
@@ -82,12 +91,14 @@ fn open(
             &origin.host,
             tcp,
             deadlines,
+            interrupt,
         )?))),
         // An https:// proxy: the origin's TLS runs inside the proxy's.
         Transport::Tls(outer) => Ok(Transport::NestedTls(Box::new(tls.handshake(
             &origin.host,
             *outer,
             deadlines,
+            interrupt,
         )?))),
         Transport::NestedTls(_) => unreachable!("a proxy connection is never nested"),
     }

@@ -2,11 +2,23 @@
 //! written behind the head, with an exact `Content-Length` when its size is
 //! known up front and `Transfer-Encoding: chunked` otherwise. Nothing is
 //! ever loaded whole.
+//!
+//! A server may answer before the body is complete (413 Content Too Large,
+//! 401, a redirect) and stop reading. Like curl and browsers we then read its
+//! answer instead of failing with a write error: a streamed body checks for
+//! an answer before each further piece and stops sending when one arrived; a
+//! write that fails (the server closed: EPIPE, ECONNRESET) or times out with
+//! an answer waiting is followed by reading that answer
+//! ([`answer_after_failed_send`]). The connection is never reused after a
+//! body cut short.
 
 use std::io::IoSlice;
 
+use nodelay_proto::ResponseHead;
+
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
+use crate::exchange::receive_head;
 use crate::interrupt::Interrupt;
 use crate::pool::PooledConn;
 
@@ -45,6 +57,10 @@ pub(crate) const CRLF: &[u8] = b"\r\n";
 /// in the same (vectored) write as the first piece of the body, so a small
 /// body costs one syscall and one segment.
 ///
+/// Returns whether the whole body went out: `Ok(false)` means the server
+/// answered before the end and the rest was not sent (read the answer, then
+/// close the connection).
+///
 /// Write failures are marked "nothing received" (the caller may replay on a
 /// fresh connection when the source rewinds); a failing source or a body
 /// whose size differs from its announced length is returned as is.
@@ -56,12 +72,8 @@ pub(crate) fn send_streamed(
     buf: &mut Vec<u8>,
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let conn = pooled.conn();
-    let mut write = |parts: &mut [IoSlice<'_>]| {
-        conn.write_all(parts, deadlines, interrupt)
-            .map_err(Error::before_response)
-    };
     let mut head: Option<&[u8]> = Some(wire);
     let mut sent: u64 = 0;
     loop {
@@ -69,6 +81,16 @@ pub(crate) fn send_streamed(
         if chunk.is_some_and(<[u8]>::is_empty) {
             continue;
         }
+        // Once the head is out, a readable socket before the next piece means
+        // the server answered (or gave up) early: one zero-timeout poll per
+        // piece of UPLOAD_CHUNK_BYTES, nothing next to the copy of the piece.
+        if head.is_none() && !conn.is_reusable() {
+            return Ok(false);
+        }
+        let mut write = |parts: &mut [IoSlice<'_>]| {
+            conn.write_all(parts, deadlines, interrupt)
+                .map_err(Error::before_response)
+        };
         let head_part = IoSlice::new(head.take().unwrap_or_default());
         match (framing, chunk) {
             (StreamFraming::Length(expected), Some(data)) => {
@@ -85,7 +107,7 @@ pub(crate) fn send_streamed(
                 if !head_part.is_empty() {
                     write(&mut [head_part])?;
                 }
-                return Ok(());
+                return Ok(true);
             }
             (StreamFraming::Chunked, Some(data)) => {
                 let mut size = [0u8; 18];
@@ -99,10 +121,57 @@ pub(crate) fn send_streamed(
             }
             (StreamFraming::Chunked, None) => {
                 write(&mut [head_part, IoSlice::new(LAST_CHUNK)])?;
-                return Ok(());
+                return Ok(true);
             }
         }
     }
+}
+
+/// After sending the request failed with `failed`: the server's answer when
+/// it sent one before it stopped reading, else `failed`. Only a failed write
+/// (the peer closed or reset: its answer may be queued before the reset) or a
+/// write timeout with bytes waiting to be read are worth a read; anything
+/// else (a failing body source, Ctrl-C) is returned as is. An answer read
+/// here closes the connection at the end of its body: the request on it was
+/// cut short.
+pub(crate) fn answer_after_failed_send(
+    pooled: &mut PooledConn,
+    request_was_head: bool,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+    failed: Error,
+) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    let worth_reading = match failed.kind() {
+        ErrorKind::Write => true,
+        ErrorKind::WriteTimeout => !pooled.conn().is_reusable(),
+        _ => false,
+    };
+    if !worth_reading {
+        return Err(failed);
+    }
+    match receive_head(pooled, request_was_head, deadlines, interrupt) {
+        Ok(answer) => Ok(closing(answer)),
+        Err(e) if e.is_interrupted() => Err(e),
+        Err(_) => Err(failed),
+    }
+}
+
+/// Receives the answer to a request whose body was not sent whole (see
+/// [`send_streamed`]'s `Ok(false)`); its connection is closed after it.
+pub(crate) fn receive_early_answer(
+    pooled: &mut PooledConn,
+    request_was_head: bool,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    receive_head(pooled, request_was_head, deadlines, interrupt).map(closing)
+}
+
+/// The connection carrying a request cut short is out of step with the
+/// framing it announced: never reused after this answer.
+fn closing((mut head, bytes): (ResponseHead, Box<[u8]>)) -> (ResponseHead, Box<[u8]>) {
+    head.keep_alive = false;
+    (head, bytes)
 }
 
 /// `{size in hex}\r\n` into `out`.

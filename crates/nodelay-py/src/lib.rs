@@ -16,6 +16,7 @@ mod response;
 mod server;
 mod signals;
 mod stream;
+mod timing;
 mod upload;
 
 #[pymodule]
@@ -39,5 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::request_many, m)?)?;
     m.add("MAX_BATCH_CONCURRENCY", batch::MAX_BATCH_CONCURRENCY)?;
     m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
+    m.add_function(wrap_pyfunction!(timing::record_connect_timings, m)?)?;
+    m.add_function(wrap_pyfunction!(timing::take_connect_timings, m)?)?;
     Ok(())
 }

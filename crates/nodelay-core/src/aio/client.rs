@@ -234,12 +234,15 @@ impl AsyncClient {
                     )))
                 }
                 // A reused connection that failed before any response byte
-                // was most likely closed by the server while idle.
+                // was most likely closed by the server while idle. A timeout
+                // is no sign of that (a slow server): retrying would send the
+                // request twice and wait a whole phase timeout again.
                 Err(e)
                     if pooled.reused
                         && retries_left > 0
                         && prepared.idempotent
-                        && e.nothing_received() =>
+                        && e.nothing_received()
+                        && !e.is_timeout() =>
                 {
                     retries_left -= 1;
                 }
