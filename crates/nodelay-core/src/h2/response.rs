@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use http::HeaderMap;
 
+use super::conn::StreamGuard;
 use super::error::stream_error;
 use crate::deadline::{within, Deadlines};
 use crate::error::{Error, ErrorKind};
@@ -19,6 +20,8 @@ pub struct H2Response {
     /// The head ended the stream: there is no body at all.
     bodyless: bool,
     ended: bool,
+    /// Keeps the connection from expiring while the body is read.
+    _stream: StreamGuard,
 }
 
 impl H2Response {
@@ -26,6 +29,7 @@ impl H2Response {
         response: http::Response<h2::RecvStream>,
         deadlines: Deadlines,
         is_head: bool,
+        stream: StreamGuard,
     ) -> Self {
         let (parts, body) = response.into_parts();
         let ended = body.is_end_stream();
@@ -37,6 +41,7 @@ impl H2Response {
             is_head,
             bodyless: ended,
             ended,
+            _stream: stream,
         }
     }
 
@@ -55,6 +60,42 @@ impl H2Response {
             .get(http::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
+    }
+
+    /// The next piece of the body if it has arrived already (`Some(None)`:
+    /// the body ended), `None` when it would have to wait. Never waits.
+    pub fn chunk_ready(&mut self) -> Option<Result<Option<Bytes>, Error>> {
+        if self.ended {
+            return Some(Ok(None));
+        }
+        // A no-op waker: nothing waits on this poll; the next real wait
+        // registers its own waker before it parks.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let next = match self.body.poll_data(&mut cx) {
+            std::task::Poll::Pending => return None,
+            std::task::Poll::Ready(next) => next,
+        };
+        Some(self.took(next))
+    }
+
+    /// Records what the stream yielded.
+    fn took(&mut self, next: Option<Result<Bytes, h2::Error>>) -> Result<Option<Bytes>, Error> {
+        match next {
+            None => {
+                self.ended = true;
+                Ok(None)
+            }
+            Some(Ok(data)) => {
+                // Only fails when the stream is already gone, which the next
+                // read reports.
+                let _ = self.body.flow_control().release_capacity(data.len());
+                Ok(Some(data))
+            }
+            Some(Err(e)) => {
+                self.ended = true;
+                Err(stream_error(e, true))
+            }
+        }
     }
 
     /// The next piece of the body, `None` at its end; each wait bounded by the
@@ -78,21 +119,6 @@ impl H2Response {
             async { Ok(body.data().await) },
         )
         .await?;
-        match next {
-            None => {
-                self.ended = true;
-                Ok(None)
-            }
-            Some(Ok(data)) => {
-                // Only fails when the stream is already gone, which the next
-                // read reports.
-                let _ = self.body.flow_control().release_capacity(data.len());
-                Ok(Some(data))
-            }
-            Some(Err(e)) => {
-                self.ended = true;
-                Err(stream_error(e, true))
-            }
-        }
+        self.took(next)
     }
 }
