@@ -615,3 +615,25 @@ fn an_early_answer_ends_an_upload_the_window_holds_back() {
     .unwrap();
     assert_eq!((status, body.as_slice()), (200, &b"early"[..]));
 }
+
+#[test]
+fn goaway_while_an_upload_waits_for_window_is_retried() {
+    // The stream is refused by GOAWAY while its body waits for window: the
+    // request was not processed, so it goes again on a new connection.
+    let server = scripted(vec![
+        Box::new(|peer| {
+            let mut zero_window = SETTINGS_INITIAL_WINDOW_SIZE.to_be_bytes().to_vec();
+            zero_window.extend_from_slice(&0u32.to_be_bytes());
+            peer.handshake(&zero_window);
+            if peer.next_request().is_some() {
+                peer.goaway(0, NO_ERROR);
+            }
+            peer.drain();
+        }),
+        answering(b"second connection"),
+    ]);
+    let (status, body) =
+        post_large(&client(), &format!("{}/upload", server.url), bounded()).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}

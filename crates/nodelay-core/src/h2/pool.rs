@@ -15,7 +15,7 @@ use super::request::H2Request;
 use super::response::H2Response;
 use super::upload::{send_body, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
-use crate::deadline::{within, Deadlines};
+use crate::deadline::{poll_once, within, Deadlines};
 use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::pool::{Pool, SlotLease};
@@ -280,7 +280,17 @@ async fn send_on(
         {
             Ok(Upload::Sent) => {}
             Ok(Upload::Answered(answer)) => answered = Some(answer),
-            Err(UploadError::Stream(e)) => return Err(failed(e)),
+            Err(UploadError::Stream(e)) => {
+                // A stream the server already closed (GOAWAY, RST_STREAM)
+                // refuses data with a user error ("inactive stream"); the
+                // server's reason, which tells whether the request may go
+                // again, is the response's.
+                let e = match poll_once(std::pin::Pin::new(&mut response)).await {
+                    Some(Err(reason)) => reason,
+                    _ => e,
+                };
+                return Err(failed(e));
+            }
             Err(UploadError::Timeout(error)) => {
                 return Err(Failure {
                     unprocessed: false,
