@@ -21,7 +21,7 @@ pub struct H2Response {
     bodyless: bool,
     ended: bool,
     /// Keeps the connection from expiring while the body is read.
-    _stream: StreamGuard,
+    stream: StreamGuard,
 }
 
 impl H2Response {
@@ -41,7 +41,7 @@ impl H2Response {
             is_head,
             bodyless: ended,
             ended,
-            _stream: stream,
+            stream,
         }
     }
 
@@ -89,6 +89,7 @@ impl H2Response {
                 // Only fails when the stream is already gone, which the next
                 // read reports.
                 let _ = self.body.flow_control().release_capacity(data.len());
+                self.stream.record(data.len());
                 Ok(Some(data))
             }
             Some(Err(e)) => {
