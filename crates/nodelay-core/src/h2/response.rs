@@ -15,10 +15,9 @@ pub struct H2Response {
     pub headers: HeaderMap,
     body: h2::RecvStream,
     deadlines: Deadlines,
-    /// Whether the request was HEAD (no body whatever the headers say).
-    is_head: bool,
-    /// The head ended the stream: there is no body at all.
-    bodyless: bool,
+    /// See [`H2Response::content_length`]; looked up once (callers ask
+    /// several times per response, and a header lookup hashes the name).
+    content_length: Option<u64>,
     ended: bool,
     /// Keeps the connection from expiring while the body is read.
     stream: StreamGuard,
@@ -33,13 +32,22 @@ impl H2Response {
     ) -> Self {
         let (parts, body) = response.into_parts();
         let ended = body.is_end_stream();
+        // HEAD, or a head that ended the stream: no body whatever the headers say.
+        let content_length = if is_head || ended {
+            Some(0)
+        } else {
+            parts
+                .headers
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+        };
         H2Response {
             status: parts.status.as_u16(),
             headers: parts.headers,
             body,
             deadlines,
-            is_head,
-            bodyless: ended,
+            content_length,
             ended,
             stream,
         }
@@ -53,13 +61,7 @@ impl H2Response {
     /// The exact body size when known: 0 with no body or for HEAD, else
     /// `Content-Length` (h2 checks the data against it).
     pub fn content_length(&self) -> Option<u64> {
-        if self.is_head || self.bodyless {
-            return Some(0);
-        }
-        self.headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
+        self.content_length
     }
 
     /// The next piece of the body if it has arrived already (`Some(None)`:
