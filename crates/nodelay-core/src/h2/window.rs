@@ -1,6 +1,6 @@
 //! Adaptive receive windows (the idea of hyper's `adaptive_window`): while a
 //! bulk download runs, one PING per round trip measures how many bytes arrive
-//! per round trip (the bandwidth-delay product); when that reaches half the
+//! per round trip (the bandwidth-delay product); when that fills most of the
 //! stream window, the windows double, up to a bound. Measured reason: through
 //! a relay adding 10 ms each way, h2c downloads ran at half of HTTP/1.1's rate
 //! with the fixed 4 MiB window (docs/performance.md, session 3).
@@ -43,12 +43,7 @@ impl WindowTuner {
     /// so far on this connection. Sends a PING when a bulk transfer runs (at
     /// least a quarter of the stream window taken since the last sample:
     /// small responses never cause one), and on its answer grows the windows
-    /// if the bytes of that round trip reached half the window. Half, not
-    /// hyper's two thirds: h2 gives window back when half of it was taken,
-    /// so a stream held back by its window moves between a half and a whole
-    /// window per round trip; measured through the 20 ms relay, the bytes per
-    /// round trip stayed at 0.5-0.6 of the window and two thirds never grew
-    /// it past 8 MiB.
+    /// if the bytes of that round trip filled two thirds of the window.
     pub fn poll(&mut self, cx: &mut Context<'_>, connection: &mut Conn, taken: u64) {
         let Some(ping) = self.ping.as_mut() else {
             return;
@@ -72,7 +67,7 @@ impl WindowTuner {
                 self.in_flight = None;
                 self.last_taken = taken;
                 let per_round_trip = taken.saturating_sub(at_send);
-                if per_round_trip * 2 >= u64::from(self.stream_window) {
+                if per_round_trip * 3 >= u64::from(self.stream_window) * 2 {
                     self.grow(connection);
                 }
             }
