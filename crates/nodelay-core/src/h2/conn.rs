@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use h2::client::SendRequest;
+use h2::client::{Connection, SendRequest};
 use tokio::time::Sleep;
 
 use super::limits::{
@@ -19,7 +19,6 @@ use super::limits::{
     MAX_CONCURRENT_RESET_STREAMS, MAX_FRAME_BYTES, MAX_HEADER_LIST_BYTES,
     MAX_LOCAL_ERROR_RESET_STREAMS, MAX_SEND_BUFFER_BYTES, STREAM_WINDOW_BYTES,
 };
-use super::window::{Conn, WindowTuner};
 use crate::aconnect::AsyncTransport;
 use crate::error::{Error, ErrorKind};
 use crate::pool::SlotLease;
@@ -70,13 +69,6 @@ impl Drop for StreamGuard {
     }
 }
 
-impl StreamGuard {
-    /// Counts `n` body bytes taken from this stream.
-    pub fn record(&self, n: usize) {
-        self.0.taken.fetch_add(n as u64, Ordering::Relaxed);
-    }
-}
-
 impl H2Conn {
     /// Sends the preface and our SETTINGS, and spawns the connection task.
     /// Returns the connection with its first stream, already counted as open.
@@ -98,13 +90,11 @@ impl H2Conn {
             .initial_max_send_streams(INITIAL_MAX_SEND_STREAMS)
             // We never accept pushed streams (RFC 9113 §8.4): nothing would read them.
             .enable_push(false);
-        let (send, mut connection) = builder.handshake::<_, Bytes>(io).await.map_err(|e| {
+        let (send, connection) = builder.handshake::<_, Bytes>(io).await.map_err(|e| {
             Error::new(ErrorKind::Connect, format!("HTTP/2 handshake failed: {e}")).with_source(e)
         })?;
-        let mut tuner = WindowTuner::new(&mut connection);
         let driver = Arc::new(Driver {
             connection: Mutex::new(Some(Box::pin(connection))),
-            taken: AtomicU64::new(0),
             task: Mutex::new(None),
             closed: AtomicBool::new(false),
             sender: Mutex::new(Some(send.clone())),
@@ -121,7 +111,7 @@ impl H2Conn {
         // released) with the task, i.e. exactly as long as the connection.
         tokio::spawn(std::future::poll_fn(move |cx| {
             let _held = &slot;
-            task.poll_task(cx, &mut idle_timer, &mut tuner)
+            task.poll_task(cx, &mut idle_timer)
         }));
         let first = StreamGuard(Arc::clone(&driver));
         let conn = H2Conn {
@@ -152,7 +142,7 @@ impl H2Conn {
     }
 }
 
-type Driven = Pin<Box<Conn>>;
+type Driven = Pin<Box<Connection<AsyncTransport, Bytes>>>;
 
 /// The connection future, polled by its task on the runtime and, to send a
 /// request without waiting for that task to be scheduled, by the request's own
@@ -162,9 +152,6 @@ type Driven = Pin<Box<Conn>>;
 struct Driver {
     /// `None` once the connection ended.
     connection: Mutex<Option<Driven>>,
-    /// Response body bytes taken by readers on this connection (what the
-    /// window tuner measures per round trip).
-    taken: AtomicU64,
     /// The task's waker, from its latest poll.
     task: Mutex<Option<Waker>>,
     /// No new streams: shut down, or ended.
@@ -221,16 +208,10 @@ impl Driver {
         &self,
         cx: &mut Context<'_>,
         idle_timer: &mut Option<Pin<Box<Sleep>>>,
-        tuner: &mut WindowTuner,
     ) -> Poll<()> {
         *self.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
         self.expire_when_idle(cx, idle_timer);
         let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(connection) = slot.as_mut() {
-            // Before driving: a PING or SETTINGS it queues leaves in this poll.
-            let taken = self.taken.load(Ordering::Relaxed);
-            tuner.poll(cx, connection.as_mut().get_mut(), taken);
-        }
         self.drive(&mut slot, cx)
     }
 

@@ -15,14 +15,6 @@ pub const STREAM_WINDOW_BYTES: u32 = 4 * 1024 * 1024;
 /// speed at once. Bounds what all streams of a connection may buffer unread.
 pub const CONNECTION_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
 
-/// Bound of the adaptive stream window (`h2/window.rs`): 16 MiB, enough for
-/// 1 Gbit/s at 130 ms round trip; what one stream may have unread.
-pub const MAX_STREAM_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
-
-/// Bound of the adaptive connection window: 64 MiB, four streams at the
-/// largest stream window; what one connection may buffer unread.
-pub const MAX_CONNECTION_WINDOW_BYTES: u32 = 64 * 1024 * 1024;
-
 /// Largest frame we accept (SETTINGS_MAX_FRAME_SIZE): 64 KiB, matching the
 /// read buffer of the HTTP/1.1 path; larger than the 16 KiB default so bulk
 /// data costs a quarter of the frames, small enough to bound one frame's buffer.

@@ -13,7 +13,6 @@ mod pool;
 mod request;
 mod response;
 mod upload;
-mod window;
 
 pub(crate) use blocking::{block_on, parks_with_deadlines, wake_by};
 pub use exchange::H2Exchange;

@@ -20,7 +20,7 @@ pub struct H2Response {
     content_length: Option<u64>,
     ended: bool,
     /// Keeps the connection from expiring while the body is read.
-    stream: StreamGuard,
+    _stream: StreamGuard,
 }
 
 impl H2Response {
@@ -49,7 +49,7 @@ impl H2Response {
             deadlines,
             content_length,
             ended,
-            stream,
+            _stream: stream,
         }
     }
 
@@ -91,7 +91,6 @@ impl H2Response {
                 // Only fails when the stream is already gone, which the next
                 // read reports.
                 let _ = self.body.flow_control().release_capacity(data.len());
-                self.stream.record(data.len());
                 Ok(Some(data))
             }
             Some(Err(e)) => {
