@@ -225,11 +225,14 @@ impl Client {
     }
 
     pub fn with_http2(config: PoolConfig, tls: TlsOptions, http2: Http2Mode) -> Self {
+        let pool = Arc::new(Pool::new(config, TlsSetup::new(tls)));
         Client {
-            pool: Arc::new(Pool::new(config, TlsSetup::new(tls))),
+            // HTTP/2 connections count towards `max_connections` and expire
+            // like HTTP/1.1 ones.
+            h2: H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry),
+            pool,
             proxies: None,
             http2,
-            h2: H2Pool::new(),
             targets: TargetCache::default(),
         }
     }

@@ -331,6 +331,30 @@ impl Pool {
         }
     }
 
+    /// A connection slot for a connection this pool does not hold (the
+    /// client's HTTP/2 connections), so they count towards
+    /// `max_connections` too: taken now if one is free (closing the least
+    /// recently used idle connection when that frees one), else `None`.
+    pub fn try_lease(self: &Arc<Self>) -> Option<SlotLease> {
+        let mut state = self.lock();
+        loop {
+            if self
+                .config
+                .max_connections
+                .is_none_or(|max| state.open < max)
+            {
+                state.open += 1;
+                return Some(SlotLease {
+                    pool: Arc::clone(self),
+                    generation: state.generation,
+                });
+            }
+            if !state.evict_one_idle() {
+                return None;
+            }
+        }
+    }
+
     /// Closes every idle connection.
     pub fn close_idle(&self) {
         let mut state = self.lock();
@@ -343,6 +367,18 @@ impl Pool {
 
     pub fn idle_count(&self) -> usize {
         self.lock().idle_count
+    }
+}
+
+/// A slot of the pool held by a connection kept elsewhere; freed on drop.
+pub(crate) struct SlotLease {
+    pool: Arc<Pool>,
+    generation: u64,
+}
+
+impl Drop for SlotLease {
+    fn drop(&mut self) {
+        self.pool.release_slot(self.generation);
     }
 }
 

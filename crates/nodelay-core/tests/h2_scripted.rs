@@ -361,3 +361,279 @@ fn a_silent_server_is_a_read_timeout_at_the_deadline() {
     assert!(waited >= Duration::from_millis(200), "{waited:?}");
     assert!(waited < Duration::from_secs(2), "{waited:?}");
 }
+
+// -- Lifetime and bounds (issue 6): GOAWAY on close, idle expiry, the
+// client's max_connections, the write timeout of uploads. --
+
+/// SETTINGS_INITIAL_WINDOW_SIZE (RFC 9113 §6.5.2).
+const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
+
+fn client_with(config: PoolConfig) -> Client {
+    Client::with_http2(config, TlsOptions::default(), Http2Mode::PriorKnowledge)
+}
+
+fn get(client: &Client, url: &str, timeouts: Timeouts) -> Result<(u16, Vec<u8>), Error> {
+    let prepared = client.prepare(&RequestParts {
+        method: "GET",
+        url,
+        headers: &[],
+        body: None,
+    })?;
+    let mut exchange = client.send(&prepared, None, timeouts, &NeverInterrupt)?;
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt)?;
+    Ok((exchange.status(), out))
+}
+
+fn bounded() -> Timeouts {
+    Timeouts {
+        total: Some(DEADLINE),
+        ..Timeouts::default()
+    }
+}
+
+/// Answers one request, then reads until the client's GOAWAY: reports on
+/// `goaway` the error code it carried and how long after the answer it came.
+fn answering_then_watching(goaway: std::sync::mpsc::Sender<(u32, Duration)>) -> Script {
+    Box::new(move |peer| {
+        peer.handshake(&[]);
+        let Some(stream) = peer.next_request() else {
+            return;
+        };
+        peer.respond(stream, b"ok");
+        let answered = Instant::now();
+        while let Some(frame) = peer.read_frame() {
+            match frame.kind {
+                SETTINGS if frame.flags & ACK == 0 => {
+                    peer.write_frame(SETTINGS, ACK, 0, &[]);
+                }
+                GOAWAY => {
+                    let code = u32::from_be_bytes(frame.payload[4..8].try_into().unwrap());
+                    let _ = goaway.send((code, answered.elapsed()));
+                    return;
+                }
+                _ => {}
+            }
+        }
+    })
+}
+
+#[test]
+fn close_sends_goaway_on_an_idle_connection() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = scripted(vec![answering_then_watching(tx)]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    assert_eq!(get(&client, &url, bounded()).unwrap().0, 200);
+    client.close();
+    let (code, _) = rx.recv_timeout(DEADLINE).expect("GOAWAY after close()");
+    assert_eq!(code, NO_ERROR);
+}
+
+#[test]
+fn dropping_the_client_sends_goaway() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = scripted(vec![answering_then_watching(tx)]);
+    let client = client();
+    assert_eq!(
+        get(&client, &format!("{}/x", server.url), bounded())
+            .unwrap()
+            .0,
+        200
+    );
+    drop(client);
+    let (code, _) = rx.recv_timeout(DEADLINE).expect("GOAWAY after drop");
+    assert_eq!(code, NO_ERROR);
+}
+
+#[test]
+fn an_idle_connection_expires_after_the_keepalive_expiry() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = scripted(vec![answering_then_watching(tx), answering(b"new")]);
+    let expiry = Duration::from_millis(300);
+    let client = client_with(PoolConfig {
+        max_connections: Some(10),
+        max_keepalive: Some(10),
+        keepalive_expiry: Some(expiry),
+    });
+    let url = format!("{}/x", server.url);
+    assert_eq!(get(&client, &url, bounded()).unwrap().0, 200);
+    let (code, after) = rx.recv_timeout(DEADLINE).expect("GOAWAY when idle");
+    assert_eq!(code, NO_ERROR);
+    assert!(after >= expiry - Duration::from_millis(50), "{after:?}");
+    assert!(after < Duration::from_secs(3), "{after:?}");
+    // The next request goes on a new connection.
+    let (status, body) = get(&client, &url, bounded()).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"new"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_connection_in_use_does_not_expire() {
+    // The response body arrives after twice the expiry: the open stream keeps
+    // the connection alive.
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        let Some(stream) = peer.next_request() else {
+            return;
+        };
+        peer.write_frame(HEADERS, END_HEADERS, stream, STATUS_200);
+        thread::sleep(Duration::from_millis(400));
+        peer.write_frame(DATA, END_STREAM, stream, b"late");
+        peer.drain();
+    })]);
+    let client = client_with(PoolConfig {
+        max_connections: Some(10),
+        max_keepalive: Some(10),
+        keepalive_expiry: Some(Duration::from_millis(150)),
+    });
+    let (status, body) = get(&client, &format!("{}/x", server.url), bounded()).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"late"[..]));
+}
+
+#[test]
+fn http2_connections_count_towards_max_connections() {
+    let a = scripted(vec![answering(b"a")]);
+    let b = scripted(vec![answering(b"b")]);
+    let client = client_with(PoolConfig {
+        max_connections: Some(1),
+        max_keepalive: Some(1),
+        keepalive_expiry: None,
+    });
+    assert_eq!(
+        get(&client, &format!("{}/x", a.url), bounded()).unwrap().0,
+        200
+    );
+    // The one slot is a's live connection: b must wait for it, in vain.
+    let started = Instant::now();
+    let error = get(
+        &client,
+        &format!("{}/x", b.url),
+        Timeouts {
+            pool: Some(Duration::from_millis(200)),
+            total: Some(DEADLINE),
+            ..Timeouts::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::PoolTimeout, "{error:?}");
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(b.connections.load(Ordering::SeqCst), 0);
+    // Closing frees the slot once the connection has ended.
+    client.close();
+    let (status, body) = get(&client, &format!("{}/x", b.url), bounded()).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"b"[..]));
+}
+
+#[test]
+fn an_expiring_connection_frees_its_slot_for_a_waiting_request() {
+    let a = scripted(vec![answering(b"a")]);
+    let b = scripted(vec![answering(b"b")]);
+    let client = client_with(PoolConfig {
+        max_connections: Some(1),
+        max_keepalive: Some(1),
+        keepalive_expiry: Some(Duration::from_millis(200)),
+    });
+    assert_eq!(
+        get(&client, &format!("{}/x", a.url), bounded()).unwrap().0,
+        200
+    );
+    let (status, body) = get(&client, &format!("{}/x", b.url), bounded()).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"b"[..]));
+}
+
+/// A server that announces a stream window of 0 and never opens it: reads
+/// the request's HEADERS, then only drains. With `answer`, it responds right
+/// after the HEADERS (before any body byte could come).
+fn closed_window(answer: bool) -> Script {
+    Box::new(move |peer| {
+        let mut zero_window = SETTINGS_INITIAL_WINDOW_SIZE.to_be_bytes().to_vec();
+        zero_window.extend_from_slice(&0u32.to_be_bytes());
+        peer.handshake(&zero_window);
+        let Some(stream) = peer.next_request() else {
+            return;
+        };
+        if answer {
+            peer.respond(stream, b"early");
+        }
+        while let Some(frame) = peer.read_frame() {
+            assert!(
+                frame.kind != DATA || frame.payload.is_empty(),
+                "DATA beyond a window of 0"
+            );
+        }
+    })
+}
+
+fn post_large(client: &Client, url: &str, timeouts: Timeouts) -> Result<(u16, Vec<u8>), Error> {
+    let body = vec![b'x'; 256 * 1024];
+    let prepared = client.prepare(&RequestParts {
+        method: "POST",
+        url,
+        headers: &[],
+        body: Some(&body),
+    })?;
+    let mut exchange = client.send(&prepared, Some(&body), timeouts, &NeverInterrupt)?;
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt)?;
+    Ok((exchange.status(), out))
+}
+
+#[test]
+fn an_upload_into_a_window_that_never_opens_is_a_write_timeout() {
+    let server = scripted(vec![closed_window(false)]);
+    let started = Instant::now();
+    let error = post_large(
+        &client(),
+        &format!("{}/upload", server.url),
+        Timeouts {
+            write: Some(Duration::from_millis(200)),
+            total: Some(DEADLINE),
+            ..Timeouts::default()
+        },
+    )
+    .unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(error.kind(), ErrorKind::WriteTimeout, "{error:?}");
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
+}
+
+#[test]
+fn an_early_answer_ends_an_upload_the_window_holds_back() {
+    let server = scripted(vec![closed_window(true)]);
+    let (status, body) = post_large(
+        &client(),
+        &format!("{}/upload", server.url),
+        Timeouts {
+            write: Some(Duration::from_secs(3)),
+            total: Some(DEADLINE),
+            ..Timeouts::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"early"[..]));
+}
+
+#[test]
+fn goaway_while_an_upload_waits_for_window_is_retried() {
+    // The stream is refused by GOAWAY while its body waits for window: the
+    // request was not processed, so it goes again on a new connection.
+    let server = scripted(vec![
+        Box::new(|peer| {
+            let mut zero_window = SETTINGS_INITIAL_WINDOW_SIZE.to_be_bytes().to_vec();
+            zero_window.extend_from_slice(&0u32.to_be_bytes());
+            peer.handshake(&zero_window);
+            if peer.next_request().is_some() {
+                peer.goaway(0, NO_ERROR);
+            }
+            peer.drain();
+        }),
+        answering(b"second connection"),
+    ]);
+    let (status, body) =
+        post_large(&client(), &format!("{}/upload", server.url), bounded()).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}

@@ -24,7 +24,16 @@ fn server(http2: bool, tls: bool) -> ServerHandle {
 
 fn ca_file() -> PathBuf {
     let path = std::env::temp_dir().join(format!("nodelay-test-ca-{}.pem", std::process::id()));
-    std::fs::write(&path, TEST_CA_PEM).unwrap();
+    // Tests run in parallel and each writes the file: write a private copy and
+    // rename it into place, so no test reads a half-written file (a flaky
+    // TLS setup error under load).
+    let unique = std::env::temp_dir().join(format!(
+        "nodelay-test-ca-{}-{:?}.pem",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&unique, TEST_CA_PEM).unwrap();
+    std::fs::rename(&unique, &path).unwrap();
     path
 }
 

@@ -64,12 +64,15 @@ impl AsyncClient {
         http2: Http2Mode,
         proxies: &ProxySettings,
     ) -> Result<Self, Error> {
+        // Idle HTTP/2 connections expire like HTTP/1.1 ones; they are not
+        // counted against `max_connections` (the async pool has no lease yet).
+        let h2 = H2Pool::expiring(config.keepalive_expiry);
         Ok(AsyncClient {
             inner: Arc::new(Inner {
                 pool: Arc::new(AsyncPool::new(config, TlsSetup::new(tls))),
                 proxies: Proxies::new(proxies)?,
                 http2,
-                h2: H2Pool::new(),
+                h2,
                 targets: TargetCache::default(),
             }),
         })

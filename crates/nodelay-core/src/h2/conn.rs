@@ -1,14 +1,18 @@
-//! One HTTP/2 connection: the handshake with our settings, and the task that
-//! drives the connection's frames on the process runtime.
+//! One HTTP/2 connection: the handshake with our settings, the task that
+//! drives the connection's frames on the process runtime, and its lifetime:
+//! it counts as one of the client's connections while open, closes (GOAWAY)
+//! when idle past the keep-alive expiry or when the last handle to it goes.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2::client::{Connection, SendRequest};
+use tokio::time::Sleep;
 
 use super::limits::{
     CONNECTION_WINDOW_BYTES, HEADER_TABLE_BYTES, INITIAL_MAX_SEND_STREAMS,
@@ -17,22 +21,62 @@ use super::limits::{
 };
 use crate::aconnect::AsyncTransport;
 use crate::error::{Error, ErrorKind};
+use crate::pool::SlotLease;
 
 /// A live HTTP/2 connection: cloned by every request that uses it (the clone is
 /// a handle; the frames are driven by one task, and by callers in a hurry, see
-/// [`Driver::flush_now`]).
+/// [`Driver::flush_now`]). When the last handle goes (the pool forgot the
+/// connection: `Client::close`, the client dropped, a replacement made) no new
+/// stream can start and the connection says GOAWAY once its streams end.
 #[derive(Clone)]
 pub(crate) struct H2Conn {
-    pub send: SendRequest<Bytes>,
-    driver: Arc<Driver>,
+    handle: Arc<Handle>,
     /// Tells connections of one origin apart, so a request that saw one die
     /// does not discard its already-made replacement.
     pub id: u64,
 }
 
+/// Shuts the connection down when the last [`H2Conn`] clone drops.
+struct Handle(Arc<Driver>);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.0.shut_down(false);
+    }
+}
+
+/// How a connection lives: its idle expiry, and the client's connection slot
+/// it holds until it ends.
+pub(crate) struct Lifetime {
+    /// Close after this long without an open stream; `None`: never.
+    pub idle_expiry: Option<Duration>,
+    /// Released when the connection has ended.
+    pub slot: Option<SlotLease>,
+}
+
+/// A sender for one new stream and the guard counting it as open.
+pub(crate) type OpenStream = (SendRequest<Bytes>, StreamGuard);
+
+/// A stream counted as open on its connection until dropped (it lives in the
+/// response, so a body still being read keeps the connection from expiring).
+pub(crate) struct StreamGuard(Arc<Driver>);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        if self.0.active.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle_since.fetch_max(self.0.now(), Ordering::AcqRel);
+        }
+    }
+}
+
 impl H2Conn {
     /// Sends the preface and our SETTINGS, and spawns the connection task.
-    pub async fn handshake(io: AsyncTransport, id: u64) -> Result<H2Conn, Error> {
+    /// Returns the connection with its first stream, already counted as open.
+    pub async fn handshake(
+        io: AsyncTransport,
+        id: u64,
+        lifetime: Lifetime,
+    ) -> Result<(H2Conn, OpenStream), Error> {
         let mut builder = h2::client::Builder::new();
         builder
             .initial_window_size(STREAM_WINDOW_BYTES)
@@ -53,22 +97,48 @@ impl H2Conn {
             connection: Mutex::new(Some(Box::pin(connection))),
             task: Mutex::new(None),
             closed: AtomicBool::new(false),
+            sender: Mutex::new(Some(send.clone())),
+            active: AtomicUsize::new(1),
+            born: Instant::now(),
+            idle_since: AtomicU64::new(0),
+            idle_expiry: lifetime.idle_expiry,
         });
         let task = Arc::clone(&driver);
+        let slot = lifetime.slot;
+        let mut idle_timer = None;
         // The outcome reaches every stream as its own error; the task only
-        // records that the connection is gone.
-        tokio::spawn(std::future::poll_fn(move |cx| task.poll_task(cx)));
-        Ok(H2Conn { send, driver, id })
+        // records that the connection is gone. The slot lease lives (and is
+        // released) with the task, i.e. exactly as long as the connection.
+        tokio::spawn(std::future::poll_fn(move |cx| {
+            let _held = &slot;
+            task.poll_task(cx, &mut idle_timer)
+        }));
+        let first = StreamGuard(Arc::clone(&driver));
+        let conn = H2Conn {
+            handle: Arc::new(Handle(driver)),
+            id,
+        };
+        Ok((conn, (send, first)))
     }
 
     /// Whether new streams may still go on this connection.
     pub fn is_open(&self) -> bool {
-        !self.driver.closed.load(Ordering::Acquire)
+        !self.handle.0.closed.load(Ordering::Acquire)
+    }
+
+    /// A sender for one new stream, and the guard that counts the stream as
+    /// open; `None` once the connection no longer takes new streams.
+    pub fn open_stream(&self) -> Option<OpenStream> {
+        let driver = &self.handle.0;
+        let sender = driver.sender.lock().unwrap_or_else(|e| e.into_inner());
+        let send = sender.as_ref()?.clone();
+        driver.active.fetch_add(1, Ordering::AcqRel);
+        Some((send, StreamGuard(Arc::clone(driver))))
     }
 
     /// Writes what is queued (a request just sent) from the calling thread.
     pub fn flush_now(&self) {
-        self.driver.flush_now();
+        self.handle.0.flush_now();
     }
 }
 
@@ -84,10 +154,43 @@ struct Driver {
     connection: Mutex<Option<Driven>>,
     /// The task's waker, from its latest poll.
     task: Mutex<Option<Waker>>,
+    /// No new streams: shut down, or ended.
     closed: AtomicBool,
+    /// The one sender new streams are cloned from; `None` after shut-down.
+    /// Once it and every stream are gone, h2 sends GOAWAY(NO_ERROR) and ends
+    /// the connection by itself.
+    sender: Mutex<Option<SendRequest<Bytes>>>,
+    /// Streams opened and not yet dropped ([`StreamGuard`]).
+    active: AtomicUsize,
+    /// Origin of the nanosecond clock below.
+    born: Instant,
+    /// When `active` last fell to 0, in nanoseconds since `born`.
+    idle_since: AtomicU64,
+    idle_expiry: Option<Duration>,
 }
 
 impl Driver {
+    fn now(&self) -> u64 {
+        u64::try_from(self.born.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Stops new streams (for good). With `only_if_idle`, only when no stream
+    /// is open; returns whether it shut down.
+    fn shut_down(&self, only_if_idle: bool) -> bool {
+        let mut sender = self.sender.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the sender lock: no stream can open between the check and the take.
+        if only_if_idle && self.active.load(Ordering::Acquire) > 0 {
+            return false;
+        }
+        self.closed.store(true, Ordering::Release);
+        // Dropping the last sender wakes the connection task (h2 does), which
+        // then sends GOAWAY once no stream is left.
+        let last = sender.take();
+        drop(sender);
+        drop(last);
+        true
+    }
+
     /// Polls the connection with `cx`; marks it closed when it ends.
     fn drive(&self, slot: &mut Option<Driven>, cx: &mut Context<'_>) -> Poll<()> {
         let Some(connection) = slot.as_mut() else {
@@ -101,10 +204,47 @@ impl Driver {
         Poll::Ready(())
     }
 
-    fn poll_task(&self, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_task(
+        &self,
+        cx: &mut Context<'_>,
+        idle_timer: &mut Option<Pin<Box<Sleep>>>,
+    ) -> Poll<()> {
         *self.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+        self.expire_when_idle(cx, idle_timer);
         let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
         self.drive(&mut slot, cx)
+    }
+
+    /// Keeps one timer per connection (not one per request): when it fires,
+    /// the connection shuts down if it has been idle for the expiry, else the
+    /// timer moves to when it will have been.
+    fn expire_when_idle(&self, cx: &mut Context<'_>, idle_timer: &mut Option<Pin<Box<Sleep>>>) {
+        let Some(expiry) = self.idle_expiry else {
+            return;
+        };
+        if self.closed.load(Ordering::Acquire) {
+            *idle_timer = None;
+            return;
+        }
+        loop {
+            let timer = idle_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(expiry)));
+            if timer.as_mut().poll(cx).is_pending() {
+                return;
+            }
+            let now = Instant::now();
+            let next = if self.active.load(Ordering::Acquire) > 0 {
+                now + expiry
+            } else {
+                let idle_since = Duration::from_nanos(self.idle_since.load(Ordering::Acquire));
+                let due = self.born + idle_since + expiry;
+                if due <= now && self.shut_down(true) {
+                    *idle_timer = None;
+                    return;
+                }
+                due.max(now + Duration::from_millis(1))
+            };
+            timer.as_mut().reset(next.into());
+        }
     }
 
     /// Polls the connection once from the calling thread, if nobody else is:

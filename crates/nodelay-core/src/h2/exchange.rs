@@ -86,27 +86,44 @@ impl H2Exchange {
 
     /// Reads the whole body into `pending` when it is small and announced
     /// (see [`PREFETCH_BODY_MAX_BYTES`]). Runs inside the caller's runtime wait.
+    /// A body of unknown size (no Content-Length: typically a server's
+    /// chunked answer) gets what already arrived with the head, up to the
+    /// same size, without waiting: a small one is then complete too.
     pub(crate) async fn prefetch_small_body(&mut self) -> Result<(), Error> {
-        let small = self
-            .response
-            .content_length()
-            .is_some_and(|n| n <= PREFETCH_BODY_MAX_BYTES);
-        while small && !self.ended {
-            self.pull().await?;
+        match self.response.content_length() {
+            Some(n) if n <= PREFETCH_BODY_MAX_BYTES => {
+                while !self.ended {
+                    self.pull().await?;
+                }
+            }
+            Some(_) => {}
+            None => {
+                while !self.ended && self.received <= PREFETCH_BODY_MAX_BYTES {
+                    match self.response.chunk_ready() {
+                        None => break,
+                        Some(next) => self.took(next?),
+                    }
+                }
+            }
         }
         Ok(())
     }
 
     /// Receives the next piece into `pending`; marks the end of the body.
     async fn pull(&mut self) -> Result<(), Error> {
-        match self.response.chunk().await? {
+        let next = self.response.chunk().await?;
+        self.took(next);
+        Ok(())
+    }
+
+    fn took(&mut self, next: Option<Bytes>) {
+        match next {
             Some(data) => {
                 self.received += data.len() as u64;
                 self.pending.push_back(data);
             }
             None => self.ended = true,
         }
-        Ok(())
     }
 
     pub fn content_length(&self) -> Option<u64> {

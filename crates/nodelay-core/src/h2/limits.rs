@@ -57,3 +57,15 @@ pub const INTERRUPT_POLL_INTERVAL: std::time::Duration = std::time::Duration::fr
 /// process it (REFUSED_STREAM, or a stream above a GOAWAY's last stream id;
 /// RFC 9113 §8.7): once, like the stale keep-alive retry of HTTP/1.1.
 pub const UNPROCESSED_RETRIES: usize = 1;
+
+/// How often a request waiting for a connection slot (all of the client's
+/// `max_connections` busy) looks again: slots free up on the HTTP/1.1 pool's
+/// condvar, which a task cannot wait on. 10 ms is a small delay next to a
+/// connect, and the wait happens only when the client is saturated.
+pub const SLOT_RETRY_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Request bodies up to this size are queued whole on their stream (one call,
+/// no wait for window: the RFC's initial window of 65,535 bytes takes them at
+/// once unless the server shrank it); larger ones are sent as window is
+/// granted, each wait bounded by the write timeout (`h2/upload.rs`).
+pub const QUEUED_BODY_MAX_BYTES: usize = 64 * 1024;

@@ -12,6 +12,7 @@ pub mod limits;
 mod pool;
 mod request;
 mod response;
+mod upload;
 
 pub(crate) use blocking::{block_on, parks_with_deadlines, wake_by};
 pub(crate) use exchange::head_of;

@@ -6,16 +6,19 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use super::conn::H2Conn;
+use super::conn::{H2Conn, Lifetime, OpenStream};
 use super::error::{is_unprocessed, stream_error};
-use super::limits::UNPROCESSED_RETRIES;
+use super::limits::{SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
+use super::upload::{send_body, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
-use crate::deadline::{within, Deadlines};
+use crate::deadline::{poll_once, within, Deadlines};
 use crate::error::{Error, ErrorKind};
 use crate::fork;
+use crate::pool::{Pool, SlotLease};
 use crate::target::Origin;
 use crate::tls::{TlsSetup, ALPN_H2, ALPN_HTTP11};
 
@@ -35,6 +38,9 @@ type SlotRef = Arc<tokio::sync::Mutex<Slot>>;
 
 /// The outcome of a send: an HTTP/2 response, or "use HTTP/1.1" (with the
 /// connection ALPN just made when there is one, so it is not wasted).
+// Moved once per request; boxing the common variant would cost an allocation
+// per request to shrink the rare one.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Sent {
     H2(H2Response),
     Http1(Option<AsyncTransport>),
@@ -45,6 +51,11 @@ pub(crate) struct H2Pool {
     /// The fork generation the connections belong to, and the slots.
     slots: Mutex<(u64, HashMap<Origin, SlotRef>)>,
     next_id: AtomicU64,
+    /// The client's HTTP/1.1 pool, whose `max_connections` our connections
+    /// count towards (`None`: unbounded).
+    bound: Option<Arc<Pool>>,
+    /// Idle connections close after this (`None`: never).
+    idle_expiry: Option<Duration>,
 }
 
 /// A failed attempt, and whether the server surely did not process it.
@@ -54,11 +65,62 @@ struct Failure {
 }
 
 impl H2Pool {
+    /// Connections without a bound on their number, kept until the pool is
+    /// cleared or dropped.
     pub fn new() -> Self {
         fork::install();
         H2Pool {
             slots: Mutex::new((fork::generation(), HashMap::new())),
             next_id: AtomicU64::new(1),
+            bound: None,
+            idle_expiry: None,
+        }
+    }
+
+    /// Connections that each take a slot of `pool` (its `max_connections`
+    /// bounds HTTP/1.1 and HTTP/2 connections together) and close after
+    /// `idle_expiry` without an open stream.
+    pub fn bounded(pool: Arc<Pool>, idle_expiry: Option<Duration>) -> Self {
+        H2Pool {
+            bound: Some(pool),
+            idle_expiry,
+            ..H2Pool::new()
+        }
+    }
+
+    /// Connections that close after `idle_expiry` without an open stream, not
+    /// counted against a pool (`AsyncClient`: its HTTP/1.1 pool is async, and
+    /// `lease_slot` takes a slot of the sync pool).
+    pub fn expiring(idle_expiry: Option<Duration>) -> Self {
+        H2Pool {
+            idle_expiry,
+            ..H2Pool::new()
+        }
+    }
+
+    /// A slot for a new connection, waiting for one until the pool deadline.
+    /// A slot frees when another request's connection closes, which the
+    /// HTTP/1.1 pool signals on a condvar a task cannot wait on: this waits
+    /// by looking again every [`SLOT_RETRY_INTERVAL`] (rare: every slot taken
+    /// by a busy connection).
+    async fn lease_slot(&self, deadlines: &Deadlines) -> Result<Option<SlotLease>, Error> {
+        let Some(pool) = &self.bound else {
+            return Ok(None);
+        };
+        let until = deadlines.until(deadlines.timeouts.pool);
+        loop {
+            if let Some(lease) = pool.try_lease() {
+                return Ok(Some(lease));
+            }
+            let now = Instant::now();
+            if until.is_some_and(|until| now >= until) {
+                return Err(Error::new(
+                    ErrorKind::PoolTimeout,
+                    "timed out waiting for a free connection in the pool",
+                ));
+            }
+            let next = now + SLOT_RETRY_INTERVAL;
+            tokio::time::sleep_until(until.map_or(next, |u| u.min(next)).into()).await;
         }
     }
 
@@ -99,23 +161,31 @@ impl H2Pool {
         tls: &TlsSetup,
         deadlines: &Deadlines,
         avoid: Option<u64>,
-    ) -> Result<Result<H2Conn, Option<AsyncTransport>>, Error> {
+    ) -> Result<Result<(H2Conn, Option<OpenStream>), Option<AsyncTransport>>, Error> {
         let slot = self.slot(origin);
         let mut slot = slot.lock().await;
         match &*slot {
             Slot::Ready(conn) if conn.is_open() && Some(conn.id) != avoid => {
-                return Ok(Ok(conn.clone()))
+                return Ok(Ok((conn.clone(), None)))
             }
             Slot::Http1Only => return Ok(Err(None)),
             _ => {}
         }
+        // Dropped (the slot freed) if connecting fails.
+        let lease = self.lease_slot(deadlines).await?;
         let (io, chosen) = aconnect::connect(origin, tls, ALPN_H2_THEN_HTTP11, deadlines).await?;
         if matches!(io, AsyncTransport::Tls(_)) && chosen.as_deref() != Some(ALPN_H2) {
             *slot = Slot::Http1Only;
+            // The HTTP/1.1 pool counts the connection itself when it adopts it.
+            drop(lease);
             return Ok(Err(Some(io)));
         }
+        let lifetime = Lifetime {
+            idle_expiry: self.idle_expiry,
+            slot: lease,
+        };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let conn = within(
+        let (conn, first) = within(
             deadlines,
             deadlines.timeouts.connect,
             || {
@@ -124,11 +194,11 @@ impl H2Pool {
                     "timed out in the HTTP/2 handshake",
                 )
             },
-            H2Conn::handshake(io, id),
+            H2Conn::handshake(io, id, lifetime),
         )
         .await?;
         *slot = Slot::Ready(conn.clone());
-        Ok(Ok(conn))
+        Ok(Ok((conn, Some(first))))
     }
 
     /// Sends `request` to `origin` over HTTP/2 and waits for the response head.
@@ -144,11 +214,18 @@ impl H2Pool {
         let mut retries_left = UNPROCESSED_RETRIES;
         let mut avoid = None;
         loop {
-            let conn = match self.route(origin, tls, deadlines, avoid).await? {
-                Ok(conn) => conn,
+            let (conn, first) = match self.route(origin, tls, deadlines, avoid).await? {
+                Ok(routed) => routed,
                 Err(transport) => return Ok(Sent::Http1(transport)),
             };
-            match send_on(&conn, request, deadlines).await {
+            // A new connection comes with its first stream already counted
+            // (an expiry of 0 could close it before we used it otherwise); on
+            // a shared one, `None` means it closed (idle expiry, shutdown)
+            // since `route` looked: route again, to a new one.
+            let Some(stream) = first.or_else(|| conn.open_stream()) else {
+                continue;
+            };
+            match send_on(&conn, stream, request, deadlines).await {
                 Ok(response) => return Ok(Sent::H2(response)),
                 Err(failure) if failure.unprocessed && retries_left > 0 => {
                     retries_left -= 1;
@@ -165,9 +242,11 @@ impl H2Pool {
 /// the head and body, wait for the response head.
 async fn send_on(
     conn: &H2Conn,
+    stream: OpenStream,
     request: &H2Request,
     deadlines: &Deadlines,
 ) -> Result<H2Response, Failure> {
+    let (sender, guard) = stream;
     // Nothing was sent when these fail: the request is unprocessed.
     let unsent = |e: h2::Error| Failure {
         error: stream_error(e, false),
@@ -182,47 +261,77 @@ async fn send_on(
                 "timed out waiting for a free HTTP/2 stream",
             )
         },
-        async { conn.send.clone().ready().await.map_err(|e| unsent(e).error) },
+        async { sender.ready().await.map_err(|e| unsent(e).error) },
     )
     .await
     .map_err(|error| Failure {
         unprocessed: error.kind() != ErrorKind::PoolTimeout,
         error,
     })?;
-    let (response, mut body_stream) = sender
+    let (mut response, mut body_stream) = sender
         .send_request(request.head(), request.body.is_none())
         .map_err(unsent)?;
+    let idempotent = request.idempotent;
+    let failed = |e: h2::Error| Failure {
+        unprocessed: is_unprocessed(&e, idempotent),
+        error: stream_error(e, false),
+    };
+    let mut answered = None;
     if let Some(body) = &request.body {
-        // h2 queues the body and sends it as the server's window allows.
-        body_stream
-            .send_data(body.clone(), true)
-            .map_err(|e| Failure {
-                unprocessed: is_unprocessed(&e, request.idempotent),
-                error: stream_error(e, false),
-            })?;
+        match send_body(
+            &mut body_stream,
+            body.clone(),
+            &mut response,
+            deadlines,
+            || conn.flush_now(),
+        )
+        .await
+        {
+            Ok(Upload::Sent) => {}
+            Ok(Upload::Answered(answer)) => answered = Some(answer),
+            Err(UploadError::Stream(e)) => {
+                // A stream the server already closed (GOAWAY, RST_STREAM)
+                // refuses data with a user error ("inactive stream"); the
+                // server's reason, which tells whether the request may go
+                // again, is the response's.
+                let e = match poll_once(std::pin::Pin::new(&mut response)).await {
+                    Some(Err(reason)) => reason,
+                    _ => e,
+                };
+                return Err(failed(e));
+            }
+            Err(UploadError::Timeout(error)) => {
+                return Err(Failure {
+                    unprocessed: false,
+                    error,
+                })
+            }
+        }
     }
     conn.flush_now();
-    let idempotent = request.idempotent;
-    let response = within(
-        deadlines,
-        deadlines.timeouts.read,
-        || {
-            Error::new(
-                ErrorKind::ReadTimeout,
-                "timed out waiting for the HTTP/2 response",
-            )
-        },
-        async {
-            Ok(response.await.map_err(|e| Failure {
-                unprocessed: is_unprocessed(&e, idempotent),
-                error: stream_error(e, false),
-            }))
-        },
-    )
-    .await
-    .map_err(|error| Failure {
-        unprocessed: false,
-        error,
-    })??;
-    Ok(H2Response::new(response, *deadlines, request.is_head))
+    let response = match answered {
+        Some(answer) => answer.map_err(failed)?,
+        None => within(
+            deadlines,
+            deadlines.timeouts.read,
+            || {
+                Error::new(
+                    ErrorKind::ReadTimeout,
+                    "timed out waiting for the HTTP/2 response",
+                )
+            },
+            async { Ok((&mut response).await.map_err(failed)) },
+        )
+        .await
+        .map_err(|error| Failure {
+            unprocessed: false,
+            error,
+        })??,
+    };
+    Ok(H2Response::new(
+        response,
+        *deadlines,
+        request.is_head,
+        guard,
+    ))
 }

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use http::HeaderMap;
 
+use super::conn::StreamGuard;
 use super::error::stream_error;
 use crate::deadline::{within, Deadlines};
 use crate::error::{Error, ErrorKind};
@@ -14,11 +15,12 @@ pub struct H2Response {
     pub headers: HeaderMap,
     body: h2::RecvStream,
     deadlines: Deadlines,
-    /// Whether the request was HEAD (no body whatever the headers say).
-    is_head: bool,
-    /// The head ended the stream: there is no body at all.
-    bodyless: bool,
+    /// See [`H2Response::content_length`]; looked up once (callers ask
+    /// several times per response, and a header lookup hashes the name).
+    content_length: Option<u64>,
     ended: bool,
+    /// Keeps the connection from expiring while the body is read.
+    _stream: StreamGuard,
 }
 
 impl H2Response {
@@ -26,17 +28,28 @@ impl H2Response {
         response: http::Response<h2::RecvStream>,
         deadlines: Deadlines,
         is_head: bool,
+        stream: StreamGuard,
     ) -> Self {
         let (parts, body) = response.into_parts();
         let ended = body.is_end_stream();
+        // HEAD, or a head that ended the stream: no body whatever the headers say.
+        let content_length = if is_head || ended {
+            Some(0)
+        } else {
+            parts
+                .headers
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+        };
         H2Response {
             status: parts.status.as_u16(),
             headers: parts.headers,
             body,
             deadlines,
-            is_head,
-            bodyless: ended,
+            content_length,
             ended,
+            _stream: stream,
         }
     }
 
@@ -48,13 +61,43 @@ impl H2Response {
     /// The exact body size when known: 0 with no body or for HEAD, else
     /// `Content-Length` (h2 checks the data against it).
     pub fn content_length(&self) -> Option<u64> {
-        if self.is_head || self.bodyless {
-            return Some(0);
+        self.content_length
+    }
+
+    /// The next piece of the body if it has arrived already (`Some(None)`:
+    /// the body ended), `None` when it would have to wait. Never waits.
+    pub fn chunk_ready(&mut self) -> Option<Result<Option<Bytes>, Error>> {
+        if self.ended {
+            return Some(Ok(None));
         }
-        self.headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
+        // A no-op waker: nothing waits on this poll; the next real wait
+        // registers its own waker before it parks.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let next = match self.body.poll_data(&mut cx) {
+            std::task::Poll::Pending => return None,
+            std::task::Poll::Ready(next) => next,
+        };
+        Some(self.took(next))
+    }
+
+    /// Records what the stream yielded.
+    fn took(&mut self, next: Option<Result<Bytes, h2::Error>>) -> Result<Option<Bytes>, Error> {
+        match next {
+            None => {
+                self.ended = true;
+                Ok(None)
+            }
+            Some(Ok(data)) => {
+                // Only fails when the stream is already gone, which the next
+                // read reports.
+                let _ = self.body.flow_control().release_capacity(data.len());
+                Ok(Some(data))
+            }
+            Some(Err(e)) => {
+                self.ended = true;
+                Err(stream_error(e, true))
+            }
+        }
     }
 
     /// The next piece of the body, `None` at its end; each wait bounded by the
@@ -78,21 +121,6 @@ impl H2Response {
             async { Ok(body.data().await) },
         )
         .await?;
-        match next {
-            None => {
-                self.ended = true;
-                Ok(None)
-            }
-            Some(Ok(data)) => {
-                // Only fails when the stream is already gone, which the next
-                // read reports.
-                let _ = self.body.flow_control().release_capacity(data.len());
-                Ok(Some(data))
-            }
-            Some(Err(e)) => {
-                self.ended = true;
-                Err(stream_error(e, true))
-            }
-        }
+        self.took(next)
     }
 }
