@@ -643,8 +643,10 @@ class Client(BaseClient):
         """GET every URL with up to ``concurrency`` requests in flight; returns the
         responses in the order of ``urls``.
 
-        The requests run on worker threads over this client's pool with the GIL released
-        the whole time (other Python threads keep running); Ctrl-C interrupts the batch.
+        The requests run as tasks on the core's runtime (HTTP/2: streams on this client's
+        connection; HTTP/1.1: a pool kept for batches, bounded by the same ``Limits``) with
+        the GIL released the whole time (other Python threads keep running); Ctrl-C
+        interrupts the batch. Clients with proxies run batches on worker threads.
         ``params``/``headers``/``timeout``/``follow_redirects`` apply to every request as
         in ``get``; the jar's cookies are sent and Set-Cookie fields stored as in ``get``
         (in whatever order the responses arrive). Requests with auth (``auth=`` or
