@@ -28,7 +28,7 @@ class Engine:
         cls,
         *,
         max_connections: int | None = 100,
-        max_keepalive: int | None = 20,
+        max_keepalive: int | None = 100,
         keepalive_expiry: float | None = 5.0,
         verify: bool = True,
         ca_file: str | None = None,

@@ -124,7 +124,7 @@ impl Engine {
     #[pyo3(signature = (
         *,
         max_connections=Some(100),
-        max_keepalive=Some(20),
+        max_keepalive=Some(100),
         keepalive_expiry=Some(5.0),
         verify=true,
         ca_file=None,
