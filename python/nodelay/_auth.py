@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from ._env import getenv
 from ._models import Request
 
 TYPE_CHECKING = False
@@ -273,10 +274,12 @@ def load_netrc() -> _netrc_mod.netrc | None:
     """The parsed ``$NETRC`` (default ``~/.netrc``, ``~/_netrc`` on Windows), or None when
     absent or unparsable. Parsed again only when the file changes (path, mtime, size)."""
     global _netrc_cache
-    path = os.environ.get("NETRC")
+    path = getenv("NETRC")
     if not path:
         name = "_netrc" if os.name == "nt" else ".netrc"
-        path = os.path.join(os.path.expanduser("~"), name)
+        # What expanduser("~") reads first on POSIX, at a tenth of its cost.
+        home = getenv("HOME") if os.name == "posix" else None
+        path = os.path.join(home if home else os.path.expanduser("~"), name)
     try:
         st = os.stat(path)
     except (OSError, ValueError):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any, TypeAlias
 
     ProxyTypes: TypeAlias = "str | Mapping[str, str | None]"
@@ -99,27 +99,42 @@ def _explicit(proxy: ProxyTypes) -> dict[str, str]:
     return _options(http, https, given.get("no_proxy"))
 
 
-def _first_set(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | None, str]:
+def _first_set(
+    getenv: Callable[[str], str | None], names: tuple[str, ...]
+) -> tuple[str | None, str]:
     """The value of the first variable of ``names`` that is set (possibly empty), and its
     name (for messages)."""
     for name in names:
-        value = environ.get(name)
+        value = getenv(name)
         if value is not None:
             return value, name
     return None, ""
 
 
-def _from_env(environ: Mapping[str, str]) -> dict[str, str]:
-    cgi = "REQUEST_METHOD" in environ
+_PROXY_VARIABLES = (
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+)
+"""Every variable ``_from_env`` reads but the CGI marker (which alone sets no proxy)."""
+
+
+def _from_env(getenv: Callable[[str], str | None]) -> dict[str, str]:
+    cgi = getenv("REQUEST_METHOD") is not None
     http_names = ("http_proxy",) if cgi else ("http_proxy", "HTTP_PROXY")
-    http, http_source = _first_set(environ, http_names)
-    https, https_source = _first_set(environ, ("https_proxy", "HTTPS_PROXY"))
-    every, every_source = _first_set(environ, ("all_proxy", "ALL_PROXY"))
+    http, http_source = _first_set(getenv, http_names)
+    https, https_source = _first_set(getenv, ("https_proxy", "HTTPS_PROXY"))
+    every, every_source = _first_set(getenv, ("all_proxy", "ALL_PROXY"))
     if http is None:
         http, http_source = every, every_source
     if https is None:
         https, https_source = every, every_source
-    no_proxy, _ = _first_set(environ, ("no_proxy", "NO_PROXY"))
+    no_proxy, _ = _first_set(getenv, ("no_proxy", "NO_PROXY"))
     return _options(
         _checked(http, f"${http_source}"), _checked(https, f"${https_source}"), no_proxy
     )
@@ -135,7 +150,9 @@ def engine_proxy_options(
     if not trust_env:
         return {}
     if environ is None:
-        import os
+        from ._env import any_set, getenv
 
-        environ = os.environ
-    return _from_env(environ)
+        if not any_set(_PROXY_VARIABLES):
+            return {}  # the common case, in one set operation
+        return _from_env(getenv)
+    return _from_env(environ.get)
