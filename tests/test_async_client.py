@@ -432,3 +432,45 @@ def test_proxy_from_the_environment_is_used_not_ignored(
 def test_invalid_http2_value() -> None:
     with pytest.raises(ValueError, match="http2"):
         nodelay.AsyncClient(http2="yes")  # type: ignore[arg-type]
+
+
+def test_methods_refuse_keywords_they_do_not_take_by_name() -> None:
+    import asyncio
+
+    async def main() -> None:
+        url = "http://127.0.0.1:1/"  # nothing listens: a request sent would fail otherwise
+        async with nodelay.AsyncClient() as client:
+            for method in ("get", "head", "options", "delete"):
+                for name in ("json", "content", "data", "files", "bogus"):
+                    with pytest.raises(
+                        TypeError,
+                        match=f"{method}\\(\\) got an unexpected keyword argument '{name}'",
+                    ):
+                        await getattr(client, method)(url, **{name: b"x"})
+            for method in ("post", "put", "patch"):
+                with pytest.raises(
+                    TypeError, match=f"{method}\\(\\) got an unexpected keyword argument 'bogus'"
+                ):
+                    await getattr(client, method)(url, data={"a": "1"}, bogus=1)
+
+    asyncio.run(main())
+
+
+def test_method_keywords_reach_the_request(server: _core.TestServer) -> None:
+    import asyncio
+
+    async def main() -> None:
+        async with nodelay.AsyncClient() as client:
+            r = await client.get(f"{server.url}/anything", params={"a": "1"}, headers={"X-T": "y"})
+            data = r.json()
+            assert data["query"] == "a=1" and ["x-t", "y"] in data["headers"]
+            r = await client.put(f"{server.url}/anything", json={"k": 1}, params={"p": "2"})
+            assert (r.json()["method"], r.json()["body"], r.json()["query"]) == (
+                "PUT",
+                '{"k":1}',
+                "p=2",
+            )
+            r = await client.delete(f"{server.url}/anything", headers={"X-D": "1"})
+            assert r.json()["method"] == "DELETE" and ["x-d", "1"] in r.json()["headers"]
+
+    asyncio.run(main())

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 from . import _core
 from ._base import BaseClient
-from ._client import _HTTP2_MODES
+from ._client import _BODY_ARGS, _HTTP2_MODES, _NO_BODY_ARGS
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
@@ -25,9 +25,9 @@ from ._streaming import AsyncStreamRaw
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop, Task
-    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Generator
+    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Generator, Mapping
     from types import TracebackType
-    from typing import Any, Literal, Self, TypeAlias, TypeGuard
+    from typing import Any, Literal, Self, TypeAlias, TypeGuard, Unpack
 
     from ._auth import AuthTypes
     from ._base import EventHooks
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
+    from ._options import AsyncBodyOptions, RequestOptions
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
     from ._retry import RetryTypes
@@ -44,6 +45,14 @@ if TYPE_CHECKING:
     AsyncRequestContent: TypeAlias = "RequestContent | AsyncIterable[bytes]"
 
 __all__ = ["AsyncClient"]
+
+
+def _check_keywords(name: str, kwargs: Mapping[str, object], allowed: frozenset[str]) -> None:
+    """``name() got an unexpected keyword argument`` for a keyword ``name`` does not take
+    (the methods forward ``**kwargs`` to ``request``, which would name itself)."""
+    if not kwargs.keys() <= allowed:
+        unknown = min(kwargs.keys() - allowed)
+        raise TypeError(f"{name}() got an unexpected keyword argument {unknown!r}")
 
 
 class _ClosedAsyncEngine:
@@ -378,29 +387,10 @@ class AsyncClient(BaseClient):
                 raise
         return response
 
-    async def get(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
-        """Send a GET request."""
+    async def get(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
+        """Send a GET request (the keyword arguments of ``request`` without a body)."""
         if (
-            params is None
-            and headers is None
-            and timeout is UNSET
-            and follow_redirects is None
-            and allow_redirects is None
-            and cookies is None
-            and auth is None
-            and not stream
+            not kwargs
             and self._plain
             and self._auth_off
             and self._retry is None
@@ -432,201 +422,35 @@ class AsyncClient(BaseClient):
                 started = time.monotonic() - raw.elapsed
                 return await self._run(flow, ttuple, False, started)
             return response
-        return await self.request(
-            "GET",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("get", kwargs, _NO_BODY_ARGS)
+        return await self.request("GET", url, **kwargs)
 
-    async def head(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    async def head(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
         """Send a HEAD request."""
-        return await self.request(
-            "HEAD",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("head", kwargs, _NO_BODY_ARGS)
+        return await self.request("HEAD", url, **kwargs)
 
-    async def options(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    async def options(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
         """Send an OPTIONS request."""
-        return await self.request(
-            "OPTIONS",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("options", kwargs, _NO_BODY_ARGS)
+        return await self.request("OPTIONS", url, **kwargs)
 
-    async def delete(
-        self,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    async def delete(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
         """Send a DELETE request."""
-        return await self.request(
-            "DELETE",
-            url,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("delete", kwargs, _NO_BODY_ARGS)
+        return await self.request("DELETE", url, **kwargs)
 
-    async def post(
-        self,
-        url: str,
-        *,
-        content: AsyncRequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    async def post(self, url: str, **kwargs: Unpack[AsyncBodyOptions]) -> Response:
         """Send a POST request."""
-        return await self.request(
-            "POST",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("post", kwargs, _BODY_ARGS)
+        return await self.request("POST", url, **kwargs)
 
-    async def put(
-        self,
-        url: str,
-        *,
-        content: AsyncRequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    async def put(self, url: str, **kwargs: Unpack[AsyncBodyOptions]) -> Response:
         """Send a PUT request."""
-        return await self.request(
-            "PUT",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("put", kwargs, _BODY_ARGS)
+        return await self.request("PUT", url, **kwargs)
 
-    async def patch(
-        self,
-        url: str,
-        *,
-        content: AsyncRequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    async def patch(self, url: str, **kwargs: Unpack[AsyncBodyOptions]) -> Response:
         """Send a PATCH request."""
-        return await self.request(
-            "PATCH",
-            url,
-            content=content,
-            data=data,
-            files=files,
-            json=json,
-            params=params,
-            headers=headers,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            allow_redirects=allow_redirects,
-            cookies=cookies,
-            auth=auth,
-            stream=stream,
-        )
+        _check_keywords("patch", kwargs, _BODY_ARGS)
+        return await self.request("PATCH", url, **kwargs)

@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
     from types import TracebackType
-    from typing import Any, Literal, Self, TypeAlias, overload
+    from typing import Any, Literal, Self, TypeAlias, Unpack, overload
 
     from ._auth import AuthTypes
     from ._base import EventHooks
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
+    from ._options import BodyOptions, RequestOptions
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
     from ._retry import RetryTypes
@@ -439,156 +440,44 @@ class Client(BaseClient):
         return response
 
     if TYPE_CHECKING:
+        # The signatures type checkers and readers see (the keyword sets: _options.py).
 
-        def request(
-            self,
-            method: str,
-            url: str,
-            *,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            content: RequestContent | None = None,
-            data: RequestData | None = None,
-            files: RequestFiles | None = None,
-            json: Any = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def request(self, method: str, url: str, **kwargs: Unpack[BodyOptions]) -> Response:
             """Send a request and read the whole response (see ``_request`` for the
             arguments)."""
             ...
 
-        def get(
-            self,
-            url: str,
-            *,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def get(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
             """Send a GET request (see ``request``)."""
             ...
 
-        def head(
-            self,
-            url: str,
-            *,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def head(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
             """Send a HEAD request (see ``request``)."""
             ...
 
-        def options(
-            self,
-            url: str,
-            *,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
-            """Send a OPTIONS request (see ``request``)."""
+        def options(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
+            """Send an OPTIONS request (see ``request``)."""
             ...
 
-        def delete(
-            self,
-            url: str,
-            *,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def delete(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
             """Send a DELETE request (see ``request``)."""
             ...
 
-        def post(
-            self,
-            url: str,
-            *,
-            content: RequestContent | None = None,
-            data: RequestData | None = None,
-            files: RequestFiles | None = None,
-            json: Any = None,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def post(self, url: str, **kwargs: Unpack[BodyOptions]) -> Response:
             """Send a POST request (see ``request``)."""
             ...
 
-        def put(
-            self,
-            url: str,
-            *,
-            content: RequestContent | None = None,
-            data: RequestData | None = None,
-            files: RequestFiles | None = None,
-            json: Any = None,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def put(self, url: str, **kwargs: Unpack[BodyOptions]) -> Response:
             """Send a PUT request (see ``request``)."""
             ...
 
-        def patch(
-            self,
-            url: str,
-            *,
-            content: RequestContent | None = None,
-            data: RequestData | None = None,
-            files: RequestFiles | None = None,
-            json: Any = None,
-            params: ParamTypes | None = None,
-            headers: RequestHeaderTypes | None = None,
-            timeout: TimeoutTypes | _Unset = UNSET,
-            follow_redirects: bool | None = None,
-            allow_redirects: bool | None = None,
-            cookies: CookieTypes | None = None,
-            auth: AuthTypes | None = None,
-            stream: bool = False,
-        ) -> Response:
+        def patch(self, url: str, **kwargs: Unpack[BodyOptions]) -> Response:
             """Send a PATCH request (see ``request``)."""
             ...
 
     else:
-        # At run time the request methods take ``**kwargs`` (``_fast`` and the functions
-        # after it): CPython looks up every omitted keyword-only default in a dict on each
+        # At run time the request methods take ``**kwargs`` (closures made by ``_method``):
+        # CPython looks up every omitted keyword-only default in a dict on each
         # call, ~6% of a small request's instructions (callgrind, docs/performance.md).
         # The signatures above are the ones type checkers and readers see.
         request = _request_call

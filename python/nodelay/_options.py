@@ -9,6 +9,7 @@ strings), so it costs ``import nodelay`` nothing.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable
 from typing import Any, TypedDict
 
 from ._auth import AuthTypes
@@ -22,6 +23,7 @@ from ._urls import ParamTypes
 __all__ = [
     "ApiBodyOptions",
     "ApiOptions",
+    "AsyncBodyOptions",
     "BodyOptions",
     "RequestOptions",
     "ThrowawayClientOptions",
@@ -41,13 +43,22 @@ class RequestOptions(TypedDict, total=False):
     stream: bool
 
 
-class BodyOptions(RequestOptions, total=False):
-    """A request with a body: one of ``content``, ``data`` (+ ``files``) or ``json``."""
-
-    content: RequestContent | None
+class _BodyFields(TypedDict, total=False):
     data: RequestData | None
     files: RequestFiles | None
     json: Any
+
+
+class BodyOptions(RequestOptions, _BodyFields, total=False):
+    """A request with a body: one of ``content``, ``data`` (+ ``files``) or ``json``."""
+
+    content: RequestContent | None
+
+
+class AsyncBodyOptions(RequestOptions, _BodyFields, total=False):
+    """``BodyOptions`` for ``AsyncClient``, whose ``content`` may be an async iterable."""
+
+    content: RequestContent | AsyncIterable[bytes] | None
 
 
 class ThrowawayClientOptions(TypedDict, total=False):
