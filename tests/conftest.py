@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator, Sequence
 
 import nodelay
 import pytest
 from nodelay import _core
 from scripted import ScriptedServer, Step
+
+# A suite started with SIGINT ignored (a background job of a non-interactive shell: `make
+# test &`) passes SIG_IGN on to every child process, where Python then installs no
+# KeyboardInterrupt handler and the Ctrl-C tests wait for their timeouts. A handled signal
+# is reset to the default on exec, so restoring Python's handler here fixes the children.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ALPHABET = b"abcdefghijklmnopqrstuvwxyz0123456789"
 
