@@ -345,46 +345,7 @@ impl Client {
         parts: &RequestParts<'_>,
         framing: StreamFraming,
     ) -> Result<Prepared, Error> {
-        let target = Target::parse(parts.url)?;
-        let framing = framing_with_headers(parts.headers, framing)?;
-        let route = match &self.proxies {
-            None => Route::Direct,
-            Some(proxies) => proxies.route(&target.origin),
-        };
-        let (request_target, routed) = route.request_form(&target, parts.headers);
-        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
-        headers.extend_from_slice(&routed);
-        let has_te = has_header(parts.headers, "transfer-encoding");
-        if framing == StreamFraming::Chunked && !has_te {
-            headers.push(("Transfer-Encoding", "chunked"));
-        }
-        let mut wire = Vec::with_capacity(256);
-        encode_request_head(
-            &mut wire,
-            &RequestHead {
-                method: parts.method,
-                target: &request_target,
-                host: &target.authority,
-                headers: &headers,
-                content_length: match framing {
-                    StreamFraming::Length(n) => Some(n),
-                    StreamFraming::Chunked => None,
-                },
-            },
-        )
-        .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
-        drop((request_target, routed, headers));
-        let key = route.key(&target.origin);
-        Ok(Prepared {
-            key,
-            target,
-            h2: None, // streamed uploads stay on HTTP/1.1
-            wire,
-            body_inlined: false,
-            streamed: Some(framing),
-            is_head: parts.method == "HEAD",
-            idempotent: is_idempotent(parts.method),
-        })
+        prepare_streamed_routed(self.proxies.as_ref(), parts, framing)
     }
 
     /// Sends a request prepared by `prepare_streamed`, pulling its body from
@@ -585,4 +546,55 @@ impl Client {
             .adopt(prepared.key.clone(), transport)
             .return_to_pool();
     }
+}
+
+/// A request whose body will be streamed (`parts.body` is ignored): the head
+/// with the framing `framing_with_headers` settles (`Transfer-Encoding:
+/// chunked` added unless the caller set it), routed through `proxies`.
+/// Streamed uploads stay on HTTP/1.1. Shared by the sync and async clients.
+pub(crate) fn prepare_streamed_routed(
+    proxies: Option<&Proxies>,
+    parts: &RequestParts<'_>,
+    framing: StreamFraming,
+) -> Result<Prepared, Error> {
+    let target = Target::parse(parts.url)?;
+    let framing = framing_with_headers(parts.headers, framing)?;
+    let route = match proxies {
+        None => Route::Direct,
+        Some(proxies) => proxies.route(&target.origin),
+    };
+    let (request_target, routed) = route.request_form(&target, parts.headers);
+    let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
+    headers.extend_from_slice(&routed);
+    let has_te = has_header(parts.headers, "transfer-encoding");
+    if framing == StreamFraming::Chunked && !has_te {
+        headers.push(("Transfer-Encoding", "chunked"));
+    }
+    let mut wire = Vec::with_capacity(256);
+    encode_request_head(
+        &mut wire,
+        &RequestHead {
+            method: parts.method,
+            target: &request_target,
+            host: &target.authority,
+            headers: &headers,
+            content_length: match framing {
+                StreamFraming::Length(n) => Some(n),
+                StreamFraming::Chunked => None,
+            },
+        },
+    )
+    .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
+    drop((request_target, routed, headers));
+    let key = route.key(&target.origin);
+    Ok(Prepared {
+        key,
+        target,
+        h2: None, // streamed uploads stay on HTTP/1.1
+        wire,
+        body_inlined: false,
+        streamed: Some(framing),
+        is_head: parts.method == "HEAD",
+        idempotent: is_idempotent(parts.method),
+    })
 }

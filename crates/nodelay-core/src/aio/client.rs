@@ -7,20 +7,17 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use nodelay_proto::{encode_request_head, RequestHead};
-
 use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPool;
 use crate::aio::upload::{send_streamed, BodyPump};
 use crate::client::{
-    encode_inline, framing_with_headers, has_header, is_idempotent, Http2Mode, Prepared,
-    RequestParts,
+    encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
 };
 use crate::deadline::{Deadlines, Timeouts};
 use crate::decode::decode;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::h2::{H2Pool, H2Request, Sent};
 use crate::limits::STALE_CONNECTION_RETRIES;
 use crate::pool::PoolConfig;
@@ -136,41 +133,7 @@ impl AsyncClient {
         parts: &RequestParts<'_>,
         framing: StreamFraming,
     ) -> Result<Prepared, Error> {
-        let target = Target::parse(parts.url)?;
-        let framing = framing_with_headers(parts.headers, framing)?;
-        let route = self.route(&target);
-        let (request_target, routed) = route.request_form(&target, parts.headers);
-        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
-        headers.extend_from_slice(&routed);
-        if framing == StreamFraming::Chunked && !has_header(parts.headers, "transfer-encoding") {
-            headers.push(("Transfer-Encoding", "chunked"));
-        }
-        let mut wire = Vec::with_capacity(256);
-        encode_request_head(
-            &mut wire,
-            &RequestHead {
-                method: parts.method,
-                target: &request_target,
-                host: &target.authority,
-                headers: &headers,
-                content_length: match framing {
-                    StreamFraming::Length(n) => Some(n),
-                    StreamFraming::Chunked => None,
-                },
-            },
-        )
-        .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
-        drop((request_target, routed, headers));
-        Ok(Prepared {
-            key: route.key(&target.origin),
-            target,
-            h2: None,
-            wire,
-            body_inlined: false,
-            streamed: Some(framing),
-            is_head: parts.method == "HEAD",
-            idempotent: is_idempotent(parts.method),
-        })
+        prepare_streamed_routed(self.inner.proxies.as_ref(), parts, framing)
     }
 
     /// Sends a request made by [`AsyncClient::prepare`] (or
