@@ -12,14 +12,13 @@ import time
 from contextlib import asynccontextmanager
 
 from . import _core
-from ._base import BaseClient
-from ._client import _BODY_ARGS, _HTTP2_MODES, _NO_BODY_ARGS
-from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset, tls_engine_options
+from ._base import BaseClient, engine_options_for
+from ._client import _BODY_ARGS, _NO_BODY_ARGS
+from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
-from ._proxy import engine_proxy_options
 from ._streaming import AsyncStreamRaw
 
 TYPE_CHECKING = False
@@ -192,8 +191,6 @@ class AsyncClient(BaseClient):
         proxy: ProxyTypes | None = None,
         http2: bool | Literal["prior_knowledge"] = False,
     ) -> None:
-        if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
-            raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
         super().__init__(
             base_url=base_url,
             headers=headers,
@@ -208,17 +205,10 @@ class AsyncClient(BaseClient):
             retries=retries,
             event_hooks=event_hooks,
         )
-        self._engine: _core.AsyncEngine | _ClosedAsyncEngine = _core.AsyncEngine(
-            max_connections=self._limits.max_connections,
-            max_keepalive=self._limits.max_keepalive_connections,
-            keepalive_expiry=self._limits.keepalive_expiry,
-            max_decoded_size=(
-                _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
-            ),
-            **tls_engine_options(verify, cert),
-            **engine_proxy_options(proxy, trust_env),
-            http2=_HTTP2_MODES[http2],
+        engine_options = engine_options_for(
+            self._limits, verify, cert, max_decoded_size, proxy, trust_env, http2
         )
+        self._engine: _core.AsyncEngine | _ClosedAsyncEngine = _core.AsyncEngine(**engine_options)
 
     @property
     def is_closed(self) -> bool:

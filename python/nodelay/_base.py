@@ -5,33 +5,69 @@ engine calls) live in the two client classes.
 
 from __future__ import annotations
 
+from . import _core
 from ._auth import build_auth, load_netrc, netrc_auth
-from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple
+from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple, tls_engine_options
 from ._cookies import CookieJar
 from ._flow import Retrying, Send, request_flow
 from ._models import Headers, override_pairs
 from ._prepare import default_headers, encode_body, has_header, header_items, request_cookies
+from ._proxy import engine_proxy_options
 from ._retry import build_retry
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable, Mapping
-    from typing import Any, TypeAlias
+    from typing import Any, Literal, TypeAlias
 
     from ._auth import Auth, AuthTypes
-    from ._config import TimeoutTypes
+    from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes, Response
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
+    from ._proxy import ProxyTypes
     from ._retry import Retry, RetryTypes
     from ._upload import Body, RequestFiles
 
     EventHooks: TypeAlias = "Mapping[str, Iterable[Callable[..., Any]]]"
     from ._urls import ParamTypes
 
-__all__ = ["BaseClient"]
+__all__ = ["BaseClient", "engine_options_for"]
+
+_HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] = {
+    False: "off",
+    True: "negotiate",
+    "prior_knowledge": "prior_knowledge",
+}
+"""``Client(http2=...)`` → the engine's HTTP/2 mode."""
+
+
+def engine_options_for(
+    limits: Limits,
+    verify: VerifyTypes,
+    cert: CertTypes | None,
+    max_decoded_size: int | None,
+    proxy: ProxyTypes | None,
+    trust_env: bool,
+    http2: bool | str,
+) -> dict[str, Any]:
+    """The keyword arguments of ``_core.Engine`` / ``_core.AsyncEngine`` for a client's
+    settings (the two engines take the same ones); a bad ``http2`` raises ValueError."""
+    if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
+        raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
+    return {
+        "max_connections": limits.max_connections,
+        "max_keepalive": limits.max_keepalive_connections,
+        "keepalive_expiry": limits.keepalive_expiry,
+        "max_decoded_size": (
+            _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
+        ),
+        **tls_engine_options(verify, cert),
+        **engine_proxy_options(proxy, trust_env),
+        "http2": _HTTP2_MODES[http2],
+    }
 
 
 class BaseClient:

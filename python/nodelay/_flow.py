@@ -203,9 +203,7 @@ def _auth_rounds(
         if type(body) is not Upload and (body is not None or request.content):
             body = request.content  # an auth that signs or rewrites a bytes body
         # A challenge answered: its body is read so its connection serves the retry.
-        response = yield from exchange(
-            Send(method, url, pairs, body, cookies, answered), retrying
-        )
+        response = yield from exchange(Send(method, url, pairs, body, cookies, answered), retrying)
         try:
             request = flow.send(response)
         except StopIteration:
@@ -263,8 +261,6 @@ def redirect_flow(
         history.append(response)
         url = next_url
         # The hop's (small) body is read first so its connection is reused.
-        response = yield from exchange(
-            Send(method, url, pairs, body, cookies, response), retrying
-        )
+        response = yield from exchange(Send(method, url, pairs, body, cookies, response), retrying)
     response._history = history
     return response

@@ -290,9 +290,7 @@ class Request:
         self.content = bytes(content)
 
     @classmethod
-    def _make(
-        cls, method: str, url: str, pairs: list[tuple[str, str]], body: object
-    ) -> Request:
+    def _make(cls, method: str, url: str, pairs: list[tuple[str, str]], body: object) -> Request:
         """Cheap constructor for the client: ``pairs`` is shared, never mutated. A
         streamed body (``_core.Upload``) is not kept: ``content`` is then empty."""
         self = cls.__new__(cls)
