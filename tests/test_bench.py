@@ -312,3 +312,53 @@ def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
     assert ok["status"] == "ok" and ok["errors"] == 0, ok
     assert ok["reps"][0]["requests"] == 50 and ok["cpu_us_per_request"] > 0
     assert rows["nodelay-async"]["status"] == "skipped"
+
+
+# -- charts of the HTTP/2 lab -----------------------------------------------------------------
+
+
+def _h2_row(workload: str, transport: str, client: str, seconds: float) -> dict[str, object]:
+    return {
+        "workload": workload,
+        "transport": transport,
+        "client": client,
+        "seconds": seconds,
+        "requests": 1000,
+        "bytes_out": 13601,
+    }
+
+
+def test_h2_lab_rows_become_one_panel_per_workload_and_transport() -> None:
+    from nodelay.bench.plot import NATIVE, NODELAY, _h2_panels
+
+    rows = [
+        _h2_row("g", "h2c", "nodelay-batch", 0.02),
+        _h2_row("g", "h2c", "h2load", 0.01),
+        {"workload": "g", "transport": "h2c", "client": "rnet", "error": "not installed"},
+        _h2_row("i", "cleartext", "nodelay h2, 1 connection", 0.034),
+        _h2_row("g", "h2+TLS", "pycurl", 0.05),
+        _h2_row("i", "cleartext", "nodelay h1, 6 connections", 0.020),
+    ]
+    panels = _h2_panels(rows)
+    assert [p.title.split(" - ")[0] for p in panels] == ["g", "g", "i"]
+    h2c = panels[0]
+    assert "h2c" in h2c.title and [b.label for b in h2c.bars] == [
+        "nodelay-batch",
+        "h2load [native]",
+    ]  # sorted by value; the skipped client has no bar
+    assert [round(b.median) for b in h2c.bars] == [50_000, 100_000]
+    assert h2c.bars[0].color == NODELAY and h2c.bars[1].color == NATIVE
+    crawl = panels[2]
+    assert [round(b.median) for b in crawl.bars] == [20, 34]  # milliseconds
+    assert "13,601 B sent" in crawl.bars[0].label
+
+
+def test_chart_of_h2_rows_alone_is_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from nodelay.bench.plot import plot
+
+    out = tmp_path / "h2.png"
+    plot([], out, title="h2", h2_rows=[_h2_row("g", "h2c", "nodelay-batch", 0.02)])
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="nothing was measured"):
+        plot([], out, h2_rows=[{"workload": "g", "transport": "h2c", "error": "x"}])

@@ -161,9 +161,14 @@ def main(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=2) + "\n")
         console.print(f"results: {args.json}")
-    if args.plot and rows:
+    if args.plot and (rows or h2_rows):
         args.plot.parent.mkdir(parents=True, exist_ok=True)
-        plot(rows, args.plot, title=f"nodelay bench ({server_kind} server, {started})")
+        plot(
+            rows,
+            args.plot,
+            title=f"nodelay bench ({server_kind} server, {started})",
+            h2_rows=h2_rows,
+        )
         console.print(f"chart: {args.plot}")
     return 0
 

@@ -1,8 +1,15 @@
-"""PNG charts: one panel per workload, horizontal bars (median) with min-max whiskers."""
+"""PNG charts: one panel per workload, horizontal bars (median) with min-max whiskers.
+
+The HTTP/1.1 rows (``Row``) carry every repetition, so their bars have whiskers; the
+HTTP/2 lab's rows (workloads g and i, plain dicts from ``h2lab.run_rows``) keep only the
+median run, so theirs have none.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .results import Row
 from .workloads import WORKLOADS
@@ -13,26 +20,107 @@ NODELAY = "#d62728"
 PYTHON = "#1f77b4"
 NATIVE = "#9e9e9e"
 
+NATIVE_H2_CLIENTS = frozenset({"h2load"})
+"""h2 lab clients drawn as native references."""
 
-def plot(rows: list[Row], path: Path, title: str = "") -> None:
-    """Write the chart of the measured rows to ``path`` (PNG)."""
+
+@dataclass
+class Bar:
+    label: str
+    median: float
+    below: float = 0.0
+    """Whisker length down to the slowest repetition."""
+    above: float = 0.0
+    """Whisker length up to the fastest repetition."""
+    color: str = PYTHON
+    bold: bool = False
+
+
+@dataclass
+class Panel:
+    title: str
+    xlabel: str
+    bars: list[Bar] = field(default_factory=list)
+
+
+def plot(
+    rows: list[Row], path: Path, title: str = "", h2_rows: list[dict[str, Any]] | None = None
+) -> None:
+    """Write the chart of the measured rows (and the HTTP/2 lab's, if any) to ``path`` (PNG)."""
+    panels = _row_panels(rows) + _h2_panels(h2_rows or [])
+    if not panels:
+        raise ValueError("nothing was measured: no chart to draw")
+    _draw(panels, path, title)
+
+
+def _row_panels(rows: list[Row]) -> list[Panel]:
+    order: list[str] = []
+    for r in rows:
+        if r.status == "ok" and r.workload not in order:
+            order.append(r.workload)
+    panels = []
+    for wid in order:
+        measured = [r for r in rows if r.workload == wid and r.status == "ok" and r.reps]
+        measured.sort(key=lambda r: r.median() or 0.0)
+        w = WORKLOADS[wid]
+        panel = Panel(f"{w.id} - {w.title}", f"{w.unit} (median; whiskers: min-max)")
+        for r in measured:
+            s = r.summary()
+            assert s is not None
+            panel.bars.append(
+                Bar(
+                    r.label if r.kind == "python" else f"{r.label} [{r.kind}]",
+                    s.median,
+                    s.median - s.min,
+                    s.max - s.median,
+                    NODELAY if r.is_nodelay else (PYTHON if r.kind == "python" else NATIVE),
+                    r.is_nodelay,
+                )
+            )
+        panels.append(panel)
+    return panels
+
+
+def _h2_panels(h2_rows: list[dict[str, Any]]) -> list[Panel]:
+    """Workload g: req/s per client and transport; i: crawl time of h1 vs h2 per transport."""
+    panels: dict[tuple[str, str], Panel] = {}
+    for row in h2_rows:
+        if "error" in row or not row.get("seconds"):
+            continue
+        key = (row["workload"], row["transport"])
+        client = row["client"]
+        nodelay = client.startswith("nodelay")
+        if row["workload"] == "g":
+            if key not in panels:
+                panels[key] = Panel(
+                    f"g - 32 in flight over {row['transport']}, one connection", "req/s (median)"
+                )
+            value = row["requests"] / row["seconds"]
+            label = f"{client} [native]" if client in NATIVE_H2_CLIENTS else client
+            color = NATIVE if client in NATIVE_H2_CLIENTS else (NODELAY if nodelay else PYTHON)
+        else:
+            if key not in panels:
+                panels[key] = Panel(
+                    f"i - crawl of the generated site, {row['transport']}",
+                    "ms per crawl (median; shorter is better)",
+                )
+            value = row["seconds"] * 1000
+            label = f"{client} ({row['bytes_out']:,} B sent)"
+            color = NODELAY
+        panels[key].bars.append(Bar(label, value, color=color, bold=nodelay))
+    for panel in panels.values():
+        panel.bars.sort(key=lambda b: b.median)
+    # g's panels first, then i's (the lab runs both per transport); stable within a workload.
+    return [panels[key] for key in sorted(panels, key=lambda key: key[0])]
+
+
+def _draw(panels: list[Panel], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    order: list[str] = []
-    for r in rows:
-        if r.status == "ok" and r.workload not in order:
-            order.append(r.workload)
-    if not order:
-        raise ValueError("nothing was measured: no chart to draw")
-    panels = []
-    for wid in order:
-        measured = [r for r in rows if r.workload == wid and r.status == "ok" and r.reps]
-        measured.sort(key=lambda r: r.median() or 0.0)
-        panels.append((wid, measured))
-    heights = [max(1.2, 0.28 * len(m) + 0.8) for _, m in panels]
+    heights = [max(1.2, 0.28 * len(p.bars) + 0.8) for p in panels]
     fig, axes = plt.subplots(
         len(panels),
         1,
@@ -40,30 +128,30 @@ def plot(rows: list[Row], path: Path, title: str = "") -> None:
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
-    for ax, (wid, measured) in zip(axes[:, 0], panels, strict=True):
-        w = WORKLOADS[wid]
-        labels, medians, lo, hi, colors = [], [], [], [], []
-        for r in measured:
-            s = r.summary()
-            assert s is not None
-            labels.append(r.label if r.kind == "python" else f"{r.label} [{r.kind}]")
-            medians.append(s.median)
-            lo.append(s.median - s.min)
-            hi.append(s.max - s.median)
-            colors.append(NODELAY if r.is_nodelay else (PYTHON if r.kind == "python" else NATIVE))
-        y = range(len(measured))
-        ax.barh(y, medians, xerr=[lo, hi], color=colors, capsize=3, error_kw={"lw": 1})
-        ax.set_yticks(list(y), labels, fontsize=8)
-        for tick, r in zip(ax.get_yticklabels(), measured, strict=True):
-            if r.is_nodelay:
+    for ax, panel in zip(axes[:, 0], panels, strict=True):
+        bars = panel.bars
+        medians = [b.median for b in bars]
+        above = [b.above for b in bars]
+        y = range(len(bars))
+        ax.barh(
+            y,
+            medians,
+            xerr=[[b.below for b in bars], above],
+            color=[b.color for b in bars],
+            capsize=3,
+            error_kw={"lw": 1},
+        )
+        ax.set_yticks(list(y), [b.label for b in bars], fontsize=8)
+        for tick, bar in zip(ax.get_yticklabels(), bars, strict=True):
+            if bar.bold:
                 tick.set_fontweight("bold")
                 tick.set_color(NODELAY)
         for i, m in enumerate(medians):  # after the whisker, so the two never overlap
-            ax.text(m + hi[i], i, f" {m:,.0f}", va="center", fontsize=7)
-        ax.set_title(f"{w.id} - {w.title}", fontsize=10, loc="left")
-        ax.set_xlabel(f"{w.unit} (median; whiskers: min-max)", fontsize=8)
+            ax.text(m + above[i], i, f" {m:,.0f}", va="center", fontsize=7)
+        ax.set_title(panel.title, fontsize=10, loc="left")
+        ax.set_xlabel(panel.xlabel, fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
-        ax.set_xlim(0, max(medians + [m + h for m, h in zip(medians, hi, strict=True)]) * 1.15)
+        ax.set_xlim(0, max(m + a for m, a in zip(medians, above, strict=True)) * 1.15)
         ax.grid(axis="x", alpha=0.3)
     total = sum(heights)
     if title:
