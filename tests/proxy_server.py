@@ -8,7 +8,8 @@ CONNECT with a given status::
         nodelay.get(url, proxy=proxy.url_with("user", "pass"))
         assert proxy.requests[0].method == "GET"
 
-Forwarding opens one upstream connection per request and asks the origin to close it
+Forwarding passes the request body on as it came (``Content-Length`` or chunked framing),
+opens one upstream connection per request and asks the origin to close it
 (``Connection: close``), relays the response with its ``Connection`` header removed, and
 keeps the client's connection to the proxy alive, so keep-alive between client and proxy is
 observable (``proxy.connections``). Tunnels relay bytes both ways until either side closes.
@@ -79,6 +80,33 @@ class _Conn:
         body = bytes(self.pending[:n])
         del self.pending[:n]
         return body
+
+    def read_line(self) -> bytes:
+        while b"\r\n" not in self.pending:
+            if len(self.pending) > _MAX_HEAD:
+                raise ConnectionError("chunk line too long")
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("connection closed inside a chunked body")
+            self.pending += chunk
+        return self.read_exact(self.pending.index(b"\r\n") + 2)
+
+    def read_chunked(self) -> bytes:
+        """A chunked body as it came (framing, extensions and trailers kept), to forward
+        verbatim with its ``Transfer-Encoding: chunked`` header."""
+        raw = bytearray()
+        while True:
+            line = self.read_line()
+            raw += line
+            size = int(line.split(b";")[0].strip(), 16)
+            if size == 0:
+                break
+            raw += self.read_exact(size + 2)
+        while True:  # trailers, up to the empty line
+            line = self.read_line()
+            raw += line
+            if line == b"\r\n":
+                return bytes(raw)
 
 
 def _parse_head(raw: bytes, index: int) -> ProxyRequest:
@@ -243,8 +271,10 @@ class ProxyServer:
         if url.scheme != "http" or url.hostname is None:
             conn.sock.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return
-        length = int(request.header("content-length") or 0)
-        body = conn.read_exact(length)
+        if (request.header("transfer-encoding") or "").lower() == "chunked":
+            body = conn.read_chunked()
+        else:
+            body = conn.read_exact(int(request.header("content-length") or 0))
         path = url.path or "/"
         if url.query:
             path += "?" + url.query

@@ -139,6 +139,13 @@ def test_post_body_is_forwarded(proxy: ProxyServer, server: _core.TestServer) ->
     assert proxy.requests[0].method == "POST"
 
 
+def test_chunked_body_is_forwarded(proxy: ProxyServer, server: _core.TestServer) -> None:
+    with nodelay.Client(proxy=proxy.url) as client:
+        r = client.post(f"{server.url}/echo", content=iter([b"pay", b"", b"load"]))
+    assert r.content == b"payload"
+    assert proxy.requests[0].header("transfer-encoding") == "chunked"
+
+
 def test_proxy_credentials_go_to_the_proxy_only(server: _core.TestServer) -> None:
     with ProxyServer(auth=("user", "p@ss")) as proxy:
         url = f"http://user:p%40ss@127.0.0.1:{proxy.port}"
