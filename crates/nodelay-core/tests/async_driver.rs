@@ -4,6 +4,8 @@
 //! (truncated bodies, timeouts on time, stale keep-alive, pool timeout,
 //! cancellation that closes a half-used connection). Loopback only.
 
+mod support;
+
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -12,19 +14,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient};
-use nodelay_core::{prepare, runtime, Error, ErrorKind, PoolConfig, RequestParts, Timeouts};
+use nodelay_core::{prepare, runtime, Error, ErrorKind, RequestParts, Timeouts};
 use nodelay_server::{pattern, ServerConfig, ServerHandle};
 
 fn server() -> ServerHandle {
-    nodelay_server::start(ServerConfig::default()).expect("start the embedded server")
+    support::embedded_server()
 }
 
 fn client_with(max_connections: Option<usize>) -> AsyncClient {
-    AsyncClient::new(PoolConfig {
-        max_connections,
-        max_keepalive: Some(20),
-        keepalive_expiry: Some(Duration::from_secs(30)),
-    })
+    AsyncClient::new(support::pool(max_connections, 20))
 }
 
 fn client() -> AsyncClient {
@@ -32,14 +30,7 @@ fn client() -> AsyncClient {
 }
 
 fn timeouts() -> Timeouts {
-    let t = Some(Duration::from_secs(5));
-    Timeouts {
-        connect: t,
-        read: t,
-        write: t,
-        pool: t,
-        total: None,
-    }
+    support::each_phase_within(Duration::from_secs(5))
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {

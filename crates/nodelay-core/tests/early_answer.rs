@@ -3,6 +3,8 @@
 //! curl and browsers do, instead of a write error, and never reuses the
 //! connection. Raw-socket server on loopback; exact bytes both ways.
 
+mod support;
+
 use std::io::{Read as _, Write as _};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -119,13 +121,7 @@ fn client() -> Client {
 }
 
 fn timeouts() -> Timeouts {
-    Timeouts {
-        connect: Some(Duration::from_secs(5)),
-        read: Some(Duration::from_secs(5)),
-        write: Some(Duration::from_secs(5)),
-        pool: Some(Duration::from_secs(5)),
-        total: None,
-    }
+    support::each_phase_within(Duration::from_secs(5))
 }
 
 fn read_all(mut exchange: Exchange) -> Result<(u16, Vec<u8>), Error> {

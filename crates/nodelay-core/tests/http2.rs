@@ -2,14 +2,15 @@
 //! h2 by ALPN over TLS, fallback to HTTP/1.1 when the server offers only it,
 //! many threads multiplexed over one connection, every read path.
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 use nodelay_core::{
-    Client, Error, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, Timeouts, TlsOptions,
-    Version,
+    Client, Error, Http2Mode, NeverInterrupt, RequestParts, Timeouts, TlsOptions, Version,
 };
 use nodelay_server::{pattern, ServerConfig, ServerHandle, TlsIdentity, TEST_CA_PEM};
 
@@ -39,11 +40,7 @@ fn ca_file() -> PathBuf {
 
 fn client(mode: Http2Mode) -> Client {
     Client::with_http2(
-        PoolConfig {
-            max_connections: Some(100),
-            max_keepalive: Some(20),
-            keepalive_expiry: Some(Duration::from_secs(30)),
-        },
+        support::pool(Some(100), 20),
         TlsOptions {
             ca_file: Some(ca_file()),
             ..TlsOptions::default()
@@ -53,14 +50,7 @@ fn client(mode: Http2Mode) -> Client {
 }
 
 fn timeouts() -> Timeouts {
-    let t = Some(Duration::from_secs(5));
-    Timeouts {
-        connect: t,
-        read: t,
-        write: t,
-        pool: t,
-        total: None,
-    }
+    support::each_phase_within(Duration::from_secs(5))
 }
 
 /// Version, status and whole body.

@@ -7,6 +7,8 @@
 //! received is recorded. Only loopback is used: the "origins" in the URLs
 //! below never resolve, because the client only ever connects to the proxy.
 
+mod support;
+
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -162,13 +164,9 @@ fn client_via(http: Option<String>, https: Option<String>, no_proxy: Option<&str
 }
 
 fn timeouts(connect: Duration) -> Timeouts {
-    let t = Some(Duration::from_secs(3));
     Timeouts {
         connect: Some(connect),
-        read: t,
-        write: t,
-        pool: t,
-        total: None,
+        ..support::each_phase_within(Duration::from_secs(3))
     }
 }
 

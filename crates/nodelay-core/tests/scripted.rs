@@ -7,6 +7,8 @@
 //! connection; connection `i` plays script `i` (extra connections are
 //! recorded and closed). Only loopback is ever used.
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{Read as _, Write as _};
@@ -294,22 +296,11 @@ fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>, with_body: bool) 
 // ---------------------------------------------------------------- client helpers
 
 fn client() -> Client {
-    Client::new(PoolConfig {
-        max_connections: Some(10),
-        max_keepalive: Some(10),
-        keepalive_expiry: Some(Duration::from_secs(30)),
-    })
+    Client::new(support::pool(Some(10), 10))
 }
 
 fn timeouts() -> Timeouts {
-    let t = Some(Duration::from_secs(3));
-    Timeouts {
-        connect: t,
-        read: t,
-        write: t,
-        pool: t,
-        total: None,
-    }
+    support::each_phase_within(Duration::from_secs(3))
 }
 
 fn prepare(client: &Client, method: &str, url: &str, body: Option<&[u8]>) -> Prepared {

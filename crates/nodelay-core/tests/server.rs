@@ -2,34 +2,25 @@
 //! framing and read path, and many threads sharing one client (HOSTILE.md K35
 //! in miniature: no errors, no cross-talk).
 
+mod support;
+
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use nodelay_core::{Client, Error, ErrorKind, NeverInterrupt, PoolConfig, RequestParts, Timeouts};
-use nodelay_server::{pattern, ServerConfig, ServerHandle};
+use nodelay_core::{Client, Error, ErrorKind, NeverInterrupt, RequestParts, Timeouts};
+use nodelay_server::{pattern, ServerHandle};
 
 fn server() -> ServerHandle {
-    nodelay_server::start(ServerConfig::default()).expect("start the embedded server")
+    support::embedded_server()
 }
 
 fn client() -> Client {
-    Client::new(PoolConfig {
-        max_connections: Some(100),
-        max_keepalive: Some(20),
-        keepalive_expiry: Some(Duration::from_secs(30)),
-    })
+    Client::new(support::pool(Some(100), 20))
 }
 
 fn timeouts() -> Timeouts {
-    let t = Some(Duration::from_secs(5));
-    Timeouts {
-        connect: t,
-        read: t,
-        write: t,
-        pool: t,
-        total: None,
-    }
+    support::each_phase_within(Duration::from_secs(5))
 }
 
 /// Status and whole body (read with `read_to_end`); the connection goes back.

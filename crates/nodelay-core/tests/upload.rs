@@ -2,6 +2,8 @@
 //! bytes it receives: chunked coding for bodies of unknown size, an exact
 //! Content-Length for known ones, and replay rules on stale connections.
 
+mod support;
+
 use std::io::{Read as _, Write as _};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,8 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use nodelay_core::{
-    BodySource, Client, Error, ErrorKind, NeverInterrupt, PoolConfig, RequestParts, StreamFraming,
-    Timeouts,
+    BodySource, Client, Error, ErrorKind, NeverInterrupt, RequestParts, StreamFraming, Timeouts,
 };
 
 // ---------------------------------------------------------------- server
@@ -230,22 +231,11 @@ impl BodySource for Failing {
 // ---------------------------------------------------------------- helpers
 
 fn client() -> Client {
-    Client::new(PoolConfig {
-        max_connections: Some(10),
-        max_keepalive: Some(10),
-        keepalive_expiry: Some(Duration::from_secs(30)),
-    })
+    Client::new(support::pool(Some(10), 10))
 }
 
 fn timeouts() -> Timeouts {
-    let t = Some(Duration::from_secs(3));
-    Timeouts {
-        connect: t,
-        read: t,
-        write: t,
-        pool: t,
-        total: None,
-    }
+    support::each_phase_within(Duration::from_secs(3))
 }
 
 fn upload(
