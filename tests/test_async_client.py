@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import nodelay
 import pytest
+from children import forked_child_succeeds
 from conftest import expected_bytes
 from nodelay import _core
 from scripted import Close, Recv, ScriptedServer, Send, SendSlowly, Sleep, response
@@ -353,12 +354,10 @@ def test_forked_child_gets_a_fresh_runtime_and_an_empty_pool(server: _core.TestS
 
     assert asyncio.run(get(3)) == b"abc"
     assert client._engine.idle_connections() == 1
-    pid = os.fork()
-    if pid == 0:  # the child: exit code 0 when all is well
-        ok = client._engine.idle_connections() == 0 and asyncio.run(get(4)) == b"abcd"
-        os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    forked_child_succeeds(
+        lambda: client._engine.idle_connections() == 0 and asyncio.run(get(4)) == b"abcd",
+        lambda: None,
+    )
     # The parent's pooled connection still works.
     assert asyncio.run(get(5)) == b"abcde"
 

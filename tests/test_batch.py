@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -12,6 +9,7 @@ from collections.abc import Callable
 
 import nodelay
 import pytest
+from children import exit_code_after_ctrl_c
 from conftest import expected_bytes
 from nodelay import _core
 from scripted import Close, Recv, ScriptedServer, Send, response
@@ -230,22 +228,4 @@ def test_ctrl_c_interrupts_a_batch(server: _core.TestServer) -> None:
         sys.exit(0)
         """
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, server.url],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)
-        sent_at = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=3)
-        assert time.monotonic() - sent_at < 3
-        assert proc.returncode == 42, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=5)
+    assert exit_code_after_ctrl_c(script, server.url) == 42

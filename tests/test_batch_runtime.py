@@ -6,7 +6,6 @@ threaded path, and Ctrl-C while requests are in flight over HTTP/2."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterator
 import nodelay
 import pytest
 import trustme
+from children import exit_code_after_ctrl_c, forked_child_succeeds
 from conftest import expected_bytes
 from nodelay import _core
 from scripted import Recv, ScriptedServer, Send, Sleep, response
@@ -234,25 +234,7 @@ def test_ctrl_c_interrupts_an_h2_batch(h2c_server: _core.TestServer) -> None:
         sys.exit(0)
         """
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, h2c_server.url],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)
-        sent_at = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=3)
-        assert time.monotonic() - sent_at < 3
-        assert proc.returncode == 42, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=5)
+    assert exit_code_after_ctrl_c(script, h2c_server.url) == 42
 
 
 def test_forked_child_runs_batches_on_a_fresh_runtime_and_pool(
@@ -264,30 +246,15 @@ def test_forked_child_runs_batches_on_a_fresh_runtime_and_pool(
         # Batch connections (and the runtime's threads) exist before the fork.
         assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
         assert all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
-        pid = os.fork()
-        if pid == 0:  # child: never return into pytest
-            code = 1
-            try:
-                ok = all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
-                ok = ok and all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
-                code = 0 if ok else 1
-            except BaseException:
-                code = 2
-            finally:
-                os._exit(code)
-        assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
-        deadline = time.monotonic() + 20
-        status = None
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            time.sleep(0.02)
-        else:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            raise AssertionError("forked child hung")
-        assert status is not None and os.waitstatus_to_exitcode(status) == 0
+
+        def child() -> bool:
+            ok = all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
+            return ok and all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
+
+        def parent() -> None:
+            assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
+
+        forked_child_succeeds(child, parent)
         assert all(r.content == expected_bytes(64) for r in client.get_many(h1_urls))
         assert all(r.content == expected_bytes(64) for r in h2.get_many(h2_urls))
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 
 import nodelay
+from children import forked_child_succeeds
 from conftest import expected_bytes
 from nodelay import _core
 
@@ -52,28 +51,12 @@ def test_forked_child_gets_a_fresh_pool(server: _core.TestServer) -> None:
     url = f"{server.url}/bytes/64"
     with nodelay.Client() as client:
         assert client.get(url).content == expected_bytes(64)  # a pooled connection exists
-        pid = os.fork()
-        if pid == 0:  # child: never return into pytest
-            code = 1
-            try:
-                ok = all(client.get(url).content == expected_bytes(64) for _ in range(3))
-                code = 0 if ok else 1
-            except BaseException:
-                code = 2
-            finally:
-                os._exit(code)
-        for _ in range(3):
-            assert client.get(url).content == expected_bytes(64)
-        deadline = time.monotonic() + 20
-        status = None
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            time.sleep(0.02)
-        else:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            raise AssertionError("forked child hung")
-        assert status is not None and os.waitstatus_to_exitcode(status) == 0
+
+        def parent() -> None:
+            for _ in range(3):
+                assert client.get(url).content == expected_bytes(64)
+
+        forked_child_succeeds(
+            lambda: all(client.get(url).content == expected_bytes(64) for _ in range(3)), parent
+        )
         assert client.get(url).content == expected_bytes(64)

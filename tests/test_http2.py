@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import nodelay
 import pytest
 import trustme
+from children import exit_code_after_ctrl_c, forked_child_succeeds
 from conftest import expected_bytes
 from nodelay import _core
 
@@ -200,45 +201,18 @@ def test_get_command_speaks_h2c(
 
 
 def test_forked_child_gets_its_own_connection(h2c_server: _core.TestServer) -> None:
-    import os
-    import time
-
     url = f"{h2c_server.url}/bytes/64"
     with nodelay.Client(http2="prior_knowledge") as client:
         assert client.get(url).http_version == "HTTP/2"  # the shared connection exists
-        pid = os.fork()
-        if pid == 0:  # child: never return into pytest
-            code = 1
-            try:
-                ok = all(client.get(url).content == expected_bytes(64) for _ in range(3))
-                code = 0 if ok else 1
-            except BaseException:
-                code = 2
-            finally:
-                os._exit(code)
-        assert client.get(url).content == expected_bytes(64)
-        deadline = time.monotonic() + 20
-        status = None
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            time.sleep(0.02)
-        else:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            raise AssertionError("forked child hung")
-        assert status is not None and os.waitstatus_to_exitcode(status) == 0
+        forked_child_succeeds(
+            lambda: all(client.get(url).content == expected_bytes(64) for _ in range(3)),
+            lambda: client.get(url),
+        )
         assert client.get(url).content == expected_bytes(64)
     assert h2c_server.connections() == 2
 
 
 def test_ctrl_c_interrupts_an_h2_request(h2c_server: _core.TestServer) -> None:
-    import signal
-    import subprocess
-    import sys
-    import time
-
     script = (
         "import sys, nodelay\n"
         "c = nodelay.Client(http2='prior_knowledge')\n"
@@ -249,20 +223,7 @@ def test_ctrl_c_interrupts_an_h2_request(h2c_server: _core.TestServer) -> None:
         "    sys.exit(42)\n"
         "sys.exit(0)\n"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, h2c_server.url], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)
-        sent_at = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=3) == 42
-        assert time.monotonic() - sent_at < 3
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert exit_code_after_ctrl_c(script, h2c_server.url) == 42
 
 
 def test_a_proxied_request_stays_on_http1(h2c_server: _core.TestServer) -> None:

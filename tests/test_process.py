@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import nodelay
 import pytest
+from children import exit_code_after_ctrl_c, read_line
 from nodelay import _core
-
-
-def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
-    """One line of the child's stdout, or fail after ``timeout`` seconds."""
-    assert proc.stdout is not None
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout):
-            raise AssertionError(f"no output from child within {timeout} s")
-    return proc.stdout.readline()
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -46,22 +35,7 @@ def test_ctrl_c_interrupts_a_blocking_request(server: _core.TestServer) -> None:
         sys.exit(0)
         """
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, server.url],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert _read_line(proc, 20).strip() == "ready"
-        time.sleep(0.5)
-        sent_at = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=3)
-        assert time.monotonic() - sent_at < 3
-        assert proc.returncode == 42, proc.stderr.read() if proc.stderr else ""
-    finally:
-        _stop(proc)
+    assert exit_code_after_ctrl_c(script, server.url) == 42
 
 
 def _strace_works() -> str | None:
@@ -136,7 +110,7 @@ def test_serve_command(command: list[str]) -> None:
         text=True,
     )
     try:
-        line = _read_line(proc, 20)
+        line = read_line(proc, 20)
         match = re.fullmatch(r"nodelay server listening on (http://127\.0\.0\.1:(\d+))\n", line)
         assert match, line
         url = match.group(1)
