@@ -1,4 +1,5 @@
-"""Shared fixtures: the embedded server, a client and scripted raw-socket servers."""
+"""Shared fixtures: the embedded server, a client, scripted raw-socket servers and a test
+certificate authority."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import nodelay
 import pytest
+import trustme
 from nodelay import _core
 from scripted import ScriptedServer, Step
 
@@ -23,6 +25,20 @@ ALPHABET = b"abcdefghijklmnopqrstuvwxyz0123456789"
 def expected_bytes(n: int) -> bytes:
     """The body of the embedded server's ``/bytes/{n}`` and ``/chunked/{n}`` routes."""
     return (ALPHABET * (n // len(ALPHABET) + 1))[:n]
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    """A test certificate authority, one per test module."""
+    return trustme.CA()
+
+
+@pytest.fixture(scope="module")
+def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``ca``'s certificate as a PEM file (``verify=ca_file``)."""
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)
 
 
 @pytest.fixture(scope="session")

@@ -66,11 +66,6 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
 def site(ca: trustme.CA) -> Iterator[Path]:
     """Document root (small.txt, large.bin) plus cert.pem/key.pem/ca.pem for localhost.
     Not under pytest's tmp_path: its parents are private (0700), and nginx workers run as

@@ -16,18 +16,6 @@ from nodelay import _core
 
 
 @pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
-def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("h2ca") / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
-@pytest.fixture(scope="module")
 def identity(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """A certificate for localhost signed by ``ca``: (cert file, key file)."""
     leaf = ca.issue_cert("localhost", "127.0.0.1")

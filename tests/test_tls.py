@@ -60,18 +60,6 @@ def tls_server(cert: trustme.LeafCert, client_ca: trustme.CA | None = None) -> I
         thread.join(5)
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
-def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("ca") / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
 def url(server: _Server, host: str = "localhost") -> str:
     return f"https://{host}:{server.server_address[1]}/"
 

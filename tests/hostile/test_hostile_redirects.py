@@ -50,18 +50,6 @@ def assert_has_secrets(request: bytes) -> None:
     assert all(n in names for n in SECRET_NAMES), request
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
-def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("redirect-ca") / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
 # -- E22: credentials never leave the origin ---------------------------------------------------
 
 

@@ -19,18 +19,6 @@ from .conftest import FAST, TIMER_SLACK, Factory, expect_error, tls_step
 OK = response(body=b"secure")
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="module")
-def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = tmp_path_factory.mktemp("hostile-ca") / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return str(path)
-
-
 def https_url(srv: object, host: str = "localhost") -> str:
     return f"https://{host}:{srv.port}/"  # type: ignore[attr-defined]
 
