@@ -645,3 +645,79 @@ fn goaway_while_an_upload_waits_for_window_is_retried() {
     assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
     assert_eq!(server.connections.load(Ordering::SeqCst), 2);
 }
+
+// ---------------------------------------------------------------- RST_STREAM storms (C18)
+
+const INTERNAL_ERROR: u32 = 0x2;
+const CANCEL: u32 = 0x8;
+/// RST_STREAM frames one storm sends (a bound on the test, not on the client).
+const STORM_FRAMES: u32 = 10_000;
+
+/// Answers the next request on this connection, if one comes within the socket timeout.
+fn answer_next(peer: &mut Peer, body: &[u8]) {
+    if let Some(stream) = peer.next_request() {
+        peer.respond(stream, body);
+    }
+}
+
+#[test]
+fn c18_a_reset_storm_on_a_closed_stream_fails_that_request_only() {
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let stream = peer.next_request().unwrap();
+            peer.write_frame(RST_STREAM, 0, stream, &INTERNAL_ERROR.to_be_bytes());
+            // The stream is closed now; the storm repeats the reset on it.
+            for _ in 0..STORM_FRAMES {
+                if !peer.write_frame(RST_STREAM, 0, stream, &CANCEL.to_be_bytes()) {
+                    break;
+                }
+            }
+            answer_next(peer, b"after the storm");
+            peer.drain();
+        }),
+        answering(b"on a new connection"),
+    ]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    let started = Instant::now();
+    let error = send(&client, "GET", &url).unwrap_err();
+    assert!(started.elapsed() < DEADLINE, "no hang");
+    assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
+    // The storm was ignored (frames on a closed stream): the connection serves on.
+    let (status, body) = send(&client, "GET", &url).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"after the storm"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn c18_a_reset_storm_on_idle_streams_is_a_connection_error() {
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let stream = peer.next_request().unwrap();
+            // Streams the client never opened: RST_STREAM on an idle stream is a
+            // connection error (RFC 9113 §6.4).
+            for idle in (stream + 2..).step_by(2).take(STORM_FRAMES as usize) {
+                if !peer.write_frame(RST_STREAM, 0, idle, &CANCEL.to_be_bytes()) {
+                    break;
+                }
+            }
+            peer.drain();
+        }),
+        answering(b"on a new connection"),
+    ]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    let started = Instant::now();
+    let error = send(&client, "GET", &url).unwrap_err();
+    assert!(started.elapsed() < DEADLINE, "no hang");
+    assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
+    // The broken connection is gone: the next request opens a new one.
+    let (status, body) = send(&client, "GET", &url).unwrap();
+    assert_eq!(
+        (status, body.as_slice()),
+        (200, &b"on a new connection"[..])
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
