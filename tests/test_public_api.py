@@ -63,6 +63,7 @@ EXPECTED = {
     "head",
     "options",
     "__version__",
+    "codes",
 }
 
 
@@ -125,6 +126,8 @@ def test_import_does_not_load_heavy_modules() -> None:
         "argparse",
         "http.client",
         "ssl",
+        "http",
+        "nodelay._codes",
     ]
     code = f"import sys, nodelay\nprint(','.join(m for m in {heavy!r} if m in sys.modules))\n"
     out = subprocess.run(

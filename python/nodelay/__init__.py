@@ -8,6 +8,8 @@ Use a ``Client`` (or a ``Session``, which follows redirects by default) to reuse
 connections; one client may be shared by many threads.
 """
 
+import typing as _typing
+
 from ._api import delete, get, head, options, patch, post, put, request, stream
 from ._async_client import AsyncClient
 from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
@@ -46,6 +48,9 @@ from ._exceptions import (
 )
 from ._models import Headers, Request, Response
 from ._retry import Retry
+
+if _typing.TYPE_CHECKING:
+    from ._codes import codes
 
 __all__ = [
     "AsyncClient",
@@ -92,6 +97,7 @@ __all__ = [
     "WriteError",
     "WriteTimeout",
     "__version__",
+    "codes",
     "delete",
     "get",
     "head",
@@ -102,3 +108,13 @@ __all__ = [
     "request",
     "stream",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``codes`` is loaded on first use (see _codes.py), then bound like any other name.
+    if name == "codes":
+        from ._codes import codes
+
+        globals()["codes"] = codes
+        return codes
+    raise AttributeError(f"module 'nodelay' has no attribute {name!r}")
