@@ -488,6 +488,22 @@ class Response:
         """A 301/302/303/307/308 with a ``Location`` header."""
         return self._raw.status in _REDIRECT_STATUSES and self._raw.header("location") is not None
 
+    @property
+    def is_permanent_redirect(self) -> bool:
+        """requests' name: a 301 or 308 with a ``Location`` header."""
+        return self._raw.status in (301, 308) and self._raw.header("location") is not None
+
+    @property
+    def links(self) -> dict[str, dict[str, str]]:
+        """The ``Link`` header parsed, keyed by ``rel``:
+        ``r.links["next"]["url"]`` for paginated APIs; ``{}`` without one."""
+        value = self.headers.get("link")
+        if not value:
+            return {}
+        from ._links import parse_links
+
+        return parse_links(value)
+
     def raise_for_status(self) -> Response:
         """Raise ``HTTPStatusError`` for a 4xx or 5xx status; return ``self`` otherwise."""
         status = self._raw.status
@@ -567,6 +583,11 @@ class Response:
     def encoding(self, value: str | None) -> None:
         self._encoding = value
         self._text = None
+
+    @property
+    def charset_encoding(self) -> str | None:
+        """The ``charset`` of the Content-Type header, if it names one (httpx's name)."""
+        return _charset(self._content_type())
 
     def _content_type(self) -> str | None:
         if self._headers is not None:
