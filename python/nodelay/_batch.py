@@ -23,6 +23,8 @@ of a batch response does not show it.
 
 from __future__ import annotations
 
+import time
+
 from . import _core
 from ._config import UNSET, _Unset, timeout_tuple
 from ._exceptions import RequestError
@@ -160,7 +162,8 @@ def _run(
         if follow and raw.status in REDIRECT_STATUSES and first_error is None:
             try:
                 flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
-                response = client._run(flow, ttuple, False)
+                # The first hop's time counts against Timeout(total=) too.
+                response = client._run(flow, ttuple, False, time.monotonic() - raw.elapsed)
             except RequestError as exc:
                 if not return_exceptions:
                     first_error = exc
