@@ -17,7 +17,9 @@ import pytest
 
 T = TypeVar("T")
 
-_AWAITED = frozenset(("request", "get", "head", "options", "delete", "post", "put", "patch"))
+_AWAITED = frozenset(
+    ("request", "send", "get", "head", "options", "delete", "post", "put", "patch")
+)
 _LOOP = asyncio.new_event_loop()
 _RealAsyncClient = nodelay.AsyncClient
 

@@ -12,7 +12,7 @@ import pytest
 from children import exit_code_after_ctrl_c
 from conftest import expected_bytes
 from nodelay import _core
-from scripted import Close, Recv, ScriptedServer, Send, response
+from scripted import Close, Recv, ScriptedServer, Send, Sleep, response
 
 
 def test_get_many_returns_responses_in_input_order(
@@ -229,3 +229,32 @@ def test_ctrl_c_interrupts_a_batch(server: _core.TestServer) -> None:
         """
     )
     assert exit_code_after_ctrl_c(script, server.url) == 42
+
+
+def test_a_batch_redirect_chain_shares_the_total_with_its_first_hop(
+    scripted: Callable[..., ScriptedServer],
+) -> None:
+    # The first hop (0.8 s) runs in the batch, the rest in the redirect flow: the flow's
+    # budget is what that hop left (0.4 s), so the second hop times out and /c is never
+    # asked for (with a fresh budget the second hop fit and the third was sent). The flow
+    # may go on the batch's connection or open one: both answer /b the same way.
+    rest = [
+        Recv(),
+        Sleep(0.8),
+        Send(response(302, headers=[("Location", "/c")], reason="Found")),
+        Recv(),
+        Send(response(body=b"end")),
+    ]
+    srv = scripted(
+        [
+            Recv(),
+            Sleep(0.8),
+            Send(response(302, headers=[("Location", "/b")], reason="Found")),
+            *rest,
+        ],
+        rest,
+    )
+    with nodelay.Client(timeout=nodelay.Timeout(5.0, total=1.2), follow_redirects=True) as c:
+        (result,) = c.get_many([srv.url + "/a"], return_exceptions=True)
+    assert isinstance(result, nodelay.ReadTimeout), result
+    assert [r.split(b" ")[1] for r in srv.requests] == [b"/a", b"/b"]

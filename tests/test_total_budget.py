@@ -100,16 +100,3 @@ def test_retries_within_the_total_succeed(scripted: Factory) -> None:
     retry = nodelay.Retry(total=3, statuses=[503])
     with nodelay.Client(retries=retry, timeout=nodelay.Timeout(5.0, total=3.0)) as c:
         assert c.get(srv.url + "/").content == b"ok"
-
-
-def test_a_batch_redirect_chain_shares_the_total_with_its_first_hop(scripted: Factory) -> None:
-    # The first hop (0.8 s) runs in the batch, the rest in the redirect flow: the flow's
-    # budget is what that hop left (0.4 s), so the second hop times out and /c is never
-    # asked for (with a fresh budget the second hop fit and the third was sent). The flow
-    # may go on the batch's connection or open one: both answer /b the same way.
-    rest = [Recv(), Sleep(0.8), Send(_hop("/c")), Recv(), Send(response(body=b"end"))]
-    srv = scripted([Recv(), Sleep(0.8), Send(_hop("/b")), *rest], rest)
-    with nodelay.Client(timeout=nodelay.Timeout(5.0, total=1.2), follow_redirects=True) as c:
-        (result,) = c.get_many([srv.url + "/a"], return_exceptions=True)
-    assert isinstance(result, nodelay.ReadTimeout), result
-    assert [r.split(b" ")[1] for r in srv.requests] == [b"/a", b"/b"]

@@ -12,7 +12,7 @@ import time
 from contextlib import asynccontextmanager
 
 from . import _core
-from ._base import BaseClient, engine_options_for
+from ._base import BaseClient, engine_options_for, request_body
 from ._client import _BODY_ARGS, _NO_BODY_ARGS
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset
 from ._exceptions import RequestError
@@ -282,6 +282,70 @@ class AsyncClient(BaseClient):
             allow_redirects,
             cookies,
             auth,
+        )
+        try:
+            if isinstance(flow, Send):
+                return await self._send(flow, ttuple, stream)
+            return await self._run(flow, ttuple, stream)
+        finally:
+            if pieces is not None:
+                pieces.close()
+
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        content: AsyncRequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: Any = None,
+        cookies: CookieTypes | None = None,
+    ) -> Request:
+        """``Client.build_request``; ``content`` may also be an async iterable of bytes
+        (read by ``send``, with chunked coding)."""
+        if content is None or not hasattr(content, "__aiter__"):
+            return super().build_request(
+                method,
+                url,
+                params=params,
+                headers=headers,
+                content=content,
+                data=data,
+                files=files,
+                json=json,
+                cookies=cookies,
+            )
+        method, url, pairs, _ = self._build_request(
+            method, url, params, headers, None, data, json, files
+        )
+        return self._built(method, url, pairs, content, cookies)
+
+    async def send(
+        self,
+        request: Request,
+        *,
+        stream: bool = False,
+        auth: AuthTypes | None = None,
+        follow_redirects: bool | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+    ) -> Response:
+        """``Client.send``, awaited."""
+        pieces: _AsyncPieces | None = None
+        body = request_body(request)
+        if hasattr(body, "__aiter__"):
+            import asyncio
+
+            pieces = _AsyncPieces(body, asyncio.get_running_loop())
+            body = _core.Upload([pieces])
+        flow, ttuple = self._send_flow(
+            request,
+            timeout,
+            follow_redirects,
+            auth,
+            body,  # type: ignore[arg-type]  # bytes or an Upload here
         )
         try:
             if isinstance(flow, Send):

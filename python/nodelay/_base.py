@@ -10,8 +10,15 @@ from ._auth import build_auth, load_netrc, netrc_auth
 from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple, tls_engine_options
 from ._cookies import CookieJar
 from ._flow import Retrying, Send, request_flow
-from ._models import Headers, override_pairs
-from ._prepare import default_headers, encode_body, has_header, header_items, request_cookies
+from ._models import Headers, Request, override_pairs
+from ._prepare import (
+    _BODY_METHODS,
+    default_headers,
+    encode_body,
+    has_header,
+    header_items,
+    request_cookies,
+)
 from ._proxy import engine_proxy_options
 from ._retry import build_retry
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
@@ -213,6 +220,61 @@ class BaseClient:
 
     # -- building a request -----------------------------------------------------------------
 
+    def build_request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: Any = None,
+        cookies: CookieTypes | None = None,
+    ) -> Request:
+        """The ``Request`` this client would send (base URL, params, default headers and
+        the encoded body merged in), without sending it: look at it, change its
+        ``headers`` or ``content``, then ``client.send(request)`` (httpx's API).
+
+        The jar's cookies are added when it is sent; ``cookies=`` are merged over them.
+        A streamed body (a file, an iterable) is read once, by ``send``."""
+        method, url, pairs, body = self._build_request(
+            method, url, params, headers, content, data, json, files
+        )
+        return self._built(method, url, pairs, body, cookies)
+
+    def _built(
+        self, method: str, url: str, pairs: Pairs, body: object, cookies: CookieTypes | None
+    ) -> Request:
+        request = Request._make(method, url, pairs, body)
+        if type(body) is not bytes:
+            request._body = body  # streamed: ``content`` stays b""
+        request._cookies = None if cookies is None else request_cookies(cookies, url)
+        return request
+
+    def _send_flow(
+        self,
+        request: Request,
+        timeout: TimeoutTypes | _Unset,
+        follow_redirects: bool | None,
+        auth: AuthTypes | None,
+        body: Body | None,
+    ) -> tuple[Send | Generator[Send, Response, Response], TimeoutTuple]:
+        """The flow of ``send(request)``: its headers and body as they are now."""
+        pairs = request._headers._list if request._headers is not None else request._pairs
+        return self._flow_for(
+            request.method.upper(),
+            request.url,
+            pairs,
+            body,
+            request._cookies,
+            timeout,
+            follow_redirects,
+            None,
+            auth,
+        )
+
     def _build_request(
         self,
         method: str,
@@ -272,10 +334,27 @@ class BaseClient:
         method, url, pairs, body = self._build_request(
             method, url, params, headers, content, data, json, files
         )
+        extra = None if cookies is None else request_cookies(cookies, url)
+        return self._flow_for(
+            method, url, pairs, body, extra, timeout, follow_redirects, allow_redirects, auth
+        )
+
+    def _flow_for(
+        self,
+        method: str,
+        url: str,
+        pairs: Pairs,
+        body: Body | None,
+        extra: dict[str, str] | None,
+        timeout: TimeoutTypes | _Unset,
+        follow_redirects: bool | None,
+        allow_redirects: bool | None,
+        auth: AuthTypes | None,
+    ) -> tuple[Send | Generator[Send, Response, Response], TimeoutTuple]:
+        """The flow of a built request (``_build_flow``, ``send``)."""
         ttuple = self._ttuple if timeout is UNSET else timeout_tuple(timeout)
         if follow_redirects is None:
             follow_redirects = self.follow_redirects if allow_redirects is None else allow_redirects
-        extra = None if cookies is None else request_cookies(cookies, url)
         auth_obj = self._auth if auth is None else build_auth(auth)
         if auth_obj is None and self._netrc is not None:
             auth_obj = netrc_auth(self._netrc, url)
@@ -286,3 +365,13 @@ class BaseClient:
         retrying = None if retry is None else Retrying(retry, ttuple[4])
         flow = request_flow(method, url, pairs, body, extra, auth_obj, max_redirects, retrying)
         return flow, ttuple
+
+
+def request_body(request: Request) -> object:
+    """The body ``send(request)`` sends: the streamed body ``build_request`` kept, else
+    ``content`` (none at all for an empty GET-like request, ``Content-Length: 0`` for an
+    empty POST, as the request methods do)."""
+    if request._body is not None:
+        return request._body
+    content = request.content
+    return content if content or request.method.upper() in _BODY_METHODS else None

@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 
 from . import _core
-from ._base import BaseClient, engine_options_for
+from ._base import BaseClient, engine_options_for, request_body
 from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
@@ -330,6 +330,29 @@ class Client(BaseClient):
             allow_redirects,
             cookies,
             auth,
+        )
+        if isinstance(flow, Send):
+            return self._send(flow, ttuple, stream)
+        return self._run(flow, ttuple, stream)
+
+    def send(
+        self,
+        request: Request,
+        *,
+        stream: bool = False,
+        auth: AuthTypes | None = None,
+        follow_redirects: bool | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+    ) -> Response:
+        """Send a ``Request`` (from ``build_request``, or made by hand with an absolute
+        URL) with its headers and content as they are now, plus the jar's cookies; the
+        client's auth, redirects, retries and timeout apply unless given here."""
+        flow, ttuple = self._send_flow(
+            request,
+            timeout,
+            follow_redirects,
+            auth,
+            request_body(request),  # type: ignore[arg-type]  # bytes or an Upload here
         )
         if isinstance(flow, Send):
             return self._send(flow, ttuple, stream)

@@ -263,13 +263,18 @@ class Request:
     ``Content-Length`` on the wire.
     """
 
-    __slots__ = ("_headers", "_pairs", "content", "method", "url")
+    __slots__ = ("_body", "_cookies", "_headers", "_pairs", "content", "method", "url")
 
     method: str
     url: str
     content: bytes
     _pairs: list[tuple[str, str]]
     _headers: Headers | None
+    _body: object
+    """What ``Client.send`` sends (set by ``build_request``): the encoded body, which
+    may be streamed (an ``Upload``, an async iterable), or None: then ``content``."""
+    _cookies: dict[str, str] | None
+    """``build_request(cookies=)``: sent with this request, merged over the jar's."""
 
     def __init__(
         self,
@@ -283,6 +288,7 @@ class Request:
         self.url = str(url)
         self._pairs = _pairs(headers)
         self._headers = None
+        self._body = self._cookies = None
         if content is None:
             content = b""
         elif isinstance(content, str):
@@ -298,6 +304,7 @@ class Request:
         self.url = url
         self._pairs = pairs
         self._headers = None
+        self._body = self._cookies = None
         self.content = body if type(body) is bytes else b""
         return self
 
@@ -322,6 +329,7 @@ class Request:
     def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
         self.method, self.url, self._pairs, self.content = state
         self._headers = None
+        self._body = self._cookies = None
 
 
 class _DetachedRaw:
