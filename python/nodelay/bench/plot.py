@@ -20,6 +20,9 @@ NODELAY = "#d62728"
 PYTHON = "#1f77b4"
 NATIVE = "#9e9e9e"
 
+TITLE_INCHES = 0.6
+"""Height of the band above the panels that holds the chart's title."""
+
 NATIVE_H2_CLIENTS = frozenset({"h2load"})
 """h2 lab clients drawn as native references."""
 
@@ -121,10 +124,11 @@ def _draw(panels: list[Panel], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     heights = [max(1.2, 0.28 * len(p.bars) + 0.8) for p in panels]
+    total = sum(heights) + TITLE_INCHES
     fig, axes = plt.subplots(
         len(panels),
         1,
-        figsize=(10, sum(heights)),
+        figsize=(10, total),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
@@ -153,10 +157,9 @@ def _draw(panels: list[Panel], path: Path, title: str) -> None:
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlim(0, max(m + a for m, a in zip(medians, above, strict=True)) * 1.15)
         ax.grid(axis="x", alpha=0.3)
-    total = sum(heights)
     if title:
         fig.suptitle(title, fontsize=11, y=1.0 - 0.15 / total)
-    # Leave 0.6 inch at the top for the title so it never covers the first panel.
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.6 / total))
+    # The title's band at the top, so it never covers the first panel.
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - TITLE_INCHES / total))
     fig.savefig(path, dpi=110)
     plt.close(fig)
