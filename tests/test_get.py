@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import expected_bytes
 from nodelay import _core, _get
 from nodelay._exceptions import ConnectError, ReadError, ReadTimeout, TooManyRedirects
+from scripted import Recv, ScriptedServer, Send, Sleep
 
 
 def run(argv: list[str]) -> int:
@@ -151,3 +154,112 @@ def test_exit_code_mapping() -> None:
     assert _get.exit_code(ReadTimeout("read timeout")) == 28
     assert _get.exit_code(ReadError("connection reset")) == 56
     assert _get.exit_code(TooManyRedirects("too many")) == 47
+
+
+# -- curl's everyday options: -u -A -e -b -c -F -k --cacert, -o streamed ------------------------
+
+
+def _sent(capsysbinary: pytest.CaptureFixture[bytes]) -> dict[str, str]:
+    """The request headers the embedded server's /anything echoed, lower-cased names."""
+    return {k.lower(): v for k, v in json.loads(capsysbinary.readouterr().out)["headers"]}
+
+
+def test_user_agent_referer_and_basic_credentials(
+    server: _core.TestServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    argv = ["-A", "probe/1", "-e", "https://from.example/", "-u", "alice:s3cret"]
+    assert run([*argv, f"{server.url}/anything"]) == 0
+    headers = _sent(capsysbinary)
+    assert headers["user-agent"] == "probe/1" and headers["referer"] == "https://from.example/"
+    assert headers["authorization"] == "Basic YWxpY2U6czNjcmV0"
+    # -H wins over -A, as in curl.
+    assert run(["-A", "probe/1", "-H", "User-Agent: mine", f"{server.url}/anything"]) == 0
+    assert _sent(capsysbinary)["user-agent"] == "mine"
+
+
+def test_cookies_from_a_string_and_saved_then_reloaded(
+    server: _core.TestServer, capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path
+) -> None:
+    assert run(["-b", "a=1; b=2", f"{server.url}/anything"]) == 0
+    assert _sent(capsysbinary)["cookie"] == "a=1; b=2"
+    jar = tmp_path / "cookies.txt"
+    assert run(["-c", str(jar), f"{server.url}/cookies/set?session=xyz"]) == 0
+    capsysbinary.readouterr()
+    text = jar.read_text()
+    assert text.startswith("# Netscape HTTP Cookie File") and "\tsession\txyz" in text
+    assert run(["-b", str(jar), f"{server.url}/anything"]) == 0
+    assert _sent(capsysbinary)["cookie"] == "session=xyz"
+
+
+def test_form_fields_and_files(
+    server: _core.TestServer, capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path
+) -> None:
+    upload = tmp_path / "notes.txt"
+    upload.write_bytes(b"file body")
+    argv = ["-F", "title=hello", "-F", f"doc=@{upload};type=text/plain"]
+    assert run([*argv, f"{server.url}/anything"]) == 0
+    sent = json.loads(capsysbinary.readouterr().out)
+    assert sent["method"] == "POST"
+    content_type = dict((k.lower(), v) for k, v in sent["headers"])["content-type"]
+    assert content_type.startswith("multipart/form-data; boundary=")
+    body = sent["body"]
+    assert 'name="title"\r\n\r\nhello\r\n' in body
+    assert 'name="doc"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nfile body' in body
+
+
+def test_bad_form_and_unreadable_files_are_usage_errors(
+    server: _core.TestServer, tmp_path: Path
+) -> None:
+    assert run(["-F", "novalue", f"{server.url}/anything"]) == 2
+    assert run(["-F", "a=1", "-d", "b=2", f"{server.url}/anything"]) == 2
+    assert run(["-F", f"f=@{tmp_path / 'missing'}", f"{server.url}/anything"]) == 26
+    assert run(["-b", str(tmp_path / "no-such-jar"), f"{server.url}/anything"]) == 26
+
+
+def test_tls_verification_options(
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path
+) -> None:
+    tls = _core.TestServer(tls=True)
+    try:
+        url = f"https://localhost:{tls.port}/bytes/4"
+        assert run(["-s", url]) == EXIT_CODES_CONNECT  # the test CA is not trusted
+        assert run(["-k", url]) == 0
+        assert capsysbinary.readouterr().out == b"abcd"
+        ca = tmp_path / "ca.pem"
+        ca.write_text(_core.test_ca_pem())
+        assert run(["--cacert", str(ca), url]) == 0
+        assert capsysbinary.readouterr().out == b"abcd"
+    finally:
+        tls.close()
+
+
+EXIT_CODES_CONNECT = _get.EXIT_CODES["couldnt_connect"]
+
+
+def test_output_is_written_as_it_arrives_and_not_on_fail(
+    server: _core.TestServer, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    target = tmp_path / "big.bin"
+    assert run(["-o", str(target), "-i", f"{server.url}/chunked/200000"]) == 0
+    data = target.read_bytes()
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and body == expected_bytes(200000)
+    missing = tmp_path / "not-written.bin"
+    assert run(["-f", "-o", str(missing), f"{server.url}/status/404"]) == 22
+    assert not missing.exists()
+    assert run(["-v", "-o", str(target), f"{server.url}/bytes/1000"]) == 0
+    assert target.read_bytes() == expected_bytes(1000)
+
+
+def test_output_errors_are_write_errors_but_read_errors_are_not(
+    server: _core.TestServer, tmp_path: Path, scripted: Callable[..., ScriptedServer]
+) -> None:
+    assert run(["-o", str(tmp_path / "no-dir" / "x"), f"{server.url}/bytes/10"]) == 23
+    # A body that stalls half-way while -o writes it: curl's 28, not a write error.
+    stalls = scripted(
+        [Recv(), Send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"), Sleep(3)]
+    )
+    started = time.monotonic()
+    assert run(["-m", "0.5", "-o", str(tmp_path / "slow"), stalls.url]) == 28
+    assert time.monotonic() - started < 2.5
+    assert (tmp_path / "slow").read_bytes() == b"0123456789"

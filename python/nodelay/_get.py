@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TypeAlias
 
     from ._client import Client
@@ -120,6 +121,43 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="LIST",
         help="hosts that go direct (NO_PROXY syntax: domains, *, IPs, CIDRs); overrides $no_proxy",
     )
+    p.add_argument(
+        "-F",
+        "--form",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="send a multipart/form-data field (POST, repeatable); NAME=@FILE uploads FILE, "
+        "NAME=@FILE;type=MIME with its type",
+    )
+    p.add_argument(
+        "-u", "--user", metavar="USER:PASSWORD", help="Basic credentials for this origin"
+    )
+    p.add_argument("-A", "--user-agent", metavar="NAME", help="the User-Agent to send")
+    p.add_argument("-e", "--referer", metavar="URL", help="the Referer to send")
+    p.add_argument(
+        "-b",
+        "--cookie",
+        metavar="DATA|FILE",
+        help="send cookies: 'NAME=VALUE; NAME2=VALUE2', or the ones of a cookie file "
+        "(Netscape format, as curl -c and nodelay -c write it)",
+    )
+    p.add_argument(
+        "-c",
+        "--cookie-jar",
+        type=Path,
+        metavar="FILE",
+        help="write all cookies to FILE after the transfer (Netscape format, curl -b reads it)",
+    )
+    p.add_argument(
+        "-k", "--insecure", action="store_true", help="do not verify the server's certificate"
+    )
+    p.add_argument(
+        "--cacert",
+        type=Path,
+        metavar="FILE",
+        help="trust the CA certificates of this PEM file instead of the system store",
+    )
     p.add_argument("-s", "--silent", action="store_true", help="no progress, no error messages")
     p.add_argument("-v", "--verbose", action="store_true", help="print heads and timings to stderr")
     p.set_defaults(handler=main)
@@ -150,6 +188,38 @@ def _data_body(values: list[str]) -> bytes:
         else:
             parts.append(value.encode("utf-8"))
     return b"&".join(parts)
+
+
+def _form_fields(
+    values: list[str],
+) -> tuple[dict[str, str], dict[str, tuple[str, IO[bytes], str | None]]]:
+    """``-F`` values as ``data=`` fields and ``files=`` (``NAME=@FILE[;type=MIME]``);
+    the files stay open until the process ends (one request)."""
+    data: dict[str, str] = {}
+    files: dict[str, tuple[str, IO[bytes], str | None]] = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name:
+            raise ValueError(f"bad -F {value!r}: expected NAME=VALUE or NAME=@FILE")
+        if rest.startswith("@"):
+            path, _, mime = rest[1:].partition(";type=")
+            files[name] = (Path(path).name, Path(path).open("rb"), mime or None)
+        else:
+            data[name] = rest
+    return data, files
+
+
+def _cookie_option(value: str | None) -> Any:
+    """``-b``: a ``CookieJar`` loaded from a file, or the cookies of a ``NAME=VALUE; ...``
+    string (curl tells them apart by the ``=``)."""
+    if value is None:
+        return None
+    if "=" not in value:
+        from ._cookies import CookieJar
+
+        return CookieJar.load(value)
+    pairs = (part.strip().partition("=") for part in value.split(";") if part.strip())
+    return {name.strip(): v.strip() for name, _, v in pairs}
 
 
 def exit_code(exc: BaseException) -> int:
@@ -226,16 +296,14 @@ def _print_request(response: Response, err: IO[str]) -> None:
 
 
 class _Indicator:
-    """A download indicator on stderr while the body arrives.
-
-    The engine returns the body in one piece (no streaming API yet), so the bytes received
-    so far are unknown: the indicator shows the elapsed time, and the final line the size
-    and rate. It runs only when stderr is a terminal.
-    """
+    """A download indicator on stderr while ``-o`` writes the body: bytes so far (of the
+    Content-Length when known) and the rate. It runs only when stderr is a terminal."""
 
     def __init__(self, target: str, err: IO[str]) -> None:
         self.target = target
         self.err = err
+        self.received = 0
+        self.expected: int | None = None
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.start = time.perf_counter()
@@ -245,7 +313,13 @@ class _Indicator:
         i = 0
         while not self.stop.wait(PROGRESS_INTERVAL):
             elapsed = time.perf_counter() - self.start
-            self.err.write(f"\r{spinner[i % 4]} downloading {self.target}  {elapsed:6.1f} s")
+            got = self.received
+            of = f" of {self.expected:,}" if self.expected else ""
+            rate = got / elapsed / 1e6 if elapsed > 0 else 0.0
+            self.err.write(
+                f"\r{spinner[i % 4]} {self.target}  {got:,}{of} bytes  {rate:,.1f} MB/s"
+                f"  {elapsed:6.1f} s"
+            )
             self.err.flush()
             i += 1
 
@@ -310,6 +384,16 @@ def _send(client: Client, args: argparse.Namespace, url: str, stream: bool = Fal
         if "content-type" not in {k.lower() for k in headers}:
             headers["Content-Type"] = _FORM
         method = method or "POST"
+    elif args.form:
+        kwargs["data"], kwargs["files"] = _form_fields(args.form)
+        method = method or "POST"
+    lower = {k.lower() for k in headers}
+    for name, value in (("User-Agent", args.user_agent), ("Referer", args.referer)):
+        if value is not None and name.lower() not in lower:
+            headers[name] = value
+    if args.user is not None:
+        user, _, password = args.user.partition(":")
+        kwargs["auth"] = (user, password)
     if args.head:
         method = "HEAD"
     kwargs["headers"] = headers or None
@@ -359,46 +443,72 @@ def main(args: argparse.Namespace) -> int:
         pool=total if total is not None else 30.0,
         total=total,
     )
-    show_indicator = args.output is not None and not args.silent and err.isatty()
     try:
+        if args.form and (args.data or args.json is not None):
+            raise ValueError("-F cannot be combined with -d or --json")
         with Client(
             timeout=timeout,
             follow_redirects=args.location,
             max_redirects=args.max_redirs,
             proxy=_proxy_option(args),
             http2="prior_knowledge" if args.http2_prior_knowledge else args.http2,
+            verify=False if args.insecure else (str(args.cacert) if args.cacert else True),
+            cookies=_cookie_option(args.cookie),
         ) as client:
             phases = _Phases()
-            send = _timed_send if args.verbose else lambda c, a, u, _: _send(c, a, u)
-            t0 = time.perf_counter()
-            if show_indicator:
-                with _Indicator(url, err):
-                    response = send(client, args, url, phases)
+            if args.verbose:
+                response = _timed_send(client, args, url, phases)
             else:
-                response = send(client, args, url, phases)
-            wall = time.perf_counter() - t0
+                # With -o the body goes to the file as it arrives (a large download is
+                # never held in memory); it is read after the status is checked.
+                response = _send(client, args, url, stream=args.output is not None)
+            if args.verbose:
+                _print_verbose(response, phases, err)
+            code = _deliver(response, args, out, err, fail)
+            if args.cookie_jar is not None:
+                client.cookies.save(args.cookie_jar)
+            return code
     except (e.HTTPError, e.InvalidURL) as exc:  # first: timeouts are also OSErrors
         return fail(exit_code(exc), str(exc))
     except ValueError as exc:
         if isinstance(exc, _json.JSONDecodeError):
             return fail(2, f"--json is not valid JSON: {exc}")
         return fail(2, str(exc))
-    except OSError as exc:  # -d @FILE that cannot be read (curl's 26)
-        return fail(26, f"cannot read data: {exc}")
-    if args.verbose:
-        for hop in [*response.history, response]:
-            _print_request(hop, err)
-            for line in _head_lines(hop):
-                err.write(f"< {line}\n")
-            err.write("<\n")
-            err.write(
-                f"* elapsed {hop.elapsed.total_seconds() * 1000:.3f} ms "
-                "(request start to end of body, measured by the engine)\n"
-            )
-        err.write(f"* {response.http_version}; timings from the start of the request:\n")
-        for line in phases.lines():
-            err.write(line + "\n")
+    except _WriteFailed as exc:
+        return fail(EXIT_CODES["write_error"], f"failed writing the body: {exc.__cause__}")
+    except OSError as exc:  # -d @FILE, -F NAME=@FILE, -b FILE that cannot be read
+        return fail(26, f"cannot read a file: {exc}")
+
+
+class _WriteFailed(Exception):
+    """The body could not be written (curl's exit code 23); the OSError is its cause."""
+
+
+def _print_verbose(response: Response, phases: _Phases, err: IO[str]) -> None:
+    for hop in [*response.history, response]:
+        _print_request(hop, err)
+        for line in _head_lines(hop):
+            err.write(f"< {line}\n")
+        err.write("<\n")
+        err.write(
+            f"* elapsed {hop.elapsed.total_seconds() * 1000:.3f} ms "
+            "(request start to end of body, measured by the engine)\n"
+        )
+    err.write(f"* {response.http_version}; timings from the start of the request:\n")
+    for line in phases.lines():
+        err.write(line + "\n")
+
+
+def _deliver(
+    response: Response,
+    args: argparse.Namespace,
+    out: IO[bytes],
+    err: IO[str],
+    fail: Callable[[int, str], int],
+) -> int:
+    """Check ``-f``, then print the head and/or body, or write them to ``-o``."""
     if args.fail and response.status_code >= 400:
+        response.close()
         return fail(
             EXIT_CODES["http_error"],
             f"The requested URL returned error: {response.status_code}",
@@ -408,26 +518,51 @@ def main(args: argparse.Namespace) -> int:
         out.write(head)
         out.flush()
         return 0
+    if args.output is not None:
+        _save(response, args.output, head if args.include else b"", args.silent, err)
+        return 0
     body = response.content
     try:
-        if args.output is not None:
-            if args.include:
-                body = head + body
-            args.output.write_bytes(body)
-            if not args.silent and err.isatty():
-                rate = len(body) / wall / 1e6 if wall > 0 else 0.0
-                err.write(
-                    f"saved {len(body):,} bytes to {args.output} in {wall:.3f} s "
-                    f"({rate:,.1f} MB/s)\n"
-                )
-        else:
-            if args.include:
-                out.write(head)
-            out.write(body)
-            out.flush()
+        if args.include:
+            out.write(head)
+        out.write(body)
+        out.flush()
     except OSError as exc:
-        return fail(EXIT_CODES["write_error"], f"failed writing the body: {exc}")
+        raise _WriteFailed() from exc
     return 0
+
+
+def _save(response: Response, path: Path, head: bytes, silent: bool, err: IO[str]) -> None:
+    """Write ``head`` and the body to ``path`` as the body arrives (with a download
+    indicator on a terminal), then a summary line."""
+    from contextlib import nullcontext
+
+    show = not silent and err.isatty()
+    indicator = _Indicator(str(response.url), err)
+    length = response.headers.get("content-length")
+    indicator.expected = int(length) if length and length.isdigit() else None
+    written = 0
+    try:
+        f = path.open("wb")
+        f.write(head)
+    except OSError as exc:
+        response.close()
+        raise _WriteFailed() from exc
+    # Only the file's own errors are write errors: a read of the body raises nodelay's
+    # exceptions (a ReadTimeout is an OSError too).
+    with f, indicator if show else nullcontext():
+        for chunk in response.iter_bytes():
+            try:
+                f.write(chunk)
+            except OSError as exc:
+                response.close()
+                raise _WriteFailed() from exc
+            written += len(chunk)
+            indicator.received = written
+    if show:
+        wall = time.perf_counter() - indicator.start
+        rate = written / wall / 1e6 if wall > 0 else 0.0
+        err.write(f"saved {written:,} bytes to {path} in {wall:.3f} s ({rate:,.1f} MB/s)\n")
 
 
 def run(argv: list[str] | None = None) -> int:
