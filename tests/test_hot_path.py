@@ -123,7 +123,7 @@ def test_streamed_pieces_are_the_body(client: nodelay.Client, server: _core.Test
         pieces = list(r.iter_bytes())
         assert r.is_closed
     assert b"".join(pieces) == expected_bytes(n)
-    assert all(len(p) >= 64 * 1024 for p in pieces[:-1])
+    assert n / len(pieces) >= 64 * 1024  # big on average (test_trickle.py: what has arrived)
     assert all(type(p) is bytes and len(p) <= 256 * 1024 for p in pieces)
     with client.stream("GET", f"{server.url}/bytes/5") as r:
         assert list(r.iter_bytes()) == [expected_bytes(5)]

@@ -271,8 +271,10 @@ class RawStream:
     def elapsed_now(self) -> float:
         """Seconds since the request started."""
     def read(self, max_bytes: int = 262144, min_bytes: int = 65536, decode: bool = True) -> bytes:
-        """The next piece of the body (``min_bytes``..``max_bytes``, fewer only at the end),
-        ``b""`` at the end. ``decode=False`` on the first read keeps content codings."""
+        """The next piece of the body: what has arrived, up to ``max_bytes`` (it waits only
+        for the first bytes, and grows towards ``min_bytes`` only with bytes already
+        there); ``b""`` at the end. ``decode=False`` on the first read keeps content
+        codings."""
     def read_all(self) -> bytes:
         """The rest of the body, decoded."""
     def close(self) -> None:

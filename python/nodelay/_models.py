@@ -645,7 +645,8 @@ class Response:
         return iter((content,) if content else ())
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
-        """The decoded body in chunks: as they arrive (64-256 KiB), or of ``chunk_size``."""
+        """The decoded body in chunks: as it arrives (never held back to fill a chunk; up
+        to 256 KiB, 64 KiB and more while it keeps coming), or of exactly ``chunk_size``."""
         return rechunk(self._pieces(decode=True), chunk_size)
 
     def iter_raw(self, chunk_size: int | None = None) -> Iterator[bytes]:

@@ -126,6 +126,11 @@ impl Exchange {
         by_protocol!(self, x => x.read_some(dst, interrupt))
     }
 
+    /// Whether `read_some` would return without waiting for the network.
+    pub fn body_ready(&mut self) -> bool {
+        by_protocol!(self, x => x.body_ready())
+    }
+
     /// Ends the exchange. HTTP/1.1: a fully read body on a keep-alive
     /// connection returns it to the pool, anything else closes it. HTTP/2: the
     /// stream is released (reset with CANCEL if the body was not read to its

@@ -53,6 +53,12 @@ impl Connection {
         }
     }
 
+    /// Whether a read would find bytes without waiting (buffered here, in the
+    /// TLS session or in the socket).
+    pub fn has_data_now(&mut self) -> bool {
+        self.start < self.end || self.stream.has_data_now()
+    }
+
     /// Zero-timeout readability check of an idle connection: an idle socket
     /// with something to read has been closed by the peer (EOF/RST) or carries
     /// bytes nobody asked for; either way it must not be reused.

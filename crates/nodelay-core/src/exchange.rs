@@ -323,6 +323,13 @@ impl H1Exchange {
         }
     }
 
+    /// Whether `read_some` would return without waiting for the network: the
+    /// body ended, or some of it has arrived. (A chunked body whose buffered
+    /// bytes are framing only may still wait; rare, and never wrong.)
+    pub fn body_ready(&mut self) -> bool {
+        matches!(self.body, BodyState::Done) || self.pooled.conn().has_data_now()
+    }
+
     /// True once the whole body was read.
     pub fn is_complete(&self) -> bool {
         matches!(self.body, BodyState::Done)

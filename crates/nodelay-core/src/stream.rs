@@ -7,7 +7,7 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::any_exchange::Exchange;
 use crate::decode::{is_zlib_header, Coding, MAX_DECODE_RATIO, RATIO_GUARD_FLOOR_BYTES};
@@ -19,20 +19,34 @@ const DECODER_INPUT_BYTES: usize = 64 * 1024;
 
 /// Raw body bytes as `io::Read`. At the end of the body the connection goes
 /// back to the pool; on error (or when dropped early) it is closed.
+///
+/// The exchange is shared with [`BodyStream`], which asks it between reads
+/// whether more has arrived (the decoders stand between the two).
 struct RawBody {
-    exchange: Option<Exchange>,
+    exchange: SharedExchange,
     interrupt: Arc<dyn Interrupt + Send + Sync>,
     received: Arc<AtomicU64>,
 }
 
+/// The exchange of a streamed body; `None` once it ended (finished or failed).
+#[derive(Clone)]
+struct SharedExchange(Arc<Mutex<Option<Exchange>>>);
+
+impl SharedExchange {
+    fn lock(&self) -> MutexGuard<'_, Option<Exchange>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 impl Read for RawBody {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(exchange) = self.exchange.as_mut() else {
+        let mut slot = self.exchange.lock();
+        let Some(exchange) = slot.as_mut() else {
             return Ok(0);
         };
         match exchange.read_some(buf, &*self.interrupt) {
             Ok(0) => {
-                if let Some(exchange) = self.exchange.take() {
+                if let Some(exchange) = slot.take() {
                     exchange.finish();
                 }
                 Ok(0)
@@ -42,7 +56,7 @@ impl Read for RawBody {
                 Ok(n)
             }
             Err(e) => {
-                self.exchange = None;
+                *slot = None;
                 Err(io::Error::other(e))
             }
         }
@@ -121,6 +135,7 @@ fn wrap(coding: Coding, inner: Box<dyn Read + Send>) -> Result<Box<dyn Read + Se
 pub struct BodyStream {
     reader: Box<dyn Read + Send>,
     decoded: bool,
+    exchange: SharedExchange,
 }
 
 impl BodyStream {
@@ -135,8 +150,9 @@ impl BodyStream {
         max_decoded_bytes: u64,
     ) -> Result<BodyStream, Error> {
         let received = Arc::new(AtomicU64::new(0));
+        let shared = SharedExchange(Arc::new(Mutex::new(Some(exchange))));
         let mut reader: Box<dyn Read + Send> = Box::new(RawBody {
-            exchange: Some(exchange),
+            exchange: shared.clone(),
             interrupt,
             received: received.clone(),
         });
@@ -144,6 +160,7 @@ impl BodyStream {
             return Ok(BodyStream {
                 reader,
                 decoded: false,
+                exchange: shared,
             });
         }
         for &coding in codings.iter().rev() {
@@ -158,6 +175,7 @@ impl BodyStream {
         Ok(BodyStream {
             reader,
             decoded: true,
+            exchange: shared,
         })
     }
 
@@ -166,8 +184,12 @@ impl BodyStream {
         self.decoded
     }
 
-    /// Reads until `dst` holds at least `min` bytes or the body ends; returns
-    /// how many bytes were written (0 only at the end of the body).
+    /// Reads what has arrived of the body into `dst`: waits only for the
+    /// first bytes, then goes on towards `min` bytes only while more is there
+    /// without waiting. So a body that keeps coming gives big pieces, and one
+    /// that trickles (server-sent events, a streamed answer) is handed out as
+    /// it arrives, never held back to fill a piece. Returns how many bytes
+    /// were written (0 only at the end of the body).
     pub fn read(&mut self, dst: &mut [u8], min: usize) -> Result<usize, Error> {
         let mut filled = 0;
         while filled < dst.len() {
@@ -180,11 +202,19 @@ impl BodyStream {
                 break;
             }
             filled += n;
-            if filled >= min {
+            if filled >= min || !self.more_arrived() {
                 break;
             }
         }
         Ok(filled)
+    }
+
+    /// Whether the next read finds body bytes without waiting (or the end).
+    fn more_arrived(&self) -> bool {
+        self.exchange
+            .lock()
+            .as_mut()
+            .is_none_or(Exchange::body_ready)
     }
 }
 

@@ -23,6 +23,21 @@ impl Transport {
         }
     }
 
+    /// Whether a read would find bytes without waiting: decrypted bytes held
+    /// by the TLS session, or a readable socket (a TLS record in it is taken
+    /// as ready: records arrive whole in practice). A TLS error also counts
+    /// as ready, so that the next read reports it.
+    pub fn has_data_now(&mut self) -> bool {
+        if let Transport::Tls(stream) = self {
+            match stream.conn.process_new_packets() {
+                Ok(state) if state.plaintext_bytes_to_read() > 0 => return true,
+                Ok(_) => {}
+                Err(_) => return true,
+            }
+        }
+        poll_readable(self.tcp())
+    }
+
     /// Whether an idle connection can carry another request: nothing to
     /// read (a readable idle socket means EOF, RST or bytes nobody asked
     /// for). TLS 1.3 servers may send session tickets after the handshake,

@@ -170,16 +170,18 @@ fn compressed_bodies_decode_whole_and_streamed() {
 }
 
 #[test]
-fn streamed_pieces_are_at_least_64_kib_until_the_end() {
+fn streamed_pieces_are_big_while_the_body_keeps_coming() {
     let server = server();
     let client = client();
     let url = format!("{}/bytes/{}", server.url(), 4 << 20);
     let pieces = block_on(stream(&client, &url, true)).unwrap();
-    let (last, full) = pieces.split_last().unwrap();
-    assert!(full
+    assert!(pieces
         .iter()
-        .all(|p| p.len() >= 64 * 1024 && p.len() <= 256 * 1024));
-    assert!(!last.is_empty());
+        .all(|p| !p.is_empty() && p.len() <= 256 * 1024));
+    // A piece is what has arrived (a server that falls behind for a moment
+    // gives a smaller one), grown towards 64 KiB with what is already there.
+    let mean = (4 << 20) / pieces.len();
+    assert!(mean >= 64 * 1024, "mean piece {mean} bytes");
     assert_eq!(pieces.concat(), pattern(4 << 20));
 }
 

@@ -18,8 +18,9 @@ use crate::signals::SignalCheck;
 /// few hundred Python iterations per 10 MiB.
 const DEFAULT_READ_MAX_BYTES: usize = 256 * 1024;
 
-/// Default smallest piece `read` returns before the end of the body: reads
-/// continue until this much arrived, so chunks are ≥ 64 KiB (BENCHMARKS d).
+/// Default size a piece grows to while more of the body is already there:
+/// a download that keeps coming is read in pieces of 64 KiB and more
+/// (BENCHMARKS d); a body that trickles is handed out as it arrives.
 const DEFAULT_READ_MIN_BYTES: usize = 64 * 1024;
 
 /// Where the body stands. Decoding is chosen by the first read, so the same
@@ -198,8 +199,9 @@ impl RawStream {
         self.started.elapsed().as_secs_f64()
     }
 
-    /// The next piece of the body: between `min_bytes` and `max_bytes`
-    /// bytes (fewer only at the end); `b""` once the body is complete.
+    /// The next piece of the body: what has arrived, up to `max_bytes`; it
+    /// waits only for the first bytes, and grows towards `min_bytes` only
+    /// with bytes already there; `b""` once the body is complete.
     /// `decode=False` (on the first read) delivers the body as received,
     /// content codings left in place.
     #[pyo3(signature = (max_bytes=DEFAULT_READ_MAX_BYTES, min_bytes=DEFAULT_READ_MIN_BYTES, decode=true))]

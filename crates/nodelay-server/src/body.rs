@@ -4,8 +4,11 @@
 //! the size hint tells hyper which framing to use — an exact size becomes
 //! `Content-Length`, an unknown one becomes `Transfer-Encoding: chunked`.
 
+use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
@@ -20,6 +23,17 @@ pub(crate) enum ResponseBody {
     Full(Option<Bytes>),
     /// Remaining bytes, sliced (not copied) into chunks as hyper asks for them.
     Chunked(Bytes),
+    /// Pieces sent one at a time with a pause between them, the first at once:
+    /// a body that trickles, like server-sent events. Unknown size: chunked.
+    Drip(Box<Drip>),
+}
+
+#[derive(Debug)]
+pub(crate) struct Drip {
+    pieces: VecDeque<Bytes>,
+    interval: Duration,
+    /// The pause before the next piece, armed when a piece has gone out.
+    pause: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl ResponseBody {
@@ -37,6 +51,15 @@ impl ResponseBody {
     pub(crate) fn chunked(bytes: Bytes) -> Self {
         ResponseBody::Chunked(bytes)
     }
+
+    /// `pieces`, one frame each, `interval` apart.
+    pub(crate) fn drip(pieces: impl IntoIterator<Item = Bytes>, interval: Duration) -> Self {
+        ResponseBody::Drip(Box::new(Drip {
+            pieces: pieces.into_iter().collect(),
+            interval,
+            pause: None,
+        }))
+    }
 }
 
 impl Body for ResponseBody {
@@ -45,7 +68,7 @@ impl Body for ResponseBody {
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let frame = match self.get_mut() {
             ResponseBody::Full(slot) => slot.take().filter(|b| !b.is_empty()),
@@ -53,6 +76,19 @@ impl Body for ResponseBody {
             ResponseBody::Chunked(rest) => {
                 let n = rest.len().min(CHUNK_BYTES);
                 Some(rest.split_to(n))
+            }
+            ResponseBody::Drip(drip) => {
+                if let Some(pause) = drip.pause.as_mut() {
+                    if pause.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    drip.pause = None;
+                }
+                let piece = drip.pieces.pop_front();
+                if piece.is_some() && !drip.pieces.is_empty() {
+                    drip.pause = Some(Box::pin(tokio::time::sleep(drip.interval)));
+                }
+                piece
             }
         };
         Poll::Ready(frame.map(|b| Ok(Frame::data(b))))
@@ -64,6 +100,7 @@ impl Body for ResponseBody {
             // Never claim the end up front: hyper would then send Content-Length: 0
             // instead of chunked framing for `/chunked/0`.
             ResponseBody::Chunked(_) => false,
+            ResponseBody::Drip(drip) => drip.pieces.is_empty() && drip.pause.is_none(),
         }
     }
 
@@ -73,7 +110,7 @@ impl Body for ResponseBody {
                 SizeHint::with_exact(slot.as_ref().map_or(0, |b| b.len() as u64))
             }
             // Unknown size is what makes hyper choose chunked framing.
-            ResponseBody::Chunked(_) => SizeHint::default(),
+            ResponseBody::Chunked(_) | ResponseBody::Drip(_) => SizeHint::default(),
         }
     }
 }

@@ -58,3 +58,13 @@ pub const MAX_ENCODED_PAYLOAD_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest `/login` form body: 64 KiB, far above any login form; the form is
 /// parsed, so an unbounded body would only cost memory.
 pub const MAX_LOGIN_BODY_BYTES: usize = 64 << 10;
+
+/// Most pieces `/drip/{n}` sends: with the longest pause that is still a bounded
+/// wait, and more than any streaming test reads.
+pub const MAX_DRIP_PIECES: u64 = 1000;
+
+/// Longest pause between two `/drip` pieces (the same bound as `/delay`).
+pub const MAX_DRIP_INTERVAL: Duration = MAX_DELAY;
+
+/// Pause between two `/drip` pieces when the query names none.
+pub const DEFAULT_DRIP_INTERVAL: Duration = Duration::from_millis(100);

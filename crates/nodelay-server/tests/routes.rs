@@ -185,6 +185,23 @@ fn delay_does_not_block_other_connections() {
 }
 
 #[test]
+fn drip_sends_events_apart_with_chunked_framing() {
+    let server = server();
+    let started = Instant::now();
+    let response = get(&server, "/drip/3?ms=60");
+    // Two pauses between three pieces.
+    assert!(started.elapsed() >= Duration::from_millis(120));
+    assert_eq!(response.status, 200);
+    assert_eq!(response.text(), "data: 0\n\ndata: 1\n\ndata: 2\n\n");
+    assert_eq!(response.header("content-type"), Some("text/event-stream"));
+    assert_eq!(response.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(get(&server, "/drip/0").text(), "");
+    for bad in ["/drip/1001", "/drip/x", "/drip/2?ms=60001", "/drip/2?ms=-1"] {
+        assert_eq!(get(&server, bad).status, 400, "{bad}");
+    }
+}
+
+#[test]
 fn unknown_paths_are_404_and_wrong_methods_405() {
     let server = server();
     let mut conn = Conn::open(server.addr());

@@ -3,6 +3,9 @@
 //! the connection goes back to the pool; on error, or when the stream is
 //! dropped half-read, it is closed (HOSTILE.md H29).
 
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+
 use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::decode::{DecodeChain, FEED_SLICE_BYTES};
 use crate::decode::Coding;
@@ -52,8 +55,10 @@ impl AsyncBodyStream {
         self.chain.is_some()
     }
 
-    /// The next piece: at least `min` bytes (fewer only at the end of the
-    /// body), at most `max`; empty once the body is complete. On error the
+    /// The next piece: what has arrived, at most `max` bytes; empty once the
+    /// body is complete. It waits only for the first bytes, and grows towards
+    /// `min` only with bytes already there: a body that keeps coming gives big
+    /// pieces, one that trickles is handed out as it arrives. On error the
     /// connection is closed and the stream ends.
     pub async fn read(&mut self, max: usize, min: usize) -> Result<Vec<u8>, Error> {
         let max = max.max(1);
@@ -78,7 +83,14 @@ impl AsyncBodyStream {
             let Some(exchange) = self.exchange.as_mut() else {
                 break;
             };
-            let n = exchange.read_some(&mut out[filled..]).await?;
+            let n = if filled == 0 {
+                exchange.read_some(&mut out[filled..]).await?
+            } else {
+                match ready_now(exchange.read_some(&mut out[filled..])) {
+                    Some(n) => n?,
+                    None => break,
+                }
+            };
             if n == 0 {
                 self.end_of_raw();
                 break;
@@ -109,7 +121,14 @@ impl AsyncBodyStream {
             if self.raw.is_empty() {
                 self.raw = vec![0; READ_BUFFER_BYTES];
             }
-            let n = exchange.read_some(&mut self.raw).await?;
+            let n = if chain.pending() == 0 {
+                exchange.read_some(&mut self.raw).await?
+            } else {
+                match ready_now(exchange.read_some(&mut self.raw)) {
+                    Some(n) => n?,
+                    None => return Ok(chain.take(max)),
+                }
+            };
             if n == 0 {
                 self.end_of_raw();
                 continue;
@@ -125,5 +144,19 @@ impl AsyncBodyStream {
         if let Some(exchange) = self.exchange.take() {
             exchange.finish();
         }
+    }
+}
+
+/// Polls `future` once: its output when it is ready at once, `None` when it
+/// would wait (it is then dropped; the exchange's reads consume nothing until
+/// they complete, so nothing is lost).
+fn ready_now<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    // A no-op waker: nobody waits on this poll; the next real read registers
+    // its own waker.
+    let mut cx = Context::from_waker(Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
     }
 }

@@ -28,6 +28,8 @@ pub struct H2Exchange {
     pub(crate) started: Instant,
     received: u64,
     ended: bool,
+    /// An error `body_ready` found, reported by the next read.
+    failed: Option<Error>,
 }
 
 /// Reason phrase, then every field as `name: value\r\n`; spans index into it.
@@ -81,6 +83,7 @@ impl H2Exchange {
             pending: VecDeque::new(),
             started,
             received: 0,
+            failed: None,
         }
     }
 
@@ -216,10 +219,35 @@ impl H2Exchange {
         )
     }
 
+    /// Whether `read_some` would return without waiting: some of the body
+    /// has arrived (taken into `pending` here) or it ended. An error found
+    /// here is kept for the next read.
+    pub fn body_ready(&mut self) -> bool {
+        if !self.pending.is_empty() || self.ended || self.failed.is_some() {
+            return true;
+        }
+        match self.response.chunk_ready() {
+            None => false,
+            Some(Ok(next)) => {
+                self.took(next);
+                true
+            }
+            Some(Err(e)) => {
+                self.failed = Some(e);
+                true
+            }
+        }
+    }
+
     /// Reads the next piece of the body into `dst`; 0 at its end.
     pub fn read_some(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<usize, Error> {
         if dst.is_empty() {
             return Ok(0);
+        }
+        if self.pending.is_empty() {
+            if let Some(e) = self.failed.take() {
+                return Err(e);
+            }
         }
         if self.pending.is_empty() && !self.ended {
             block_on(self.pull(), interrupt)?;

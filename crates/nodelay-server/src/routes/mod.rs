@@ -3,6 +3,7 @@
 //! Matching uses `strip_prefix` on the borrowed path, so routing allocates nothing.
 
 mod cookies;
+mod drip;
 mod echo;
 mod encoded;
 mod inspect;
@@ -90,6 +91,9 @@ async fn route(req: Request<Incoming>, state: &State) -> Reply {
     if let Some(ms) = path.strip_prefix("/delay/") {
         return status::delay(ms).await;
     }
+    if let Some(n) = path.strip_prefix("/drip/") {
+        return drip::drip(n, &req);
+    }
     if let Some(n) = path.strip_prefix("/redirect/") {
         return redirect::redirect(n);
     }
@@ -117,7 +121,7 @@ fn is_read(method: &Method) -> bool {
 
 /// Whether `path` belongs to a read-only route, so a wrong method gets 405, not 404.
 fn is_known_read_route(path: &str) -> bool {
-    const PREFIXES: [&str; 11] = [
+    const PREFIXES: [&str; 12] = [
         "/site/",
         "/gzip/",
         "/deflate/",
@@ -128,6 +132,7 @@ fn is_known_read_route(path: &str) -> bool {
         "/json/",
         "/status/",
         "/delay/",
+        "/drip/",
         "/redirect/",
     ];
     const EXACT: [&str; 4] = ["/headers", "/stats", "/cookies", "/cookies/set"];
