@@ -139,3 +139,18 @@ def test_cli_usage() -> None:
     )
     assert out.returncode == 0
     assert out.stdout.strip() == f"nodelay {nodelay.__version__}"
+
+
+def test_get_prints_an_event_stream_as_it_arrives(server: _core.TestServer) -> None:
+    # Three events 4 s apart: the first line must show long before the stream ends.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nodelay", "get", f"{server.url}/drip/3?ms=4000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert read_line(proc, 3.5) == "data: 0\n"
+        assert proc.poll() is None  # still streaming
+    finally:
+        _stop(proc)

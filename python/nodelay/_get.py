@@ -459,9 +459,10 @@ def main(args: argparse.Namespace) -> int:
             if args.verbose:
                 response = _timed_send(client, args, url, phases)
             else:
-                # With -o the body goes to the file as it arrives (a large download is
-                # never held in memory); it is read after the status is checked.
-                response = _send(client, args, url, stream=args.output is not None)
+                # The body goes to stdout or the -o file as it arrives (a large
+                # download is never held in memory, an event stream shows as it
+                # comes); it is read after the status is checked.
+                response = _send(client, args, url, stream=True)
             if args.verbose:
                 _print_verbose(response, phases, err)
             code = _deliver(response, args, out, err, fail)
@@ -521,15 +522,23 @@ def _deliver(
     if args.output is not None:
         _save(response, args.output, head if args.include else b"", args.silent, err)
         return 0
-    body = response.content
-    try:
-        if args.include:
-            out.write(head)
-        out.write(body)
-        out.flush()
-    except OSError as exc:
-        raise _WriteFailed() from exc
+    if args.include:
+        _write(out, head, response)
+    # Only stdout's own errors are write errors: a read of the body raises nodelay's
+    # exceptions (a ReadTimeout is an OSError too).
+    for chunk in response.iter_bytes():
+        _write(out, chunk, response)
     return 0
+
+
+def _write(out: IO[bytes], data: bytes, response: Response) -> None:
+    """``data`` to stdout at once (a pipe sees an event stream as it comes)."""
+    try:
+        out.write(data)
+        out.flush()
+    except OSError as exc:  # a closed pipe (| head), a full disk: curl's 23
+        response.close()
+        raise _WriteFailed() from exc
 
 
 def _save(response: Response, path: Path, head: bytes, silent: bool, err: IO[str]) -> None:
