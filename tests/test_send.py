@@ -101,6 +101,8 @@ def test_bad_arguments_fail_before_sending() -> None:
     with nodelay.Client() as client:
         with pytest.raises(TypeError):
             client.build_request("POST", "http://127.0.0.1:1/", content=b"x", json={})
+        with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+            client.build_request("GET", "http://127.0.0.1:1/", bogus=1)  # type: ignore[call-arg]
         with pytest.raises(nodelay.UnsupportedProtocol):
             client.send(nodelay.Request("GET", "ftp://127.0.0.1/"))
 

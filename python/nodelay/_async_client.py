@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes
-    from ._options import AsyncBodyOptions, RequestOptions
+    from ._options import AsyncBodyOptions, AsyncBuildOptions, RequestOptions
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
     from ._retry import RetryTypes
@@ -291,37 +291,17 @@ class AsyncClient(BaseClient):
             if pieces is not None:
                 pieces.close()
 
-    def build_request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        content: AsyncRequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        cookies: CookieTypes | None = None,
-    ) -> Request:
+    def build_request(self, method: str, url: str, **kwargs: Unpack[AsyncBuildOptions]) -> Request:
         """``Client.build_request``; ``content`` may also be an async iterable of bytes
         (read by ``send``, with chunked coding)."""
+        content = kwargs.get("content")
         if content is None or not hasattr(content, "__aiter__"):
-            return super().build_request(
-                method,
-                url,
-                params=params,
-                headers=headers,
-                content=content,
-                data=data,
-                files=files,
-                json=json,
-                cookies=cookies,
-            )
-        method, url, pairs, _ = self._build_request(
-            method, url, params, headers, None, data, json, files
-        )
-        return self._built(method, url, pairs, content, cookies)
+            # ``content`` is one of the sync kinds here.
+            return super().build_request(method, url, **kwargs)  # type: ignore[arg-type]
+        rest = {name: value for name, value in kwargs.items() if name != "content"}
+        request = super().build_request(method, url, **rest)  # type: ignore[arg-type]
+        request._body = content  # read by ``send``
+        return request
 
     async def send(
         self,

@@ -26,13 +26,14 @@ from ._urls import join_base, merge_params, normalize_base, param_pairs, with_qu
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable, Mapping
-    from typing import Any, Literal, TypeAlias
+    from typing import Any, Literal, TypeAlias, Unpack
 
     from ._auth import Auth, AuthTypes
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
     from ._models import HeaderTypes, Response
+    from ._options import BuildOptions
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
     from ._retry import Retry, RetryTypes
@@ -220,29 +221,29 @@ class BaseClient:
 
     # -- building a request -----------------------------------------------------------------
 
-    def build_request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        cookies: CookieTypes | None = None,
-    ) -> Request:
+    def build_request(self, method: str, url: str, **kwargs: Unpack[BuildOptions]) -> Request:
         """The ``Request`` this client would send (base URL, params, default headers and
         the encoded body merged in), without sending it: look at it, change its
         ``headers`` or ``content``, then ``client.send(request)`` (httpx's API).
+        Keywords: ``params``, ``headers``, ``content``, ``data``, ``files``, ``json``,
+        ``cookies``, as for ``request``.
 
         The jar's cookies are added when it is sent; ``cookies=`` are merged over them.
         A streamed body (a file, an iterable) is read once, by ``send``."""
+        unknown = kwargs.keys() - _BUILD_ARGS
+        if unknown:
+            raise TypeError(f"build_request() got an unexpected keyword argument {min(unknown)!r}")
         method, url, pairs, body = self._build_request(
-            method, url, params, headers, content, data, json, files
+            method,
+            url,
+            kwargs.get("params"),
+            kwargs.get("headers"),
+            kwargs.get("content"),
+            kwargs.get("data"),
+            kwargs.get("json"),
+            kwargs.get("files"),
         )
-        return self._built(method, url, pairs, body, cookies)
+        return self._built(method, url, pairs, body, kwargs.get("cookies"))
 
     def _built(
         self, method: str, url: str, pairs: Pairs, body: object, cookies: CookieTypes | None
@@ -365,6 +366,10 @@ class BaseClient:
         retrying = None if retry is None else Retrying(retry, ttuple[4])
         flow = request_flow(method, url, pairs, body, extra, auth_obj, max_redirects, retrying)
         return flow, ttuple
+
+
+_BUILD_ARGS = frozenset(("params", "headers", "content", "data", "files", "json", "cookies"))
+"""The keyword arguments of ``build_request``."""
 
 
 def request_body(request: Request) -> object:

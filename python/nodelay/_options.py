@@ -24,7 +24,9 @@ __all__ = [
     "ApiBodyOptions",
     "ApiOptions",
     "AsyncBodyOptions",
+    "AsyncBuildOptions",
     "BodyOptions",
+    "BuildOptions",
     "RequestOptions",
     "ThrowawayClientOptions",
 ]
@@ -57,6 +59,24 @@ class BodyOptions(RequestOptions, _BodyFields, total=False):
 
 class AsyncBodyOptions(RequestOptions, _BodyFields, total=False):
     """``BodyOptions`` for ``AsyncClient``, whose ``content`` may be an async iterable."""
+
+    content: RequestContent | AsyncIterable[bytes] | None
+
+
+class _BuildFields(_BodyFields, total=False):
+    params: ParamTypes | None
+    headers: RequestHeaderTypes | None
+    cookies: CookieTypes | None
+
+
+class BuildOptions(_BuildFields, total=False):
+    """``Client.build_request``: what makes up a request (how it is sent is ``send``'s)."""
+
+    content: RequestContent | None
+
+
+class AsyncBuildOptions(_BuildFields, total=False):
+    """``AsyncClient.build_request``: ``content`` may be an async iterable."""
 
     content: RequestContent | AsyncIterable[bytes] | None
 
