@@ -660,64 +660,59 @@ fn answer_next(peer: &mut Peer, body: &[u8]) {
     }
 }
 
-#[test]
-fn c18_a_reset_storm_on_a_closed_stream_fails_that_request_only() {
-    let server = scripted(vec![
-        Box::new(|peer| {
-            peer.handshake(&[]);
-            let stream = peer.next_request().unwrap();
-            peer.write_frame(RST_STREAM, 0, stream, &INTERNAL_ERROR.to_be_bytes());
-            // The stream is closed now; the storm repeats the reset on it.
-            for _ in 0..STORM_FRAMES {
-                if !peer.write_frame(RST_STREAM, 0, stream, &CANCEL.to_be_bytes()) {
-                    break;
-                }
-            }
-            answer_next(peer, b"after the storm");
-            peer.drain();
-        }),
-        answering(b"on a new connection"),
-    ]);
+/// Resets `streams` with CANCEL, one RST_STREAM each, until the client leaves.
+fn reset_storm(peer: &mut Peer, streams: impl Iterator<Item = u32>) {
+    for stream in streams.take(STORM_FRAMES as usize) {
+        if !peer.write_frame(RST_STREAM, 0, stream, &CANCEL.to_be_bytes()) {
+            break;
+        }
+    }
+}
+
+/// After a storm that failed the first request: the next request's answer
+/// and how many connections the server saw by then.
+fn after_a_storm(script: Script) -> (Error, Vec<u8>, usize) {
+    let server = scripted(vec![script, answering(b"on a new connection")]);
     let client = client();
     let url = format!("{}/x", server.url);
     let started = Instant::now();
     let error = send(&client, "GET", &url).unwrap_err();
     assert!(started.elapsed() < DEADLINE, "no hang");
+    let (status, body) = send(&client, "GET", &url).unwrap();
+    assert_eq!(status, 200);
+    (error, body, server.connections.load(Ordering::SeqCst))
+}
+
+#[test]
+fn c18_a_reset_storm_on_a_closed_stream_fails_that_request_only() {
+    let (error, body, connections) = after_a_storm(Box::new(|peer| {
+        peer.handshake(&[]);
+        let stream = peer.next_request().unwrap();
+        peer.write_frame(RST_STREAM, 0, stream, &INTERNAL_ERROR.to_be_bytes());
+        // The stream is closed now; the storm repeats the reset on it.
+        reset_storm(peer, std::iter::repeat(stream));
+        answer_next(peer, b"after the storm");
+        peer.drain();
+    }));
     assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
     // The storm was ignored (frames on a closed stream): the connection serves on.
-    let (status, body) = send(&client, "GET", &url).unwrap();
-    assert_eq!((status, body.as_slice()), (200, &b"after the storm"[..]));
-    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+    assert_eq!((body.as_slice(), connections), (&b"after the storm"[..], 1));
 }
 
 #[test]
 fn c18_a_reset_storm_on_idle_streams_is_a_connection_error() {
-    let server = scripted(vec![
-        Box::new(|peer| {
-            peer.handshake(&[]);
-            let stream = peer.next_request().unwrap();
-            // Streams the client never opened: RST_STREAM on an idle stream is a
-            // connection error (RFC 9113 §6.4).
-            for idle in (stream + 2..).step_by(2).take(STORM_FRAMES as usize) {
-                if !peer.write_frame(RST_STREAM, 0, idle, &CANCEL.to_be_bytes()) {
-                    break;
-                }
-            }
-            peer.drain();
-        }),
-        answering(b"on a new connection"),
-    ]);
-    let client = client();
-    let url = format!("{}/x", server.url);
-    let started = Instant::now();
-    let error = send(&client, "GET", &url).unwrap_err();
-    assert!(started.elapsed() < DEADLINE, "no hang");
+    let (error, body, connections) = after_a_storm(Box::new(|peer| {
+        peer.handshake(&[]);
+        let stream = peer.next_request().unwrap();
+        // Streams the client never opened: RST_STREAM on an idle stream is a
+        // connection error (RFC 9113 §6.4).
+        reset_storm(peer, (stream + 2..).step_by(2));
+        peer.drain();
+    }));
     assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
-    // The broken connection is gone: the next request opens a new one.
-    let (status, body) = send(&client, "GET", &url).unwrap();
+    // The broken connection is gone: the next request opened a new one.
     assert_eq!(
-        (status, body.as_slice()),
-        (200, &b"on a new connection"[..])
+        (body.as_slice(), connections),
+        (&b"on a new connection"[..], 2)
     );
-    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
 }
