@@ -283,7 +283,7 @@ async fn send_on(
             body.clone(),
             &mut response,
             deadlines,
-            || conn.flush_now(),
+            || conn.flush(),
         )
         .await
         {
@@ -308,7 +308,7 @@ async fn send_on(
             }
         }
     }
-    conn.flush_now();
+    conn.flush();
     let response = match answered {
         Some(answer) => answer.map_err(failed)?,
         None => within(
