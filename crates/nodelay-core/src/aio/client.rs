@@ -11,7 +11,7 @@ use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPool;
-use crate::aio::upload::{send_streamed, BodyPump};
+use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_streamed, BodyPump};
 use crate::client::{
     encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
 };
@@ -191,7 +191,17 @@ impl AsyncClient {
                 .await
             {
                 Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
-                Err(e) => Err(e.before_response()),
+                // The server may have answered and closed before the body was
+                // all out (a 413): that answer is the response.
+                Err(e) => {
+                    answer_after_failed_send(
+                        &mut pooled,
+                        prepared.is_head,
+                        &deadlines,
+                        e.before_response(),
+                    )
+                    .await
+                }
             };
             match attempt {
                 Ok((head, head_bytes)) => {
@@ -239,10 +249,17 @@ impl AsyncClient {
                 .pool
                 .checkout(&prepared.key, &deadlines, fresh)
                 .await?;
+            // A server may answer before the body is all out (a 413): that
+            // answer is the response (see aio/upload.rs).
             let attempt =
                 match send_streamed(&mut pooled, &prepared.wire, framing, pump, &deadlines).await {
-                    Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
-                    Err(e) => Err(e),
+                    Ok(true) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
+                    Ok(false) => {
+                        receive_early_answer(&mut pooled, prepared.is_head, &deadlines).await
+                    }
+                    Err(e) => {
+                        answer_after_failed_send(&mut pooled, prepared.is_head, &deadlines, e).await
+                    }
                 };
             match attempt {
                 Ok((head, head_bytes)) => {
