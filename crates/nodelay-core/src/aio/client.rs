@@ -61,12 +61,13 @@ impl AsyncClient {
         http2: Http2Mode,
         proxies: &ProxySettings,
     ) -> Result<Self, Error> {
-        // Idle HTTP/2 connections expire like HTTP/1.1 ones; they are not
-        // counted against `max_connections` (the async pool has no lease yet).
-        let h2 = H2Pool::expiring(config.keepalive_expiry);
+        // HTTP/2 connections count towards `max_connections` and expire
+        // like HTTP/1.1 ones.
+        let pool = Arc::new(AsyncPool::new(config, TlsSetup::new(tls)));
+        let h2 = H2Pool::bounded_async(Arc::clone(&pool), config.keepalive_expiry);
         Ok(AsyncClient {
             inner: Arc::new(Inner {
-                pool: Arc::new(AsyncPool::new(config, TlsSetup::new(tls))),
+                pool,
                 proxies: Proxies::new(proxies)?,
                 http2,
                 h2,
