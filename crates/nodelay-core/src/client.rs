@@ -270,10 +270,6 @@ impl Client {
             None => Route::Direct,
             Some(proxies) => proxies.route(&target.origin),
         };
-        let (request_target, headers) = route.request_form(&target, parts.headers);
-        let (wire, body_inlined) =
-            encode_inline(parts, &request_target, &target.authority, &headers)?;
-        drop((request_target, headers));
         let h2 = if route == Route::Direct && self.may_use_h2(&target) {
             Some(H2Request::new(
                 parts.method,
@@ -284,6 +280,14 @@ impl Client {
             )?)
         } else {
             None
+        };
+        // An h2c request (prior knowledge) never falls back to HTTP/1.1 (only
+        // ALPN over TLS can choose it): its HTTP/1.1 form would go unused.
+        let (wire, body_inlined) = if h2.is_some() && target.origin.scheme == "http" {
+            (Vec::new(), false)
+        } else {
+            let (request_target, headers) = route.request_form(&target, parts.headers);
+            encode_inline(parts, &request_target, &target.authority, &headers)?
         };
         let key = route.key(&target.origin);
         Ok(Prepared {

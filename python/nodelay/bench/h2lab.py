@@ -12,7 +12,8 @@ or as part of the main lab: ``python -m nodelay.bench --workloads g,i`` (it call
   (threads sharing one Client; needs the ``h2`` package); ``h2load -c1 -m32`` as the
   native reference.
 * **i**: crawl the embedded server's generated site from ``/site/`` (500 linked pages):
-  HTTP/1.1 over 6 connections vs HTTP/2 over one, each with 6 requests in flight; time,
+  HTTP/1.1 over 6 connections vs HTTP/2 over one, each with 6 requests in flight (6 threads
+  sharing one ``Client``, and 6 asyncio tasks sharing one ``AsyncClient``); time,
   requests, and bytes on the wire both ways (counted by the server on its sockets, below
   TLS, from ``/stats``, minus the bytes of the ``/stats`` requests themselves).
 
@@ -23,6 +24,7 @@ CPU 1 (as in the main lab). Each row is the median of ``--repeat`` runs after a 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -49,6 +51,9 @@ G_SIZE = 202
 """Workload g: body bytes of each response."""
 CRAWL_WORKERS = 6
 """Workload i: requests in flight (a browser's 6 connections per host for HTTP/1.1)."""
+CRAWL_DRIVERS = ("threads", "tasks")
+"""Workload i: how the crawl keeps its requests in flight: threads sharing one ``Client``,
+or asyncio tasks sharing one ``AsyncClient``."""
 SITE_PAGES = 500
 """Pages of the generated site (crates/nodelay-server/src/routes/site.rs)."""
 TIMEOUT = 30.0
@@ -276,18 +281,25 @@ def _pycurl_g(url: str, n: int, tls: bool, ca: str) -> list[Any]:
     return out
 
 
-def _crawl(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
-    """Crawls the site from ``/site/`` with ``CRAWL_WORKERS`` threads; nodelay client."""
+def _crawl_limits() -> Any:
     import nodelay
 
-    mode: bool | str = (True if tls else "prior_knowledge") if h2 else False
+    return nodelay.Limits(max_connections=CRAWL_WORKERS, max_keepalive_connections=CRAWL_WORKERS)
+
+
+def _http2_mode(h2: bool, tls: bool) -> Any:
+    return (True if tls else "prior_knowledge") if h2 else False
+
+
+def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str) -> dict[str, Any]:
+    """Crawls the site from ``/site/``, ``CRAWL_WORKERS`` requests in flight: ``threads``
+    sharing one ``Client`` or asyncio ``tasks`` sharing one ``AsyncClient``."""
+    if driver == "tasks":
+        return _crawl_tasks(base, h2, tls, ca)
+    import nodelay
+
     client = nodelay.Client(
-        http2=mode,  # type: ignore[arg-type]
-        verify=ca,
-        timeout=TIMEOUT,
-        limits=nodelay.Limits(
-            max_connections=CRAWL_WORKERS, max_keepalive_connections=CRAWL_WORKERS
-        ),
+        http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits()
     )
     seen = {"/site/"}
     todo = ["/site/"]
@@ -330,12 +342,17 @@ def _crawl(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
         t.join()
     wall, cpu = time.perf_counter() - t0, _usage() - cpu0
     client.close()
-    wire = stats.delta(before)
+    return _crawl_record(wall, cpu, fetched, len(seen), stats.delta(before), versions)
+
+
+def _crawl_record(
+    wall: float, cpu: float, fetched: int, pages: int, wire: dict[str, int], versions: set[str]
+) -> dict[str, Any]:
     return {
         "seconds": wall,
         "cpu": cpu,
         "requests": fetched,
-        "pages": len(seen),
+        "pages": pages,
         # The client's view: what it received is what the server sent.
         "bytes_in": wire["bytes_sent"],
         "bytes_out": wire["bytes_received"],
@@ -344,12 +361,65 @@ def _crawl(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
     }
 
 
+def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
+    """The crawl of ``_crawl`` by ``CRAWL_WORKERS`` asyncio tasks sharing one ``AsyncClient``."""
+    import asyncio
+
+    import nodelay
+
+    async def crawl() -> dict[str, Any]:
+        client = nodelay.AsyncClient(
+            http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits()
+        )
+        seen = {"/site/"}
+        todo = ["/site/"]
+        changed = asyncio.Condition()
+        busy = 0
+        fetched = 0
+        versions: set[str] = set()
+
+        async def work() -> None:
+            nonlocal busy, fetched
+            while True:
+                async with changed:
+                    while not todo and busy:
+                        await changed.wait()
+                    if not todo:
+                        changed.notify_all()
+                        return
+                    path = todo.pop()
+                    busy += 1
+                r = await client.get(base + path)
+                links = _LINK.findall(r.content) if r.status_code == 200 else []
+                async with changed:
+                    fetched += 1
+                    versions.add(r.http_version)
+                    for link in links:
+                        p = link.decode()
+                        if p not in seen:
+                            seen.add(p)
+                            todo.append(p)
+                    busy -= 1
+                    changed.notify_all()
+
+        stats = _Stats(base, ca)
+        before = stats.read()
+        cpu0, t0 = _usage(), time.perf_counter()
+        await asyncio.gather(*(work() for _ in range(CRAWL_WORKERS)))
+        wall, cpu = time.perf_counter() - t0, _usage() - cpu0
+        await client.aclose()
+        return _crawl_record(wall, cpu, fetched, len(seen), stats.delta(before), versions)
+
+    return asyncio.run(crawl())
+
+
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     """One measurement in this (pinned) process; returns a JSON-able record."""
     base, tls, ca = spec["url"], spec["tls"], spec["ca"]
     if spec["workload"] == "i":
-        _crawl(base, spec["h2"], tls, ca)  # warm-up: connections, caches, imports
-        return _crawl(base, spec["h2"], tls, ca)
+        driver = spec.get("driver", "threads")
+        _crawl(base, spec["h2"], tls, ca, driver)  # warm-up: connections, caches, imports
+        return _crawl(base, spec["h2"], tls, ca, driver)
     url = base + f"/bytes/{G_SIZE}"
     client = spec["client"]
     run: Callable[[int], list[Any]]
@@ -504,19 +574,14 @@ def run_rows(workloads: list[str], clients: list[str], repeat: int) -> list[dict
                         results.append(row)
                         _print_g(row)
                 if "i" in workloads:
-                    for h2 in (False, True):
-                        runs = []
-                        for _ in range(repeat):
-                            runs.append(
-                                _run_child(
-                                    {"workload": "i", "h2": h2, "url": url, "tls": tls, "ca": ca}
-                                )
-                            )
+                    for driver, h2 in itertools.product(CRAWL_DRIVERS, (False, True)):
+                        spec = {"workload": "i", "h2": h2, "url": url, "tls": tls, "ca": ca}
+                        runs = [_run_child({**spec, "driver": driver}) for _ in range(repeat)]
                         label = "h2, 1 connection" if h2 else f"h1, {CRAWL_WORKERS} connections"
                         row = {
                             "workload": "i",
                             "transport": "TLS" if tls else "cleartext",
-                            "client": f"nodelay {label}",
+                            "client": f"nodelay {driver}, {label}",
                             **_median_row(runs),
                         }
                         results.append(row)
@@ -555,7 +620,7 @@ def _print_i(row: dict[str, Any]) -> None:
         print(f"i {row['transport']:9} {row['client']} skipped: {row['error']}", flush=True)
         return
     print(
-        f"i {row['transport']:9} {row['client']:30} {row['seconds'] * 1000:7.1f} ms  "
+        f"i {row['transport']:9} {row['client']:38} {row['seconds'] * 1000:7.1f} ms  "
         f"{row['requests']} requests  in {row['bytes_in']:>9} B  out {row['bytes_out']:>8} B  "
         f"CPU {row['cpu'] * 1000:6.1f} ms  conns {row['connections']}  {','.join(row['versions'])}",
         flush=True,

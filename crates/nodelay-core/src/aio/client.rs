@@ -11,7 +11,7 @@ use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPool;
-use crate::aio::upload::{send_streamed, BodyPump};
+use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_streamed, BodyPump};
 use crate::client::{
     encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
 };
@@ -61,12 +61,13 @@ impl AsyncClient {
         http2: Http2Mode,
         proxies: &ProxySettings,
     ) -> Result<Self, Error> {
-        // Idle HTTP/2 connections expire like HTTP/1.1 ones; they are not
-        // counted against `max_connections` (the async pool has no lease yet).
-        let h2 = H2Pool::expiring(config.keepalive_expiry);
+        // HTTP/2 connections count towards `max_connections` and expire
+        // like HTTP/1.1 ones.
+        let pool = Arc::new(AsyncPool::new(config, TlsSetup::new(tls)));
+        let h2 = H2Pool::bounded_async(Arc::clone(&pool), config.keepalive_expiry);
         Ok(AsyncClient {
             inner: Arc::new(Inner {
-                pool: Arc::new(AsyncPool::new(config, TlsSetup::new(tls))),
+                pool,
                 proxies: Proxies::new(proxies)?,
                 http2,
                 h2,
@@ -191,7 +192,17 @@ impl AsyncClient {
                 .await
             {
                 Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
-                Err(e) => Err(e.before_response()),
+                // The server may have answered and closed before the body was
+                // all out (a 413): that answer is the response.
+                Err(e) => {
+                    answer_after_failed_send(
+                        &mut pooled,
+                        prepared.is_head,
+                        &deadlines,
+                        e.before_response(),
+                    )
+                    .await
+                }
             };
             match attempt {
                 Ok((head, head_bytes)) => {
@@ -239,10 +250,17 @@ impl AsyncClient {
                 .pool
                 .checkout(&prepared.key, &deadlines, fresh)
                 .await?;
+            // A server may answer before the body is all out (a 413): that
+            // answer is the response (see aio/upload.rs).
             let attempt =
                 match send_streamed(&mut pooled, &prepared.wire, framing, pump, &deadlines).await {
-                    Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
-                    Err(e) => Err(e),
+                    Ok(true) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
+                    Ok(false) => {
+                        receive_early_answer(&mut pooled, prepared.is_head, &deadlines).await
+                    }
+                    Err(e) => {
+                        answer_after_failed_send(&mut pooled, prepared.is_head, &deadlines, e).await
+                    }
                 };
             match attempt {
                 Ok((head, head_bytes)) => {

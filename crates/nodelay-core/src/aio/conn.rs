@@ -62,6 +62,12 @@ impl AsyncConn {
         }
     }
 
+    /// The socket's descriptor (an upload watches it for an early answer
+    /// while a write waits, `aio/upload.rs`).
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.io.raw_fd()
+    }
+
     /// Zero-timeout readability check of an idle connection (as on the sync
     /// path): a readable idle socket was closed by the peer or carries bytes
     /// nobody asked for. TLS 1.3 session tickets make it readable too; those
@@ -237,7 +243,7 @@ async fn write_timed<T>(
     }
 }
 
-fn poll_readable(fd: RawFd) -> bool {
+pub(crate) fn poll_readable(fd: RawFd) -> bool {
     let mut fds = libc::pollfd {
         fd,
         events: libc::POLLIN,

@@ -286,6 +286,31 @@ impl AsyncPool {
         self.freed.notify_one();
     }
 
+    /// A connection slot for a connection this pool does not hold (the
+    /// `AsyncClient`'s HTTP/2 connections, `h2/pool.rs`), so they count
+    /// towards `max_connections` too (as the sync `Pool::try_lease`): taken
+    /// now if one is free (closing the least recently used idle connection
+    /// when that frees one), else `None`.
+    pub fn try_lease(self: &Arc<Self>) -> Option<AsyncSlotLease> {
+        let mut state = self.lock();
+        loop {
+            if self
+                .config
+                .max_connections
+                .is_none_or(|max| state.open < max)
+            {
+                state.open += 1;
+                return Some(AsyncSlotLease {
+                    pool: Arc::clone(self),
+                    generation: state.generation,
+                });
+            }
+            if !state.evict_one_idle() {
+                return None;
+            }
+        }
+    }
+
     /// Closes every idle connection.
     pub fn close_idle(&self) {
         let mut state = self.lock();
@@ -313,6 +338,20 @@ impl Drop for AsyncPool {
         if state.generation != generation {
             state.reset_after_fork(generation);
         }
+    }
+}
+
+/// A slot of the pool's `max_connections` held by a connection the pool does
+/// not hold (see [`AsyncPool::try_lease`]); freed (waking a waiting
+/// checkout) when dropped.
+pub(crate) struct AsyncSlotLease {
+    pool: Arc<AsyncPool>,
+    generation: u64,
+}
+
+impl Drop for AsyncSlotLease {
+    fn drop(&mut self) {
+        self.pool.release_slot(self.generation);
     }
 }
 

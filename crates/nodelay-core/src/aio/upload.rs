@@ -4,13 +4,20 @@
 //! runtime's blocking pool ([`BodyPump`]): a source may block (a file read,
 //! a Python iterator taking the GIL) without stalling the runtime's workers.
 
+use std::future::Future;
 use std::io::IoSlice;
+use std::os::fd::RawFd;
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use nodelay_proto::ResponseHead;
+
+use crate::aio::conn::poll_readable;
+use crate::aio::exchange::receive_head;
 use crate::aio::pool::AsyncPooled;
-use crate::deadline::Deadlines;
-use crate::error::Error;
+use crate::deadline::{poll_once, Deadlines};
+use crate::error::{Error, ErrorKind};
 use crate::limits::UPLOAD_CHUNK_BYTES;
 use crate::upload::{
     chunk_size_line, length_mismatch, BodySource, StreamFraming, CRLF, LAST_CHUNK,
@@ -121,22 +128,32 @@ impl BodyPump {
 
 /// Writes `wire` (the head) and the whole body from `pump`, framed as
 /// `framing` says (the async `upload::send_streamed`: the head leaves with
-/// the first piece). Write failures are marked "nothing received" (the
-/// caller may replay on a fresh connection when the pump rewinds).
+/// the first piece). Returns whether the whole body went out: `Ok(false)`
+/// means the server answered before the end (a 413, a 401) and the rest was
+/// not sent (read the answer with [`receive_early_answer`]). Write failures
+/// are marked "nothing received" (the caller may replay on a fresh
+/// connection when the pump rewinds).
 pub(crate) async fn send_streamed(
     pooled: &mut AsyncPooled,
     wire: &[u8],
     framing: StreamFraming,
     pump: &mut BodyPump,
     deadlines: &Deadlines,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let conn = pooled.conn();
+    let fd = conn.raw_fd();
     let mut head: Option<&[u8]> = Some(wire);
     let mut sent: u64 = 0;
     loop {
         let chunk = pump.next_chunk().await?;
         if chunk.as_ref().is_some_and(Vec::is_empty) {
             continue;
+        }
+        // Once the head is out, a readable socket before the next piece
+        // means the server answered (or gave up) early (as on the sync path:
+        // one zero-timeout poll per piece).
+        if head.is_none() && !conn.is_reusable() {
+            return Ok(false);
         }
         let head_part = IoSlice::new(head.take().unwrap_or_default());
         let written = match (framing, chunk.as_deref()) {
@@ -145,8 +162,8 @@ pub(crate) async fn send_streamed(
                 if sent > expected {
                     return Err(length_mismatch(expected, "more"));
                 }
-                conn.write_parts(&mut [head_part, IoSlice::new(data)], deadlines)
-                    .await
+                let parts = &mut [head_part, IoSlice::new(data)];
+                unless_answered(conn.write_parts(parts, deadlines), fd).await
             }
             (StreamFraming::Length(expected), None) => {
                 if sent != expected {
@@ -155,29 +172,99 @@ pub(crate) async fn send_streamed(
                 return conn
                     .write_parts(&mut [head_part], deadlines)
                     .await
+                    .map(|()| true)
                     .map_err(Error::before_response);
             }
             (StreamFraming::Chunked, Some(data)) => {
                 let mut size = [0u8; 18];
                 let size = chunk_size_line(data.len(), &mut size);
-                conn.write_parts(
-                    &mut [
-                        head_part,
-                        IoSlice::new(size),
-                        IoSlice::new(data),
-                        IoSlice::new(CRLF),
-                    ],
-                    deadlines,
-                )
-                .await
+                let parts = &mut [
+                    head_part,
+                    IoSlice::new(size),
+                    IoSlice::new(data),
+                    IoSlice::new(CRLF),
+                ];
+                unless_answered(conn.write_parts(parts, deadlines), fd).await
             }
             (StreamFraming::Chunked, None) => {
                 return conn
                     .write_parts(&mut [head_part, IoSlice::new(LAST_CHUNK)], deadlines)
                     .await
+                    .map(|()| true)
                     .map_err(Error::before_response);
             }
         };
-        written.map_err(Error::before_response)?;
+        if !written.map_err(Error::before_response)? {
+            return Ok(false);
+        }
     }
+}
+
+/// How often a body write that waits for the socket (the server is not
+/// reading) looks whether the server answered instead: the longest an early
+/// answer (a 413 before the body) waits behind a stalled write. One
+/// zero-timeout `poll(2)` per interval, only while a write is blocked.
+const ANSWER_POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+/// Runs one body write; `Ok(false)` when, while it waited for the socket,
+/// the server answered (or closed): the rest of the body is then not sent.
+async fn unless_answered(
+    write: impl Future<Output = Result<(), Error>>,
+    fd: RawFd,
+) -> Result<bool, Error> {
+    let mut write = std::pin::pin!(write);
+    if let Some(done) = poll_once(write.as_mut()).await {
+        return done.map(|()| true);
+    }
+    loop {
+        match tokio::time::timeout(ANSWER_POLL_INTERVAL, write.as_mut()).await {
+            Ok(done) => return done.map(|()| true),
+            Err(_) if poll_readable(fd) => return Ok(false),
+            Err(_) => {}
+        }
+    }
+}
+
+/// After sending the request failed with `failed`: the server's answer when
+/// it sent one before it stopped reading, else `failed` (the async
+/// `upload::answer_after_failed_send`: only a failed write, or a write
+/// timeout with bytes waiting to be read, is worth a read). An answer read
+/// here closes the connection at the end of its body.
+pub(crate) async fn answer_after_failed_send(
+    pooled: &mut AsyncPooled,
+    request_was_head: bool,
+    deadlines: &Deadlines,
+    failed: Error,
+) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    let worth_reading = match failed.kind() {
+        ErrorKind::Write => true,
+        ErrorKind::WriteTimeout => !pooled.conn().is_reusable(),
+        _ => false,
+    };
+    if !worth_reading {
+        return Err(failed);
+    }
+    match receive_head(pooled, request_was_head, deadlines).await {
+        Ok(answer) => Ok(closing(answer)),
+        Err(_) => Err(failed),
+    }
+}
+
+/// Receives the answer to a request whose body was not sent whole (see
+/// [`send_streamed`]'s `Ok(false)`); its connection is closed after it.
+pub(crate) async fn receive_early_answer(
+    pooled: &mut AsyncPooled,
+    request_was_head: bool,
+    deadlines: &Deadlines,
+) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    receive_head(pooled, request_was_head, deadlines)
+        .await
+        .map(closing)
+}
+
+/// The connection carrying a request cut short is out of step with the
+/// framing it announced: never reused after this answer.
+fn closing((mut head, bytes): (ResponseHead, Box<[u8]>)) -> (ResponseHead, Box<[u8]>) {
+    head.keep_alive = false;
+    (head, bytes)
 }

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -19,9 +19,9 @@ use super::limits::{
     MAX_CONCURRENT_RESET_STREAMS, MAX_FRAME_BYTES, MAX_HEADER_LIST_BYTES,
     MAX_LOCAL_ERROR_RESET_STREAMS, MAX_SEND_BUFFER_BYTES, STREAM_WINDOW_BYTES,
 };
+use super::pool::Lease;
 use crate::aconnect::AsyncTransport;
 use crate::error::{Error, ErrorKind};
-use crate::pool::SlotLease;
 
 /// A live HTTP/2 connection: cloned by every request that uses it (the clone is
 /// a handle; the frames are driven by one task, and by callers in a hurry, see
@@ -51,7 +51,7 @@ pub(crate) struct Lifetime {
     /// Close after this long without an open stream; `None`: never.
     pub idle_expiry: Option<Duration>,
     /// Released when the connection has ended.
-    pub slot: Option<SlotLease>,
+    pub slot: Option<Lease>,
 }
 
 /// A sender for one new stream and the guard counting it as open.
@@ -98,6 +98,7 @@ impl H2Conn {
             task: Mutex::new(None),
             closed: AtomicBool::new(false),
             sender: Mutex::new(Some(send.clone())),
+            send_queued: AtomicBool::new(false),
             active: AtomicUsize::new(1),
             born: Instant::now(),
             idle_since: AtomicU64::new(0),
@@ -106,12 +107,13 @@ impl H2Conn {
         let task = Arc::clone(&driver);
         let slot = lifetime.slot;
         let mut idle_timer = None;
+        let mut deferred = None;
         // The outcome reaches every stream as its own error; the task only
         // records that the connection is gone. The slot lease lives (and is
         // released) with the task, i.e. exactly as long as the connection.
         tokio::spawn(std::future::poll_fn(move |cx| {
             let _held = &slot;
-            task.poll_task(cx, &mut idle_timer)
+            task.poll_task(cx, &mut idle_timer, &mut deferred)
         }));
         let first = StreamGuard(Arc::clone(&driver));
         let conn = H2Conn {
@@ -136,9 +138,20 @@ impl H2Conn {
         Some((send, StreamGuard(Arc::clone(driver))))
     }
 
-    /// Writes what is queued (a request just sent) from the calling thread.
-    pub fn flush_now(&self) {
-        self.handle.0.flush_now();
+    /// Gets the frames a request just queued written. A blocked sync caller
+    /// (parked in `block_on`, on its own thread) and a lone request write them
+    /// at once (`Driver::flush_now`). A request running as a task on the
+    /// runtime while other streams are open (a batch, many async tasks) only
+    /// marks them: the connection task then writes the frames of every
+    /// request queued meanwhile in one `writev` (`Driver::poll_task`) instead
+    /// of one `writev` per request.
+    pub fn flush(&self) {
+        let driver = &self.handle.0;
+        if super::parks_with_deadlines() || driver.active.load(Ordering::Acquire) <= 1 {
+            driver.flush_now();
+        } else {
+            driver.send_queued.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -160,6 +173,9 @@ struct Driver {
     /// Once it and every stream are gone, h2 sends GOAWAY(NO_ERROR) and ends
     /// the connection by itself.
     sender: Mutex<Option<SendRequest<Bytes>>>,
+    /// Frames were queued by a task on the runtime and left for the
+    /// connection task to write ([`H2Conn::flush`]).
+    send_queued: AtomicBool,
     /// Streams opened and not yet dropped ([`StreamGuard`]).
     active: AtomicUsize,
     /// Origin of the nanosecond clock below.
@@ -204,12 +220,39 @@ impl Driver {
         Poll::Ready(())
     }
 
+    /// The connection task's poll. When requests queued frames without
+    /// writing them (`send_queued`), the task first steps aside until its
+    /// worker has run every other ready task (tokio's `yield_now` defers the
+    /// wake-up until the worker's run queue is empty): the other requests of
+    /// a batch woken by the same read then queue theirs too, and one poll
+    /// writes them all. Wake-ups that come while it waits (h2 waking it for
+    /// the next request, socket readiness, which tokio keeps until read) are
+    /// ignored: the deferred wake-up is bound to come and drives everything.
     fn poll_task(
         &self,
         cx: &mut Context<'_>,
         idle_timer: &mut Option<Pin<Box<Sleep>>>,
+        deferred: &mut Option<Arc<DeferredWake>>,
     ) -> Poll<()> {
         *self.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+        if let Some(wake) = deferred {
+            if !wake.fired.load(Ordering::Acquire) {
+                return Poll::Pending;
+            }
+            *deferred = None;
+        } else if self.send_queued.swap(false, Ordering::AcqRel) {
+            let wake = Arc::new(DeferredWake {
+                fired: AtomicBool::new(false),
+                task: cx.waker().clone(),
+            });
+            let waker = Waker::from(Arc::clone(&wake));
+            // Polled once, `yield_now` hands `waker` to the worker's deferred
+            // list and is done with; the future itself is not needed again.
+            let yielded = std::pin::pin!(tokio::task::yield_now());
+            let _ = yielded.poll(&mut Context::from_waker(&waker));
+            *deferred = Some(wake);
+            return Poll::Pending;
+        }
         self.expire_when_idle(cx, idle_timer);
         let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
         self.drive(&mut slot, cx)
@@ -251,6 +294,7 @@ impl Driver {
     /// the frames a caller just queued leave now instead of after a thread
     /// switch to the runtime. Must run inside the runtime's context.
     fn flush_now(&self) {
+        self.send_queued.store(false, Ordering::Release);
         let Some(waker) = self.task.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
             return;
         };
@@ -265,5 +309,23 @@ impl Driver {
             // Let the task see the end and finish.
             waker.wake();
         }
+    }
+}
+
+/// The connection task's deferred wake-up (see `Driver::poll_task`): records
+/// that it came, so the wake-ups before it can be told apart and ignored.
+struct DeferredWake {
+    fired: AtomicBool,
+    task: Waker,
+}
+
+impl Wake for DeferredWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.fired.store(true, Ordering::Release);
+        self.task.wake_by_ref();
     }
 }

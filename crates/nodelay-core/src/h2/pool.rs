@@ -15,6 +15,7 @@ use super::request::H2Request;
 use super::response::H2Response;
 use super::upload::{send_body, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
+use crate::aio::{AsyncPool, AsyncSlotLease};
 use crate::deadline::{poll_once, within, Deadlines};
 use crate::error::{Error, ErrorKind};
 use crate::fork;
@@ -53,9 +54,31 @@ pub(crate) struct H2Pool {
     next_id: AtomicU64,
     /// The client's HTTP/1.1 pool, whose `max_connections` our connections
     /// count towards (`None`: unbounded).
-    bound: Option<Arc<Pool>>,
+    bound: Option<Bound>,
     /// Idle connections close after this (`None`: never).
     idle_expiry: Option<Duration>,
+}
+
+/// The HTTP/1.1 pool whose `max_connections` bounds our connections too:
+/// the sync `Client`'s or the `AsyncClient`'s.
+enum Bound {
+    Sync(Arc<Pool>),
+    Async(Arc<AsyncPool>),
+}
+
+impl Bound {
+    fn try_lease(&self) -> Option<Lease> {
+        match self {
+            Bound::Sync(pool) => pool.try_lease().map(Lease::Sync),
+            Bound::Async(pool) => pool.try_lease().map(Lease::Async),
+        }
+    }
+}
+
+/// One slot of a [`Bound`] pool, held by a connection while it lives.
+pub(crate) enum Lease {
+    Sync(#[allow(dead_code)] SlotLease),
+    Async(#[allow(dead_code)] AsyncSlotLease),
 }
 
 /// A failed attempt, and whether the server surely did not process it.
@@ -82,17 +105,16 @@ impl H2Pool {
     /// `idle_expiry` without an open stream.
     pub fn bounded(pool: Arc<Pool>, idle_expiry: Option<Duration>) -> Self {
         H2Pool {
-            bound: Some(pool),
+            bound: Some(Bound::Sync(pool)),
             idle_expiry,
             ..H2Pool::new()
         }
     }
 
-    /// Connections that close after `idle_expiry` without an open stream, not
-    /// counted against a pool (`AsyncClient`: its HTTP/1.1 pool is async, and
-    /// `lease_slot` takes a slot of the sync pool).
-    pub fn expiring(idle_expiry: Option<Duration>) -> Self {
+    /// As [`H2Pool::bounded`], for an `AsyncClient`'s pool.
+    pub fn bounded_async(pool: Arc<AsyncPool>, idle_expiry: Option<Duration>) -> Self {
         H2Pool {
+            bound: Some(Bound::Async(pool)),
             idle_expiry,
             ..H2Pool::new()
         }
@@ -100,10 +122,10 @@ impl H2Pool {
 
     /// A slot for a new connection, waiting for one until the pool deadline.
     /// A slot frees when another request's connection closes, which the
-    /// HTTP/1.1 pool signals on a condvar a task cannot wait on: this waits
+    /// sync HTTP/1.1 pool signals on a condvar a task cannot wait on: this waits
     /// by looking again every [`SLOT_RETRY_INTERVAL`] (rare: every slot taken
     /// by a busy connection).
-    async fn lease_slot(&self, deadlines: &Deadlines) -> Result<Option<SlotLease>, Error> {
+    async fn lease_slot(&self, deadlines: &Deadlines) -> Result<Option<Lease>, Error> {
         let Some(pool) = &self.bound else {
             return Ok(None);
         };
@@ -283,7 +305,7 @@ async fn send_on(
             body.clone(),
             &mut response,
             deadlines,
-            || conn.flush_now(),
+            || conn.flush(),
         )
         .await
         {
@@ -308,7 +330,7 @@ async fn send_on(
             }
         }
     }
-    conn.flush_now();
+    conn.flush();
     let response = match answered {
         Some(answer) => answer.map_err(failed)?,
         None => within(

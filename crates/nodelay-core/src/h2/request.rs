@@ -42,13 +42,22 @@ impl H2Request {
     ) -> Result<H2Request, Error> {
         let method = Method::from_bytes(method.as_bytes())
             .map_err(|_| local(format!("invalid method {method:?}")))?;
-        let uri = format!(
-            "{}://{}{}",
-            target.origin.scheme, target.authority, target.path_and_query
+        // Concatenated by hand and parsed from the owned string (no copy):
+        // `format!` and `str::parse` were a third of this function's cost.
+        let (scheme, authority, path) = (
+            target.origin.scheme,
+            &target.authority,
+            &target.path_and_query,
         );
-        let uri: Uri = uri
-            .parse()
-            .map_err(|e| local(format!("invalid request target {uri:?}: {e}")))?;
+        let mut uri = String::with_capacity(scheme.len() + 3 + authority.len() + path.len());
+        for part in [scheme, "://", authority, path] {
+            uri.push_str(part);
+        }
+        let uri = Uri::try_from(uri).map_err(|e| {
+            local(format!(
+                "invalid request target \"{scheme}://{authority}{path}\": {e}"
+            ))
+        })?;
         let mut map = HeaderMap::with_capacity(headers.len() + 1);
         for &(name, value) in headers {
             // HTTP/2 field names are lowercase (RFC 9113 §8.2.1): `from_bytes`
