@@ -131,3 +131,165 @@ def test_streamed_pieces_are_the_body(client: nodelay.Client, server: _core.Test
         assert list(r.iter_bytes()) == []
     # The connection went back to the pool each time (bodies read to the end).
     assert client._engine.idle_connections() == 1
+
+
+# -- session 4: the engine builds the Response, handles the jar, encodes str forms ---------
+
+
+def _fields(r: nodelay.Response) -> tuple[object, ...]:
+    req = r.request
+    assert req is not None
+    return (
+        type(r),
+        r.status_code,
+        r.content,
+        r.reason_phrase,
+        r.http_version,
+        r.url,
+        list(r.headers.multi_items()),
+        r.history,
+        r.encoding,
+        r.text,
+        r.is_closed,
+        (req.method, req.url, list(req.headers.multi_items()), req.content),
+    )
+
+
+def test_the_engine_built_response_is_the_python_one(
+    client: nodelay.Client, server: _core.TestServer
+) -> None:
+    """``Engine.fetch`` returns what ``_response_from_raw`` made: same class, same fields,
+    every lazy slot set (a missing one would raise AttributeError), pickles the same."""
+    import pickle
+
+    from nodelay._models import _response_from_raw
+
+    url = f"{server.url}/bytes/202"
+    r = client.get(url)
+    pairs = client._headers._list
+    raw = client._engine.request("GET", url, pairs, None, client._ttuple)
+    made = _response_from_raw(raw, ("GET", url, pairs, None))
+    assert _fields(r)[1:] == _fields(made)[1:] and type(r) is nodelay.Response
+    assert r.elapsed.total_seconds() > 0 and r.cookies == {}
+    for name in nodelay.Response.__slots__:
+        getattr(r, name)
+    copy = pickle.loads(pickle.dumps(r))
+    assert _fields(copy)[1:] == _fields(r)[1:]
+    posted = client.post(f"{server.url}/anything", data=_FORM)
+    assert posted.request is not None and posted.request.content == b"user=bench&note=a+b%26c"
+    r.encoding = "latin-1"
+    assert r.encoding == "latin-1"
+
+
+def test_use_models_refuses_a_class_with_other_slots() -> None:
+    class Other:
+        __slots__ = ("content", "status_code")
+
+    with pytest.raises(TypeError, match="__slots__"):
+        _core.use_models(Other, nodelay.Request)  # type: ignore[arg-type]
+
+
+def test_jar_cookies_on_the_hot_path(server: _core.TestServer, tmp_path: object) -> None:
+    """The jar's Cookie header is added by the engine call (the user's own Cookie header
+    wins), Set-Cookie fields are stored and the jar's autosave runs, as before."""
+    from pathlib import Path
+
+    assert isinstance(tmp_path, Path)
+    path = tmp_path / "cookies.txt"
+    jar = nodelay.CookieJar(autosave=str(path))
+    with nodelay.Client(cookies=jar) as client:
+        assert _echo(client.get(f"{server.url}/anything"))[2].count(["cookie", "a=1"]) == 0
+        client.get(f"{server.url}/cookies/set?a=1")
+        assert path.exists() and "\ta\t1" in path.read_text()
+        r = client.get(f"{server.url}/anything")
+        assert ["cookie", "a=1"] in _echo(r)[2]
+        assert r.request is not None and r.request.headers["cookie"] == "a=1"
+        assert client._headers._list == r.request.headers.multi_items()[:-1]
+        mine = client.get(f"{server.url}/anything", headers={"Cookie": "mine=2"})
+        assert ["cookie", "mine=2"] in _echo(mine)[2]
+        client.headers["COOKIE"] = "own=3"
+        headers = _echo(client.post(f"{server.url}/anything", data=_FORM))[2]
+        assert ["cookie", "own=3"] in headers and ["cookie", "a=1"] not in headers
+
+
+def test_an_engine_error_names_the_request_sent() -> None:
+    """A failed hot-path request's exception carries the request as sent (with the jar's
+    Cookie header), as the Python path filled it in."""
+    with nodelay.Client(cookies={"k": "v"}) as client:
+        url = "http://127.0.0.1:1/x"
+        with pytest.raises(nodelay.ConnectError) as info:
+            client.get(url)
+        request = info.value.request
+        assert request is not None and (request.method, request.url) == ("GET", url)
+        assert request.headers["cookie"] == "k=v"
+        with pytest.raises(nodelay.ConnectError) as info:
+            client.post(url, data=_FORM)
+        assert info.value.request is not None
+        assert info.value.request.content == b"user=bench&note=a+b%26c"
+    closed = nodelay.Client()
+    closed.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        closed.get(url)
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"a": "1"},
+        {"a b": "1&2", "é": "~*/+", "": ""},
+        {"n": 1},
+        {"f": 1.5, "t": True, "z": None},
+        {"l": ["1", 2]},
+        {1: "x"},
+        {_Str("s"): "v"},
+        {"s": _Str("v")},
+    ],
+)
+def test_form_dicts_encode_as_the_pairs_do(data: dict[object, object]) -> None:
+    from urllib.parse import urlencode
+
+    from nodelay._urls import param_pairs
+
+    pairs = param_pairs(data)  # type: ignore[arg-type]
+    fast = _core.form_encode_dict(data)
+    all_str = all(type(k) is str and type(v) is str for k, v in data.items())
+    assert (fast is not None) == all_str
+    if fast is not None:
+        assert fast == _core.form_encode(pairs) == urlencode(pairs).encode("ascii")
+    with pytest.raises(UnicodeEncodeError):
+        _core.form_encode_dict({"bad": "\ud800"})
+
+
+def test_form_posts_of_every_dict_shape(client: nodelay.Client, server: _core.TestServer) -> None:
+    url = f"{server.url}/anything"
+    for data, body in (
+        ({"a": "1", "b": "x y"}, "a=1&b=x+y"),
+        ({"n": 1, "t": True}, "n=1&t=true"),
+        ({"l": ["1", "2"]}, "l=1&l=2"),
+        ({}, ""),
+    ):
+        method, sent, headers = _echo(client.post(url, data=data))
+        assert (method, sent) == ("POST", body)
+        assert ["content-type", "application/x-www-form-urlencoded"] in headers
+
+
+def test_a_repeated_url_is_sent_as_the_same_request(server: _core.TestServer) -> None:
+    """The engine reuses the prepared bytes of the last body-less request while the
+    method, the URL text and the default headers are the same: any change shows."""
+    url = f"{server.url}/anything?q=1"
+    with nodelay.Client() as client:
+        for _ in range(3):
+            assert _echo(client.get(url))[0] == "GET"
+        assert _echo(client.delete(url))[0] == "DELETE"
+        assert client.head(url).content == b""
+        assert _echo(client.get("".join([url])))[0] == "GET"  # equal text, another object
+        other = _echo(client.get(f"{server.url}/anything?q=2"))
+        assert ["host", server.url.split("//")[1]] in other[2]
+        assert client.get(url).json()["query"] == "q=1"
+        client.headers["X-New"] = "1"
+        assert ["x-new", "1"] in _echo(client.get(url))[2]

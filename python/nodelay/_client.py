@@ -18,7 +18,7 @@ from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
 from ._models import Request, Response, _response_from_raw
-from ._prepare import _BODY_METHODS, encode_body, with_cookies
+from ._prepare import _BODY_METHODS, _FORM, encode_body, with_cookies
 from ._streaming import StreamRaw
 
 TYPE_CHECKING = False
@@ -53,6 +53,9 @@ class _ClosedEngine:
     def request(self, *args: object) -> _core.RawResponse:
         raise RuntimeError("Client is closed")
 
+    def fetch(self, *args: object) -> Response:
+        raise RuntimeError("Client is closed")
+
     def open(self, *args: object) -> _core.RawStream:
         raise RuntimeError("Client is closed")
 
@@ -84,6 +87,7 @@ _BODY_ARGS = _NO_BODY_ARGS | {"content", "data", "files", "json"}
 _FAST_BODY_ARGS = frozenset(("content", "data", "json"))
 """The one keyword argument a call may give and still take the hot path."""
 _NOTHING: frozenset[str] = frozenset()
+_form_encode_dict = _core.form_encode_dict
 
 
 def _method(
@@ -119,30 +123,26 @@ def _method(
         pairs = client._headers._list
         body: Body | None = None
         if kwargs or expects_body:
-            body, content_type = encode_body(
-                method, kwargs.get("content"), kwargs.get("data"), kwargs.get("json")
-            )
-            if content_type is not None:
-                pairs = client._with_content_type(pairs, content_type)
-        sent = pairs
-        jar = client._jar
-        jar_header = jar.header_for(url)  # None at once for an empty jar
-        if jar_header is not None:
-            sent = with_cookies(pairs, jar_header, None)
+            data = kwargs.get("data")
+            # A dict of str (the usual form) is encoded in one native call.
+            if type(data) is dict and (body := _form_encode_dict(data)) is not None:
+                pairs = client._with_content_type(pairs, _FORM)
+            else:
+                body, content_type = encode_body(
+                    method, kwargs.get("content"), data, kwargs.get("json")
+                )
+                if content_type is not None:
+                    pairs = client._with_content_type(pairs, content_type)
+        # One native call: the jar's Cookie header (none at once for an empty jar), the
+        # exchange, Set-Cookie stored, the Response built, an error's request filled in.
         ttuple = client._ttuple
-        try:
-            raw = client._engine.request(method, url, sent, body, ttuple)
-        except RequestError as exc:
-            if exc.request is None:
-                exc.request = Request._make(method, url, sent, body)
-            raise
-        if jar.extract(raw):  # False at once when no Set-Cookie
-            client._cookies._changed()
-        response = _response_from_raw(raw, (method, url, sent, body))
-        if client.follow_redirects and raw.status in REDIRECT_STATUSES:
+        response: Response = client._engine.fetch(
+            method, url, pairs, body, ttuple, client._jar, client._cookies
+        )
+        if client.follow_redirects and response.status_code in REDIRECT_STATUSES:
             flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
             # The first hop's time counts against Timeout(total=) too.
-            return client._run(flow, ttuple, False, time.monotonic() - raw.elapsed)
+            return client._run(flow, ttuple, False, time.monotonic() - response._raw.elapsed)
         return response
 
     call.__name__ = name

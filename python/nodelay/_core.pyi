@@ -6,7 +6,9 @@ Everything here is implemented in Rust; the Python modules wrap it.
 
 import os
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Literal, final
+from typing import Literal, Protocol, final
+
+from ._models import Request, Response
 
 __version__: str
 DEFAULT_MAX_DECODED_SIZE: int
@@ -14,6 +16,11 @@ DEFAULT_MAX_DECODED_SIZE: int
 
 TimeoutTuple = tuple[float | None, float | None, float | None, float | None, float | None]
 """(connect, read, write, pool, total) in seconds; None disables that deadline."""
+
+class _Changed(Protocol):
+    """What ``Engine.fetch`` tells when the jar changed (``nodelay.CookieJar``)."""
+
+    def _changed(self) -> None: ...
 
 @final
 class Engine:
@@ -75,6 +82,22 @@ class Engine:
         with a ``url`` attribute), or
         ``KeyboardInterrupt`` when Ctrl-C arrives during a blocking call.
         """
+    def fetch(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes | Upload | None,
+        timeout: TimeoutTuple,
+        jar: CookieJar,
+        cookies: _Changed,
+    ) -> Response:
+        """``request`` plus what ``Client`` does around it, in one call: a ``Cookie``
+        header with the jar's cookies for ``url`` is appended to ``headers`` (unless they
+        have one), the response's Set-Cookie fields are stored in ``jar`` (then
+        ``cookies._changed()`` is called), and the result is the final ``Response``
+        (``request`` = ``(method, url, headers sent, body)``, built on demand). A
+        ``RequestError`` gets its ``request`` filled in."""
     def open(
         self,
         method: str,
@@ -345,6 +368,15 @@ def take_connect_timings() -> tuple[float | None, float, float | None] | None:
 
 def form_encode(pairs: list[tuple[str, str]]) -> bytes:
     """``application/x-www-form-urlencoded`` body, byte-identical to ``urllib.parse.urlencode``."""
+
+def form_encode_dict(data: dict[object, object]) -> bytes | None:
+    """``form_encode`` of a dict's items when every key and value is exactly a ``str``;
+    ``None`` for any other dict (normalise it into pairs first)."""
+
+def use_models(response: type[Response], request: type[Request]) -> None:
+    """Tell the engine which classes ``Engine.fetch`` builds (``nodelay._models`` calls it
+    once at import; later calls are ignored). ``TypeError`` unless ``response``'s
+    ``__slots__`` are the eight object slots the engine fills."""
 
 def serve(
     host: str = "127.0.0.1",

@@ -820,6 +820,11 @@ def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> 
     return self
 
 
+# The engine builds the client's responses itself (``Engine.fetch``): the same object
+# ``_response_from_raw`` makes, slots filled from Rust.
+_core.use_models(Response, Request)
+
+
 def _unpickle_response(
     status: int,
     pairs: list[tuple[str, str]],

@@ -83,7 +83,10 @@ def encode_body(
         return encode_content(content), None
     if data is not None:
         if type(data) is dict:  # the usual form: no failing isinstance() checks
-            return _core.form_encode(param_pairs(data)), _FORM
+            body = _core.form_encode_dict(data)  # None unless every key and value is a str
+            if body is None:
+                body = _core.form_encode(param_pairs(data))
+            return body, _FORM
         if isinstance(data, _RAW_DATA):
             return encode_content(data), None  # requests: str/bytes data is the raw body
         # Encoded in Rust, byte-identical to urllib.parse.urlencode (~10x faster).

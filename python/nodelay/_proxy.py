@@ -25,6 +25,8 @@ as ``Proxy-Authorization: Basic``; they never appear in messages (shown as ``***
 
 from __future__ import annotations
 
+from ._env import any_set, getenv
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -150,8 +152,6 @@ def engine_proxy_options(
     if not trust_env:
         return {}
     if environ is None:
-        from ._env import any_set, getenv
-
         if not any_set(_PROXY_VARIABLES):
             return {}  # the common case, in one set operation
         return _from_env(getenv)

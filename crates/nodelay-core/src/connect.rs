@@ -129,7 +129,7 @@ fn connect_addr(
     interrupt: &dyn Interrupt,
 ) -> Result<TcpStream, Attempt> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_nonblocking(true)?;
+    set_nonblocking(&socket, true)?;
     match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
@@ -137,8 +137,21 @@ fn connect_addr(
         }
         Err(e) => return Err(e.into()),
     }
-    socket.set_nonblocking(false)?;
+    set_nonblocking(&socket, false)?;
     Ok(socket.into())
+}
+
+/// Switches blocking mode with one `ioctl(FIONBIO)`; socket2's
+/// `set_nonblocking` reads the flags first (two `fcntl` each way: four
+/// syscalls per new connection instead of two, workload j).
+fn set_nonblocking(socket: &Socket, on: bool) -> io::Result<()> {
+    let mut value = libc::c_int::from(on);
+    // SAFETY: FIONBIO reads one int through the pointer, which points to a
+    // live local; the descriptor is open (owned by `socket`).
+    if unsafe { libc::ioctl(socket.as_raw_fd(), libc::FIONBIO, &mut value) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Waits until a non-blocking connect finishes: its outcome is the socket's

@@ -13,13 +13,15 @@ use nodelay_core::{
     Timeouts, TlsOptions,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::body::uninit_bytes;
+use crate::cookies::CookieJar;
 use crate::errors::to_py_err;
 use crate::head::Head;
-use crate::response::RawResponse;
+use crate::response::{build_response, make_request, RawResponse};
 use crate::signals::SignalCheck;
 use crate::stream::RawStream;
 use crate::upload::Upload;
@@ -68,29 +70,82 @@ struct HeaderMemo {
     learnt: Option<(Vec<Py<PyAny>>, EncodedHeaders)>,
     /// The last list that did not match: learnt if it comes again.
     candidate: Option<Py<PyList>>,
+    /// The last body-less request prepared with the learnt list (see
+    /// `LastPrepared`); cleared whenever another list is learnt.
+    last: Option<LastPrepared>,
+}
+
+/// The last body-less request sent with the memo's learnt header list: its
+/// bytes depend only on the method and URL text (and those headers), so the
+/// same method and URL again (a loop over one URL, polling) is sent as
+/// prepared the time before, without parsing the URL or encoding the head.
+/// One entry: a different request replaces it. The prepared request is kept
+/// from the second time in a row on, so requests that never repeat (a
+/// crawl) pay no shared allocation, only the comparison.
+struct LastPrepared {
+    /// The method and URL objects (immutable str; held, so no other object
+    /// takes their addresses): the same objects, or equal text, match.
+    method: Py<PyString>,
+    url: Py<PyString>,
+    prepared: Option<Arc<Prepared>>,
+}
+
+impl LastPrepared {
+    fn matches(&self, method: &Bound<'_, PyString>, url: &Bound<'_, PyString>) -> bool {
+        let same = |held: &Py<PyString>, given: &Bound<'_, PyString>| {
+            held.is(given)
+                || matches!((held.bind(given.py()).to_str(), given.to_str()), (Ok(a), Ok(b)) if a == b)
+        };
+        same(&self.url, url) && same(&self.method, method)
+    }
+}
+
+/// A request prepared for this call, or shared with earlier identical ones.
+// It lives on the stack for one call: boxing the owned case would add an
+// allocation per request with a body.
+#[allow(clippy::large_enum_variant)]
+enum PreparedRef {
+    Owned(Prepared),
+    Shared(Arc<Prepared>),
+}
+
+impl std::ops::Deref for PreparedRef {
+    type Target = Prepared;
+
+    fn deref(&self) -> &Prepared {
+        match self {
+            PreparedRef::Owned(p) => p,
+            PreparedRef::Shared(p) => p,
+        }
+    }
 }
 
 impl HeaderMemo {
-    /// The encoded fields of `list` when known (learning it if it is the
-    /// candidate); `None`: encode it the ordinary way.
-    fn lookup(&mut self, list: &Bound<'_, PyList>) -> Option<&EncodedHeaders> {
+    /// Whether `list` is the learnt list (learning it if it is the
+    /// candidate); false: encode it the ordinary way.
+    fn knows(&mut self, list: &Bound<'_, PyList>) -> bool {
         let known = self.learnt.as_ref().is_some_and(|(items, _)| {
             items.len() == list.len() && list.iter().zip(items).all(|(a, b)| a.is(b))
         });
-        if !known {
-            if !self.candidate.as_ref().is_some_and(|c| c.is(list)) {
-                self.candidate = Some(list.clone().unbind());
-                return None;
-            }
-            self.candidate = None;
-            let items: Vec<Bound<'_, PyAny>> = list.iter().collect();
-            // Invalid fields are left to the ordinary path, which reports them.
-            let encoded = str_pairs(&items, "headers")
-                .ok()
-                .and_then(|pairs| EncodedHeaders::new(&pairs).ok())?;
-            self.learnt = Some((items.into_iter().map(Bound::unbind).collect(), encoded));
+        if known {
+            return true;
         }
-        self.learnt.as_ref().map(|(_, encoded)| encoded)
+        if !self.candidate.as_ref().is_some_and(|c| c.is(list)) {
+            self.candidate = Some(list.clone().unbind());
+            return false;
+        }
+        self.candidate = None;
+        let items: Vec<Bound<'_, PyAny>> = list.iter().collect();
+        // Invalid fields are left to the ordinary path, which reports them.
+        let Some(encoded) = str_pairs(&items, "headers")
+            .ok()
+            .and_then(|pairs| EncodedHeaders::new(&pairs).ok())
+        else {
+            return false;
+        };
+        self.learnt = Some((items.into_iter().map(Bound::unbind).collect(), encoded));
+        self.last = None;
+        true
     }
 }
 
@@ -207,6 +262,92 @@ impl Engine {
         body: Option<&Bound<'py, PyAny>>,
         timeout: &Bound<'py, PyTuple>,
     ) -> PyResult<RawResponse> {
+        self.read_whole(py, method, url, headers, body, timeout)
+    }
+
+    /// `request` with what `Client` does around it on its hot path, in one
+    /// call (see `_core.pyi`): the jar's `Cookie` header, the response's
+    /// Set-Cookie fields stored (`cookies._changed()` called when the jar
+    /// changed), the final `nodelay.Response`, and an engine error's
+    /// `request` filled in.
+    #[allow(clippy::too_many_arguments)]
+    fn fetch<'py>(
+        &self,
+        py: Python<'py>,
+        method: &Bound<'py, PyString>,
+        url: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyList>,
+        body: Option<&Bound<'py, PyAny>>,
+        timeout: &Bound<'py, PyTuple>,
+        jar: &Bound<'py, CookieJar>,
+        cookies: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let jar = jar.get();
+        // An empty jar answers at once, without parsing the URL.
+        let sent = match jar.header_for(url.to_str()?) {
+            Some(value) => with_cookie(headers, &value)?,
+            None => headers.clone(),
+        };
+        let none = py.None().into_bound(py);
+        let request = PyTuple::new(
+            py,
+            [
+                method.as_any(),
+                url.as_any(),
+                sent.as_any(),
+                body.unwrap_or(&none),
+            ],
+        )?;
+        let raw = match self.read_whole(py, method, url, &sent, body, timeout) {
+            Ok(raw) => raw,
+            Err(err) => return Err(with_request(py, err, &request)),
+        };
+        if jar.store_head(raw.head(), Some(url.to_str()?)) {
+            cookies.call_method0(intern!(py, "_changed"))?;
+        }
+        build_response(Bound::new(py, raw)?, request)
+    }
+
+    /// Sends one request and returns once the response head arrived; the body
+    /// is read with `RawStream.read` (see `_core.pyi`).
+    fn open<'py>(
+        &self,
+        py: Python<'py>,
+        method: &Bound<'py, PyString>,
+        url: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyList>,
+        body: Option<&Bound<'py, PyAny>>,
+        timeout: &Bound<'py, PyTuple>,
+    ) -> PyResult<RawStream> {
+        let signals = Arc::new(SignalCheck::default());
+        let exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
+        RawStream::new(py, exchange, url, signals, self.max_decoded_size)
+    }
+
+    /// Closes every idle connection.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            self.client.close();
+            self.batch_h1.close();
+        });
+    }
+
+    fn idle_connections(&self) -> usize {
+        self.client.idle_connections()
+    }
+}
+
+impl Engine {
+    /// Sends one request and reads the whole response.
+    fn read_whole<'py>(
+        &self,
+        py: Python<'py>,
+        method: &Bound<'py, PyString>,
+        url: &Bound<'py, PyString>,
+        headers: &Bound<'py, PyList>,
+        body: Option<&Bound<'py, PyAny>>,
+        timeout: &Bound<'py, PyTuple>,
+    ) -> PyResult<RawResponse> {
         // Only streams share their signal check with the body reader (an Arc);
         // a whole response keeps it on the stack.
         let signals = SignalCheck::default();
@@ -250,36 +391,6 @@ impl Engine {
         Ok(response)
     }
 
-    /// Sends one request and returns once the response head arrived; the body
-    /// is read with `RawStream.read` (see `_core.pyi`).
-    fn open<'py>(
-        &self,
-        py: Python<'py>,
-        method: &Bound<'py, PyString>,
-        url: &Bound<'py, PyString>,
-        headers: &Bound<'py, PyList>,
-        body: Option<&Bound<'py, PyAny>>,
-        timeout: &Bound<'py, PyTuple>,
-    ) -> PyResult<RawStream> {
-        let signals = Arc::new(SignalCheck::default());
-        let exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
-        RawStream::new(py, exchange, url, signals, self.max_decoded_size)
-    }
-
-    /// Closes every idle connection.
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| {
-            self.client.close();
-            self.batch_h1.close();
-        });
-    }
-
-    fn idle_connections(&self) -> usize {
-        self.client.idle_connections()
-    }
-}
-
-impl Engine {
     /// Extracts the arguments (borrowing the Python strings), prepares the
     /// request with the GIL held (no I/O), then sends it and reads the
     /// response head with the GIL released.
@@ -351,7 +462,7 @@ impl Engine {
         url: &Bound<'_, PyString>,
         headers: &Bound<'_, PyList>,
         body: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Option<Result<Prepared, Error>>> {
+    ) -> PyResult<Option<Result<PreparedRef, Error>>> {
         if !self.client.is_direct_http1() {
             return Ok(None);
         }
@@ -366,7 +477,23 @@ impl Engine {
         let Ok(mut memo) = self.header_memo.try_lock() else {
             return Ok(None);
         };
-        let Some(encoded) = memo.lookup(headers) else {
+        if !memo.knows(headers) {
+            return Ok(None);
+        }
+        let repeated = body.is_none()
+            && memo
+                .last
+                .as_ref()
+                .is_some_and(|last| last.matches(method, url));
+        if let Some(prepared) = memo
+            .last
+            .as_ref()
+            .filter(|_| repeated)
+            .and_then(|last| last.prepared.as_ref())
+        {
+            return Ok(Some(Ok(PreparedRef::Shared(Arc::clone(prepared)))));
+        }
+        let Some((_, encoded)) = &memo.learnt else {
             return Ok(None);
         };
         let parts = RequestParts {
@@ -375,7 +502,26 @@ impl Engine {
             headers: &[],
             body,
         };
-        Ok(Some(self.client.prepare_encoded(&parts, encoded)))
+        let prepared = match self.client.prepare_encoded(&parts, encoded) {
+            Ok(prepared) => prepared,
+            Err(e) => return Ok(Some(Err(e))),
+        };
+        if body.is_some() {
+            return Ok(Some(Ok(PreparedRef::Owned(prepared))));
+        }
+        if !repeated {
+            memo.last = Some(LastPrepared {
+                method: method.clone().unbind(),
+                url: url.clone().unbind(),
+                prepared: None,
+            });
+            return Ok(Some(Ok(PreparedRef::Owned(prepared))));
+        }
+        let prepared = Arc::new(prepared);
+        if let Some(last) = &mut memo.last {
+            last.prepared = Some(Arc::clone(&prepared));
+        }
+        Ok(Some(Ok(PreparedRef::Shared(prepared))))
     }
 
     /// `timeouts(tuple)`, remembered for the last tuple object seen. Threads
@@ -460,4 +606,75 @@ pub(crate) fn form_encode<'py>(
     let items: Vec<Bound<'py, PyAny>> = pairs.iter().collect();
     let strings = str_pairs(&items, "form data")?;
     Ok(PyBytes::new(py, &nodelay_core::form::urlencode(strings)))
+}
+
+/// `headers` plus `("Cookie", value)` (what `_prepare.with_cookies` does
+/// with the jar's value): unchanged when the value is empty or a `Cookie`
+/// header is already there (the user's wins; names compared as Python's
+/// `name.lower() == "cookie"` does).
+fn with_cookie<'py>(headers: &Bound<'py, PyList>, value: &str) -> PyResult<Bound<'py, PyList>> {
+    let py = headers.py();
+    if value.is_empty() {
+        return Ok(headers.clone());
+    }
+    for item in headers.iter() {
+        let name = item.get_item(0)?;
+        let name = name.cast::<PyString>()?;
+        let is_cookie = match name.to_str() {
+            Ok(text) if text.is_ascii() => text.eq_ignore_ascii_case("cookie"),
+            // Unicode lowercasing maps a few non-ASCII letters to ASCII ones
+            // (KELVIN SIGN → k): let Python decide, as it did.
+            _ => name.call_method0(intern!(py, "lower"))?.eq("cookie")?,
+        };
+        if is_cookie {
+            return Ok(headers.clone());
+        }
+    }
+    let out = PyList::new(py, headers.iter())?;
+    out.append(("Cookie", value))?;
+    Ok(out)
+}
+
+/// An engine error with its `request` filled in (`Request._make` of the
+/// request reference) when it is a `RequestError` without one, as the client
+/// does for every request it sends.
+fn with_request(py: Python<'_>, err: PyErr, request: &Bound<'_, PyTuple>) -> PyErr {
+    let fill = || -> PyResult<()> {
+        let value = err.value(py);
+        let class = py
+            .import(intern!(py, "nodelay._exceptions"))?
+            .getattr(intern!(py, "RequestError"))?;
+        if value.is_instance(&class)? && value.getattr(intern!(py, "request"))?.is_none() {
+            value.setattr(intern!(py, "request"), make_request(py, request)?)?;
+        }
+        Ok(())
+    };
+    // Failing to describe the request must not hide the error itself.
+    let _ = fill();
+    err
+}
+
+/// `form_encode(param_pairs(data))` for a dict whose keys and values are all
+/// exactly `str` (the usual `data=` form), in one call without the pairs
+/// list; `None` for any other dict (the caller normalises it first).
+#[pyfunction]
+pub(crate) fn form_encode_dict<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyDict>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = data.iter().collect();
+    let mut strings = Vec::with_capacity(items.len());
+    for (name, value) in &items {
+        let (Ok(name), Ok(value)) = (
+            name.cast_exact::<PyString>(),
+            value.cast_exact::<PyString>(),
+        ) else {
+            return Ok(None);
+        };
+        strings.push((name.to_str()?, value.to_str()?));
+    }
+    Ok(Some(PyBytes::new(
+        py,
+        &nodelay_core::form::urlencode(strings),
+    )))
 }

@@ -37,6 +37,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(server::test_ca_pem, m)?)?;
     m.add_function(wrap_pyfunction!(engine::form_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(engine::form_encode_dict, m)?)?;
+    m.add_function(wrap_pyfunction!(response::use_models, m)?)?;
     m.add_function(wrap_pyfunction!(batch::request_many, m)?)?;
     m.add("MAX_BATCH_CONCURRENCY", batch::MAX_BATCH_CONCURRENCY)?;
     m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
