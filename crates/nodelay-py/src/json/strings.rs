@@ -42,10 +42,12 @@ struct Short {
 }
 
 impl Short {
+    #[inline]
     fn ascii(self) -> bool {
         (self.lo | self.hi) & HIGH_BITS == 0
     }
 
+    #[inline]
     fn hash(self) -> u64 {
         mix(self.lo ^ self.hi.rotate_left(29) ^ ((self.len as u64) << 56))
     }
@@ -379,6 +381,7 @@ fn special_bytes(word: u64) -> u64 {
 }
 
 /// A compact ASCII `str` of `bytes` (all < 0x80).
+#[inline]
 fn ascii_str<'py>(py: pyo3::Python<'py>, bytes: &[u8]) -> Parsed<'py> {
     // SAFETY: PyUnicode_New(len, 127) makes a compact ASCII str of `len`
     // one-byte characters (or NULL); we fill every byte before anyone else can
