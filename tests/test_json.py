@@ -299,3 +299,86 @@ def test_response_json_errors_are_json_decode_errors() -> None:
 def test_response_json_from_the_server(client: nodelay.Client, server: _core.TestServer) -> None:
     r = client.get(f"{server.url}/json/16384")
     assert same(r.json(), json.loads(r.content))
+
+
+# -- differential corpus for the fast paths (short strings as two words, the str caches,
+# one-allocation UTF-8 decoding, Clinger's float fast path) ------------------------------
+
+_WIDE = ["a", "é", "ÿ", "Ā", "߿", "ࠀ", "€", "\uffff", "😀", "\U0010ffff", "\x7f"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_strings_of_every_width_and_length_match_json_loads(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(200):
+        # Lengths around the 8- and 16-byte word boundaries and the 64-byte key limit.
+        n = rng.choice([0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 200])
+        text = "".join(rng.choice(_WIDE + ["x"] * 8) for _ in range(n))
+        for escaped in (False, True):
+            body = json.dumps(text, ensure_ascii=escaped).encode()
+            check(body)
+            check(b"{" + body + b":" + body + b"}")
+            # Near the end of the document (less than 16 bytes to read ahead) and not.
+            check(b"[" + body + b"]")
+            check(b"[" + body + b"," + body + b", 1234567890123456789]")
+
+
+def test_escapes_between_runs_of_text_match_json_loads() -> None:
+    pieces = ["plain", "\n", '"', "\\", "/", "\b\f\r\t", "é€😀", "\x00", "\u2028", "x" * 40]
+    rng = random.Random(7)
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
+        check(json.dumps(text).encode())
+        check(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        check(json.dumps({text: [text]}).encode())
+    check(b'"\\/ solidus \\u002F"')
+
+
+def test_many_distinct_keys_and_values_evicting_each_other_match_json_loads() -> None:
+    # Far more distinct short keys and values than cache slots, repeated out of order.
+    keys = [f"k{i}" for i in range(1000)] + [f"key-{i:012d}" for i in range(300)]
+    rng = random.Random(3)
+    objs = [{rng.choice(keys): rng.choice(keys) for _ in range(8)} for _ in range(300)]
+    check(json.dumps(objs).encode())
+    long_keys = [("p" * 20) + str(i) for i in range(400)]  # same first 16 bytes
+    check(json.dumps([{k: i} for i, k in enumerate(long_keys * 2)]).encode())
+
+
+_FLOAT_TEXTS = [
+    "0.1", "0.2", "0.3", "1.0", "-1.5", "3.141592653589793", "2.718281828459045",
+    "9007199254740992.0", "9007199254740993.0", "9007199254740994.5",
+    "123456789012345678.0", "1234567890123456789.0", "12345678901234567890.0",
+    "0.000000000000000000001", "1e22", "1e23", "1.5e22", "9007199254740993e22", "1e-22",
+    "1e-23", "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308",
+    "1.7976931348623159e308", "1E+0", "1e-0", "0e0", "-0e5", "0.0e-999999999",
+    "1e999999999999", "123.456e-7", "0.30000000000000004", "100000000000000000000000.0",
+    "1." + "0" * 30, "0." + "0" * 30 + "1", "5" + "0" * 25 + "e-25",
+]
+
+
+@pytest.mark.parametrize("text", _FLOAT_TEXTS)
+def test_float_texts_match_json_loads(text: str) -> None:
+    check(text.encode())
+    check(f"[{text}, -{text}]".encode())
+
+
+def test_random_float_texts_round_trip_like_json_loads() -> None:
+    rng = random.Random(11)
+    for _ in range(3000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randrange(1, 22)))
+        point = rng.randrange(len(digits) + 1)
+        whole, fraction = digits[:point].lstrip("0") or "0", digits[point:]
+        text = whole + ("." + fraction if fraction else "")
+        if rng.random() < 0.5:
+            text += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.randrange(0, 40))
+        check(text.encode())
+        value = rng.random() * 10 ** rng.randrange(-30, 30)
+        check(repr(value).encode())
+
+
+def test_whitespace_everywhere_matches_json_loads() -> None:
+    rng = random.Random(5)
+    tokens = ["{", '"a"', ":", "[", "1", ",", "2.5", ",", '"é"', "]", ",", '"b"', ":", "null", "}"]
+    for _ in range(200):
+        parts = [rng.choice(["", " ", "\t", "\n", "\r\n", "  \n\t "]) + t for t in tokens]
+        check(("".join(parts) + rng.choice(["", " ", "\n"])).encode())

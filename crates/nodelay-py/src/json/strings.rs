@@ -1,0 +1,458 @@
+//! Strings: the scanner, the per-document `str` caches and the UTF-8 decoding.
+//!
+//! Most strings of API documents are short (keys, enums, tags): a string whose
+//! closing quote is among the next 16 bytes is read as two words, its cache slot
+//! is a hash of those words, and a hit compares two words and a length, without
+//! a byte loop. Longer strings are scanned 8 bytes at a time.
+
+use std::ptr;
+
+use pyo3::ffi;
+
+use super::{owned, Fallback, Parsed, Parser};
+
+/// Object keys up to this many bytes are shared per document (a repeated key
+/// reuses one `str`, whose hash is then computed once), as `json.loads` does
+/// with its memo. Longer keys are rare and not worth the comparison.
+const KEY_CACHE_MAX_BYTES: usize = 64;
+
+/// String values up to this many bytes (the two-word fast path) are shared the
+/// same way: short values repeat (enums, codes, tags) and sharing an immutable
+/// `str` is invisible to Python code; a miss costs one slot update.
+const VALUE_CACHE_MAX_BYTES: usize = SHORT_MAX_BYTES;
+
+/// Strings this short are read as two 8-byte words (see the module doc).
+const SHORT_MAX_BYTES: usize = 16;
+
+/// Each per-document string cache has 2^this slots (direct-mapped by a hash
+/// of the bytes, with a second chance in the next slot): 256, enough for the
+/// distinct keys of typical API documents.
+const STR_CACHE_BITS: u32 = 8;
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// A string's cache identity: its first 16 bytes as two zero-padded words
+/// (enough to compare short strings) and its length.
+#[derive(Clone, Copy)]
+struct Short {
+    lo: u64,
+    hi: u64,
+    len: usize,
+}
+
+impl Short {
+    #[inline]
+    fn ascii(self) -> bool {
+        (self.lo | self.hi) & HIGH_BITS == 0
+    }
+
+    #[inline]
+    fn hash(self) -> u64 {
+        mix(self.lo ^ self.hi.rotate_left(29) ^ ((self.len as u64) << 56))
+    }
+}
+
+/// One cache slot: a string's identity, where its bytes are in the document
+/// (strings past 16 bytes compare those too) and its `str` (an owned
+/// reference; null while the slot is empty).
+#[derive(Clone, Copy)]
+struct Slot {
+    short: Short,
+    start: usize,
+    obj: *mut ffi::PyObject,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    short: Short {
+        lo: 0,
+        hi: 0,
+        len: 0,
+    },
+    start: 0,
+    obj: ptr::null_mut(),
+};
+
+/// A per-document cache of `str` objects by content (allocated on first use).
+#[derive(Default)]
+pub(super) struct StrCache {
+    slots: Vec<Slot>,
+}
+
+impl Drop for StrCache {
+    fn drop(&mut self) {
+        for slot in &self.slots {
+            if !slot.obj.is_null() {
+                // SAFETY: a non-null slot holds an owned reference.
+                unsafe { ffi::Py_DECREF(slot.obj) };
+            }
+        }
+    }
+}
+
+/// Which per-document cache.
+#[derive(Clone, Copy)]
+enum Cache {
+    Keys,
+    Values,
+}
+
+impl<'py> Parser<'_, 'py> {
+    /// An object key (after its opening quote): escape-free keys of at most
+    /// `KEY_CACHE_MAX_BYTES` come from the per-document cache.
+    pub(super) fn key(&mut self) -> Parsed<'py> {
+        let start = self.pos;
+        if let Some(short) = short_string(self.data, start) {
+            self.pos = start + short.len + 1;
+            return self.cached_str(Cache::Keys, short, start);
+        }
+        let (end, escaped) = self.scan_string()?;
+        if escaped || end - start > KEY_CACHE_MAX_BYTES {
+            return self.string();
+        }
+        self.pos = end + 1;
+        self.cached_str(Cache::Keys, leading_words(self.data, start, end), start)
+    }
+
+    /// A string value, after its opening quote.
+    pub(super) fn string(&mut self) -> Parsed<'py> {
+        let start = self.pos;
+        if let Some(short) = short_string(self.data, start) {
+            self.pos = start + short.len + 1;
+            return self.cached_str(Cache::Values, short, start);
+        }
+        let (end, escaped) = self.scan_string()?;
+        if !escaped {
+            self.pos = end + 1;
+            if end - start <= VALUE_CACHE_MAX_BYTES {
+                // Only near the end of the document (no 16 bytes to read ahead).
+                let short = leading_words(self.data, start, end);
+                return self.cached_str(Cache::Values, short, start);
+            }
+            return self.make_str(start, end);
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        out.extend_from_slice(&self.data[start..end]);
+        self.pos = end;
+        let result = self
+            .unescape(&mut out)
+            .and_then(|()| decode_utf8(self.py, &out));
+        self.scratch = out;
+        result
+    }
+
+    /// The `str` of `data[start..start + short.len]` (escape-free) from
+    /// `cache`, made and remembered on a miss.
+    fn cached_str(&mut self, cache: Cache, short: Short, start: usize) -> Parsed<'py> {
+        let data = self.data;
+        let table = match cache {
+            Cache::Keys => &mut self.keys,
+            Cache::Values => &mut self.values,
+        };
+        if table.slots.is_empty() {
+            table.slots = vec![EMPTY_SLOT; 1 << STR_CACHE_BITS];
+        }
+        let mask = (1 << STR_CACHE_BITS) - 1;
+        let first = (short.hash() >> (64 - STR_CACHE_BITS)) as usize;
+        let second = (first + 1) & mask;
+        let len = short.len;
+        let same = |slot: &Slot| {
+            !slot.obj.is_null()
+                && slot.short.len == len
+                && slot.short.lo == short.lo
+                && slot.short.hi == short.hi
+                && (len <= SHORT_MAX_BYTES
+                    || data[slot.start..slot.start + len] == data[start..start + len])
+        };
+        for index in [first, second] {
+            let slot = &table.slots[index & mask];
+            if same(slot) {
+                // SAFETY: the slot holds a valid `str`; we hand out a new reference.
+                return owned(self.py, unsafe { ffi::Py_NewRef(slot.obj) });
+            }
+        }
+        // Two-way: a string may sit in its slot or the next one, so two
+        // colliding strings of one document do not evict each other forever.
+        let index = if !table.slots[first].obj.is_null() && table.slots[second].obj.is_null() {
+            second
+        } else {
+            first
+        };
+        let made = if short.ascii() {
+            ascii_str(self.py, &data[start..start + len])
+        } else {
+            decode_utf8(self.py, &data[start..start + len])
+        }?;
+        let table = match cache {
+            Cache::Keys => &mut self.keys,
+            Cache::Values => &mut self.values,
+        };
+        let slot = &mut table.slots[index];
+        let old = std::mem::replace(
+            slot,
+            Slot {
+                short,
+                start,
+                // SAFETY: `made` is a valid object; the slot owns a new reference.
+                obj: unsafe { ffi::Py_NewRef(made.as_ptr()) },
+            },
+        );
+        if !old.obj.is_null() {
+            // SAFETY: the evicted slot's reference was owned.
+            unsafe { ffi::Py_DECREF(old.obj) };
+        }
+        Ok(made)
+    }
+
+    /// Scans a string body from `pos` (after the opening quote) without
+    /// consuming it: (index of the closing quote, has escapes). With escapes,
+    /// the index is where the first backslash is.
+    #[inline]
+    fn scan_string(&self) -> Result<(usize, bool), Fallback> {
+        let data = self.data;
+        let mut i = self.pos;
+        // Eight bytes at a time (SWAR): most string bytes are plain text.
+        while let Some(chunk) = data.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let special = special_bytes(word);
+            if special != 0 {
+                i += (special.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        while let Some(&b) = data.get(i) {
+            match b {
+                b'"' => return Ok((i, false)),
+                b'\\' => return Ok((i, true)),
+                // Control character (json.loads strict mode).
+                0..=0x1f => return Err(Fallback),
+                _ => i += 1,
+            }
+        }
+        Err(Fallback) // unterminated
+    }
+
+    /// A `str` of the raw bytes `data[start..end]` (no escapes).
+    fn make_str(&self, start: usize, end: usize) -> Parsed<'py> {
+        let bytes = &self.data[start..end];
+        if bytes.is_ascii() {
+            ascii_str(self.py, bytes)
+        } else {
+            decode_utf8(self.py, bytes)
+        }
+    }
+
+    /// Decodes the rest of a string with escapes into `out` (as UTF-8) and
+    /// consumes the closing quote. Lone surrogates (valid for json.loads, not
+    /// representable in UTF-8) make json.loads handle the document.
+    fn unescape(&mut self, out: &mut Vec<u8>) -> Result<(), Fallback> {
+        loop {
+            // Copy the plain run up to the next special byte in one go.
+            let (end, escaped) = self.scan_string()?;
+            out.extend_from_slice(&self.data[self.pos..end]);
+            self.pos = end + 1;
+            if !escaped {
+                return Ok(());
+            }
+            let &e = self.data.get(self.pos).ok_or(Fallback)?;
+            self.pos += 1;
+            let c = match e {
+                b'"' => b'"',
+                b'\\' => b'\\',
+                b'/' => b'/',
+                b'b' => 0x08,
+                b'f' => 0x0c,
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'u' => {
+                    let c = self.unicode_escape()?;
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    continue;
+                }
+                _ => return Err(Fallback),
+            };
+            out.push(c);
+        }
+    }
+
+    /// The character of `\uXXXX` (after the `u`), joining a surrogate pair.
+    fn unicode_escape(&mut self) -> Result<char, Fallback> {
+        let first = self.hex4()?;
+        let code = match first {
+            0xD800..=0xDBFF => {
+                if !self.data[self.pos..].starts_with(b"\\u") {
+                    return Err(Fallback);
+                }
+                self.pos += 2;
+                let second = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return Err(Fallback);
+                }
+                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(Fallback),
+            _ => first,
+        };
+        char::from_u32(code).ok_or(Fallback)
+    }
+
+    fn hex4(&mut self) -> Result<u32, Fallback> {
+        let digits = self.data.get(self.pos..self.pos + 4).ok_or(Fallback)?;
+        let mut value = 0u32;
+        for &d in digits {
+            let v = (d as char).to_digit(16).ok_or(Fallback)?;
+            value = value * 16 + v;
+        }
+        self.pos += 4;
+        Ok(value)
+    }
+}
+
+/// The string at `data[pos..]` (after its opening quote) if its closing quote
+/// is among the next 16 bytes and no escape or control character comes
+/// first; `None` sends it to the general scanner (also when fewer than 16
+/// bytes are left to read ahead).
+#[inline]
+fn short_string(data: &[u8], pos: usize) -> Option<Short> {
+    let block = data.get(pos..pos + SHORT_MAX_BYTES)?;
+    let (a, b) = block.split_at(8);
+    let lo = u64::from_le_bytes(a.try_into().unwrap_or_default());
+    let hi = u64::from_le_bytes(b.try_into().unwrap_or_default());
+    let special = special_bytes(lo);
+    let short = if special != 0 {
+        let len = (special.trailing_zeros() / 8) as usize;
+        Short {
+            lo: lo & low_bytes(len),
+            hi: 0,
+            len,
+        }
+    } else {
+        let special = special_bytes(hi);
+        if special == 0 {
+            return None;
+        }
+        let tail = (special.trailing_zeros() / 8) as usize;
+        Short {
+            lo,
+            hi: hi & low_bytes(tail),
+            len: 8 + tail,
+        }
+    };
+    (block[short.len] == b'"').then_some(short)
+}
+
+/// The identity of `data[start..end]`: its first 16 bytes as two
+/// little-endian words, zero-padded past `end`.
+fn leading_words(data: &[u8], start: usize, end: usize) -> Short {
+    let word = |bytes: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(w)
+    };
+    let bytes = &data[start..end.min(start + SHORT_MAX_BYTES)];
+    let (a, b) = bytes.split_at(bytes.len().min(8));
+    Short {
+        lo: word(a),
+        hi: word(b),
+        len: end - start,
+    }
+}
+
+/// A mask of the low `n` bytes of a word (`n` < 8).
+#[inline]
+fn low_bytes(n: usize) -> u64 {
+    (1u64 << (8 * n)) - 1
+}
+
+/// The high bit of each byte of `word` that may be `"`, `\` or a control
+/// character (< 0x20). The lowest set bit is exact (the first such byte):
+/// false positives only appear above a true one, through the borrow.
+#[inline]
+fn special_bytes(word: u64) -> u64 {
+    let has_zero = |v: u64| v.wrapping_sub(LOW_BITS) & !v & HIGH_BITS;
+    let quote = has_zero(word ^ (LOW_BITS * u64::from(b'"')));
+    let backslash = has_zero(word ^ (LOW_BITS * u64::from(b'\\')));
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
+    quote | backslash | control
+}
+
+/// A compact ASCII `str` of `bytes` (all < 0x80).
+#[inline]
+fn ascii_str<'py>(py: pyo3::Python<'py>, bytes: &[u8]) -> Parsed<'py> {
+    // SAFETY: PyUnicode_New(len, 127) makes a compact ASCII str of `len`
+    // one-byte characters (or NULL); we fill every byte before anyone else can
+    // see it, and the bytes are ASCII as required.
+    unsafe {
+        let obj = ffi::PyUnicode_New(bytes.len() as ffi::Py_ssize_t, 127);
+        if obj.is_null() {
+            return Err(Fallback);
+        }
+        ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            ffi::PyUnicode_DATA(obj) as *mut u8,
+            bytes.len(),
+        );
+        owned(py, obj)
+    }
+}
+
+/// A `str` of UTF-8 `bytes` in one allocation of the right width
+/// (`PyUnicode_DecodeUTF8` widens as it meets wider characters, copying each
+/// time). Invalid UTF-8 (surrogates included) makes json.loads judge.
+fn decode_utf8<'py>(py: pyo3::Python<'py>, bytes: &[u8]) -> Parsed<'py> {
+    let text = std::str::from_utf8(bytes).map_err(|_| Fallback)?;
+    // The widest character follows from the widest lead byte: 0xF0.. starts
+    // U+10000 and up, 0xE0.. U+0800..U+FFFF, 0xC4.. U+0100..U+07FF, 0xC2/0xC3
+    // U+0080..U+00FF (continuation bytes, 0x80..0xBF, never decide).
+    let widest = bytes.iter().copied().max().unwrap_or(0);
+    if widest < 0x80 {
+        return ascii_str(py, bytes);
+    }
+    let chars = bytes.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    let maxchar: u32 = match widest {
+        0xF0.. => 0x10_FFFF,
+        0xC4.. => 0xFFFF,
+        _ => 0xFF,
+    };
+    // SAFETY: PyUnicode_New(chars, maxchar) makes a str of `chars` code points
+    // of the kind `maxchar` selects (1, 2 or 4 bytes each), or NULL. We write
+    // exactly `chars` code points of that width, each ≤ maxchar and with the
+    // widest one needing that kind (see above), so the str is canonical.
+    unsafe {
+        let obj = ffi::PyUnicode_New(chars as ffi::Py_ssize_t, maxchar);
+        if obj.is_null() {
+            return Err(Fallback);
+        }
+        let data = ffi::PyUnicode_DATA(obj);
+        match maxchar {
+            0xFF => fill(data.cast::<u8>(), text, |c| c as u8),
+            0xFFFF => fill(data.cast::<u16>(), text, |c| c as u16),
+            _ => fill(data.cast::<u32>(), text, |c| c as u32),
+        }
+        owned(py, obj)
+    }
+}
+
+/// Writes the code points of `text` to `out` as `T`.
+///
+/// # Safety
+/// `out` must have room for `text.chars().count()` values of `T`.
+#[inline]
+unsafe fn fill<T>(out: *mut T, text: &str, narrow: impl Fn(char) -> T) {
+    for (i, c) in text.chars().enumerate() {
+        // SAFETY: i < the number of chars, which the caller sized `out` for.
+        unsafe { out.add(i).write(narrow(c)) };
+    }
+}
+
+/// A 64-bit mix whose top bits depend on every input bit (the folded 128-bit
+/// product, as wyhash does): the cache slot is taken from the top bits.
+#[inline]
+fn mix(x: u64) -> u64 {
+    let product = u128::from(x ^ 0x2d35_8dcc_aa6c_78a5) * 0x8bb8_4b93_962e_acc9;
+    (product as u64) ^ ((product >> 64) as u64)
+}
