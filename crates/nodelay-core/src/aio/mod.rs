@@ -19,4 +19,5 @@ mod upload;
 pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
 pub use client::{read_whole, AsyncClient};
+pub(crate) use pool::AsyncPooled;
 pub use upload::{BodyPump, PumpServer};
