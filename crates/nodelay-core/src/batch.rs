@@ -35,7 +35,6 @@ use crate::decode::decode;
 use crate::error::Error;
 use crate::h2::{H2Exchange, H2Response, Sent};
 use crate::limits::EXACT_PREALLOC_MAX_BYTES;
-use crate::proxy::ConnKey;
 
 /// A response read whole (body decoded), its connection given back.
 pub struct Fetched {
@@ -71,12 +70,18 @@ impl HeldConnection {
         self.0.is_some()
     }
 
-    /// The kept connection when it serves `key` and nothing arrived on it
-    /// since its last response; otherwise it goes back to the pool, whose
-    /// checkout makes the full liveness check.
-    fn take_for(&mut self, key: &ConnKey) -> Option<AsyncPooled> {
+    /// The kept connection when it serves `prepared` and nothing arrived on
+    /// it since its last response; otherwise it goes back to the pool, whose
+    /// checkout makes the full liveness check. A non-idempotent request
+    /// always gets that check: the reactor may not have processed a close
+    /// that a `poll()` would see, and such a request is not resent when it
+    /// finds the connection dead (an idempotent one is, once).
+    fn take_for(&mut self, prepared: &Prepared) -> Option<AsyncPooled> {
         let pooled = self.0.take()?;
-        if pooled.key() == key && !pooled.conn_ref().readiness_seen() {
+        if prepared.idempotent
+            && pooled.key() == &prepared.key
+            && !pooled.conn_ref().readiness_seen()
+        {
             return Some(pooled);
         }
         pooled.return_to_pool();
@@ -135,7 +140,7 @@ pub async fn fetch(
     }
     let started = Instant::now();
     let deadlines = Deadlines::start(timeouts, started);
-    let first = held.take_for(&prepared.key);
+    let first = held.take_for(prepared);
     let mut exchange = h1
         .send_h1(prepared, body, deadlines, started, first)
         .await?;
