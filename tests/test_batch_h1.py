@@ -79,3 +79,14 @@ def test_a_server_closing_after_each_answer(scripted: Callable[..., ScriptedServ
     with nodelay.Client() as client:
         rs = client.get_many([f"{srv.url}/{i}" for i in range(8)], concurrency=1)
     assert [r.content for r in rs] == [b"ok"] * 8
+
+
+def test_no_keepalive_limits_keep_no_connection(server: _core.TestServer) -> None:
+    # max_keepalive_connections=0: each connection closes after its response, in a
+    # batch as anywhere else (a task does not keep one either).
+    limits = nodelay.Limits(max_keepalive_connections=0)
+    with nodelay.Client(limits=limits) as client:
+        before = server.connections()
+        rs = client.get_many([f"{server.url}/bytes/4"] * 12, concurrency=2)
+        assert [r.content for r in rs] == [b"abcd"] * 12
+        assert server.connections() - before == 12

@@ -89,9 +89,9 @@ impl HeldConnection {
     }
 
     /// Keeps a connection whose response was read whole, unless another
-    /// request waits for a slot of its pool.
+    /// request waits for a slot of its pool or the pool keeps none.
     fn keep(&mut self, mut pooled: AsyncPooled) {
-        if pooled.pool_has_waiters() {
+        if !pooled.may_keep() {
             pooled.return_to_pool();
         } else {
             // Its next request is on a used connection: a failure before any

@@ -101,10 +101,15 @@ impl AsyncPooled {
         &self.key
     }
 
-    /// Whether another request is waiting for a connection slot of this
-    /// pool (a connection kept between requests should then go back).
-    pub fn pool_has_waiters(&self) -> bool {
-        self.pool.waiting.load(Ordering::Relaxed) > 0
+    /// Whether its holder may keep this connection for its next request:
+    /// no other request waits for a connection slot of this pool, and the
+    /// pool keeps connections between requests at all (`max_keepalive` 0
+    /// or a zero `keepalive_expiry` close each one after its response).
+    pub fn may_keep(&self) -> bool {
+        let config = &self.pool.config;
+        self.pool.waiting.load(Ordering::Relaxed) == 0
+            && config.max_keepalive != Some(0)
+            && config.keepalive_expiry != Some(Duration::ZERO)
     }
 
     /// Gives the connection back to its pool for reuse.
