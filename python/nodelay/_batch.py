@@ -30,7 +30,6 @@ from ._config import UNSET, _Unset, timeout_tuple
 from ._exceptions import RequestError
 from ._flow import REDIRECT_STATUSES, redirect_flow
 from ._models import Request, _response_from_raw
-from ._urls import with_query
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -121,7 +120,7 @@ def _run(
         raise RuntimeError("Client is closed")
     jar = client._cookies
     batch = [p for i, p in enumerate(prepared) if i not in fallback] if fallback else prepared
-    raws = _core.request_many(
+    raws, all_ok, cookies_changed, any_3xx = _core.request_many(
         engine,
         batch,  # type: ignore[arg-type]  # only bytes bodies are left in the batch
         ttuple,
@@ -129,12 +128,17 @@ def _run(
         jar=jar._jar,
         stop_on_error=not return_exceptions,
     )
+    if cookies_changed:
+        jar._changed()
     follow = client.follow_redirects if follow_redirects is None else follow_redirects
+    if all_ok and not fallback and not (follow and any_3xx):
+        # Every request answered, nothing left to do per item: each prepared tuple is
+        # already the ``(method, url, pairs, body)`` reference a response keeps.
+        return list(map(_response_from_raw, raws, prepared))  # type: ignore[arg-type]
     results: list[Any] = []
     raw_iter = iter(raws)
     first_error: BaseException | None = None
-    cookies_changed = False
-    for i, (method, url, pairs, body) in enumerate(prepared):
+    for i, request in enumerate(prepared):
         if i in fallback:
             if first_error is not None:
                 results.append(None)
@@ -150,6 +154,7 @@ def _run(
         if raw is None:  # not sent: the batch stopped at a failure
             results.append(None)
             continue
+        method, url, pairs, body = request
         if isinstance(raw, BaseException):
             if isinstance(raw, RequestError) and raw.request is None:
                 raw.request = Request._make(method, url, pairs, body)
@@ -157,8 +162,7 @@ def _run(
                 first_error = raw
             results.append(raw)
             continue
-        cookies_changed = cookies_changed or raw.header("set-cookie") is not None
-        response = _response_from_raw(raw, (method, url, pairs, body))
+        response = _response_from_raw(raw, request)
         if follow and raw.status in REDIRECT_STATUSES and first_error is None:
             try:
                 flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
@@ -170,8 +174,6 @@ def _run(
                 results.append(exc)
                 continue
         results.append(response)
-    if cookies_changed:
-        jar._changed()
     if first_error is not None:
         raise first_error
     return results
@@ -196,8 +198,11 @@ def get_many(
         # The common case: client defaults only. Every request shares one header list
         # (converted once by the engine).
         pairs = client._headers._list
+        # ``with_query(u, [])`` inlined: the URL without its fragment (the same str object
+        # when it has none, so the engine converts a URL repeated in the list once).
         prepared: list[Prepared] = [
-            ("GET", with_query(u if type(u) is str else str(u), []), pairs, None) for u in urls
+            ("GET", (u if type(u) is str else str(u)).partition("#")[0], pairs, None)
+            for u in urls
         ]
     else:
         prepared = [_prepare(client, "GET", u, params=params, headers=headers) for u in urls]

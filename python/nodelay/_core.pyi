@@ -340,15 +340,17 @@ def request_many(
     concurrency: int,
     jar: CookieJar | None = None,
     stop_on_error: bool = True,
-) -> list[RawResponse | Exception | None]:
+) -> tuple[list[RawResponse | Exception | None], bool, bool, bool]:
     """Send every ``(method, url, headers, body)`` (as ``Engine.request`` takes them),
     ``concurrency`` (1..1024) at a time, with the GIL released until all are done: as
     tasks on the process runtime (HTTP/2 on the client's shared connection, HTTP/1.1 over
     the engine's batch pool), or from worker threads over the engine's pool when it has
-    proxies. Returns, in input order, a ``RawResponse``, the
-    exception a request failed with (not raised), or ``None`` for a request never sent
-    because ``stop_on_error`` stopped the batch at a failure. ``jar`` adds its Cookie
-    header to requests without one and stores every response's Set-Cookie fields.
+    proxies. Returns ``(results, all_ok, cookies_changed, any_3xx)``: in input order, a
+    ``RawResponse``, the exception a request failed with (not raised), or ``None`` for a
+    request never sent because ``stop_on_error`` stopped the batch at a failure; whether
+    every item is a ``RawResponse``; whether Set-Cookie fields changed ``jar``; whether
+    any response has a 3xx status. ``jar`` adds its Cookie header to requests without one
+    and stores every response's Set-Cookie fields.
     Ctrl-C raises ``KeyboardInterrupt`` within 50 ms; requests in flight are then
     cancelled (runtime tasks) or finish in the background and are discarded (threads)."""
 

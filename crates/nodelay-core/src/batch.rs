@@ -13,12 +13,21 @@
 //!
 //! The caller picks the client's sync path instead for proxied clients (the
 //! async driver connects directly only).
+//!
+//! A batch task keeps its HTTP/1.1 connection between its requests
+//! ([`HeldConnection`]) rather than giving it back to the pool after each
+//! one: the next request to the same origin then skips the pool's lock and
+//! its liveness `poll()` (the reactor's readiness answers that question for
+//! a connection just drained, without a syscall). It goes back to the pool
+//! when another request waits for a connection slot (`max_connections`
+//! still bounds the batch, `PoolTimeout` as before), when the next request
+//! is for another origin, and when the task ends.
 
 use std::time::{Duration, Instant};
 
 use nodelay_proto::{HeaderSpan, Version};
 
-use crate::aio::{read_whole, AsyncClient};
+use crate::aio::{AsyncClient, AsyncPooled};
 use crate::any_exchange::Exchange;
 use crate::client::{Client, Prepared};
 use crate::deadline::{Deadlines, Timeouts};
@@ -41,15 +50,70 @@ pub struct Fetched {
     pub elapsed: Duration,
 }
 
+/// The HTTP/1.1 connection a batch task keeps from one of its requests to the
+/// next (see the module comment). Call [`HeldConnection::release`] when the
+/// task is done; dropping it instead (a cancelled task) closes the
+/// connection and frees its pool slot.
+#[derive(Default)]
+pub struct HeldConnection(Option<AsyncPooled>);
+
+impl HeldConnection {
+    /// Gives the kept connection back to its pool.
+    pub fn release(mut self) {
+        if let Some(pooled) = self.0.take() {
+            pooled.return_to_pool();
+        }
+    }
+
+    /// Whether a connection is kept (for tests).
+    pub fn is_held(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The kept connection when it serves `prepared` and nothing arrived on
+    /// it since its last response; otherwise it goes back to the pool, whose
+    /// checkout makes the full liveness check. A non-idempotent request
+    /// always gets that check: the reactor may not have processed a close
+    /// that a `poll()` would see, and such a request is not resent when it
+    /// finds the connection dead (an idempotent one is, once).
+    fn take_for(&mut self, prepared: &Prepared) -> Option<AsyncPooled> {
+        let pooled = self.0.take()?;
+        if prepared.idempotent
+            && pooled.key() == &prepared.key
+            && !pooled.conn_ref().readiness_seen()
+        {
+            return Some(pooled);
+        }
+        pooled.return_to_pool();
+        None
+    }
+
+    /// Keeps a connection whose response was read whole, unless another
+    /// request waits for a slot of its pool or the pool keeps none.
+    fn keep(&mut self, mut pooled: AsyncPooled) {
+        if !pooled.may_keep() {
+            pooled.return_to_pool();
+        } else {
+            // Its next request is on a used connection: a failure before any
+            // response byte may be a server-side close (the stale retry).
+            pooled.reused = true;
+            self.0 = Some(pooled);
+        }
+    }
+}
+
 /// Sends `prepared` (made by `client.prepare`, not proxied) and reads the
 /// whole response: over HTTP/2 on the client's shared connection when the
-/// request may use it and the server agrees, else over HTTP/1.1 on `h1`.
-/// `body` is the body given to `prepare`. Timeouts are those of
-/// `Client::send`; dropping the future cancels the request (its HTTP/1.1
-/// connection is closed, its HTTP/2 stream reset).
+/// request may use it and the server agrees, else over HTTP/1.1 on `h1`,
+/// on the connection `held` keeps when it serves that origin (a reusable
+/// connection is kept there afterwards). `body` is the body given to
+/// `prepare`. Timeouts are those of `Client::send`; dropping the future
+/// cancels the request (its HTTP/1.1 connection is closed, its HTTP/2
+/// stream reset).
 pub async fn fetch(
     client: &Client,
     h1: &AsyncClient,
+    held: &mut HeldConnection,
     prepared: &Prepared,
     body: Option<&[u8]>,
     timeouts: Timeouts,
@@ -74,19 +138,32 @@ pub async fn fetch(
             }
         }
     }
-    let exchange = h1.send(prepared, body, timeouts).await?;
-    let (mut exchange, body) = read_whole(exchange, max_decoded_bytes).await?;
+    let started = Instant::now();
+    let deadlines = Deadlines::start(timeouts, started);
+    let first = held.take_for(prepared);
+    let mut exchange = h1
+        .send_h1(prepared, body, deadlines, started, first)
+        .await?;
+    let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
+    let mut body = Vec::new();
+    exchange.read_to_end(&mut body).await?;
+    if let Some(codings) = codings.filter(|_| !body.is_empty()) {
+        body = decode(&codings, body, max_decoded_bytes)?;
+    }
     let (head_bytes, headers) = exchange.take_head();
+    let (head, _) = exchange.head();
     let fetched = Fetched {
-        status: exchange.status(),
-        version: exchange.version(),
-        reason: exchange.reason_span(),
+        status: head.status,
+        version: head.version,
+        reason: head.reason,
         head_bytes,
         headers,
         body,
-        elapsed: exchange.started().elapsed(),
+        elapsed: started.elapsed(),
     };
-    exchange.finish();
+    if let Some(pooled) = exchange.into_reusable() {
+        held.keep(pooled);
+    }
     Ok(fetched)
 }
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
-use crate::aio::pool::AsyncPool;
+use crate::aio::pool::{AsyncPool, AsyncPooled};
 use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_streamed, BodyPump};
 use crate::client::{
     encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
@@ -171,11 +171,31 @@ impl AsyncClient {
                 }
             }
         }
+        let exchange = self
+            .send_h1(prepared, body, deadlines, started, adopted)
+            .await?;
+        Ok(AsyncExchange::h1(exchange))
+    }
+
+    /// The HTTP/1.1 part of [`AsyncClient::send`]: writes the request on
+    /// `first` when given (a connection ALPN handed over, or one the caller
+    /// kept from its previous request to the same origin), else on a
+    /// connection from the pool, and reads the response head. A reused
+    /// connection that fails before any response byte is replaced once
+    /// (idempotent requests only), as on the sync path.
+    pub(crate) async fn send_h1(
+        &self,
+        prepared: &Prepared,
+        body: Option<&[u8]>,
+        deadlines: Deadlines,
+        started: Instant,
+        mut first: Option<AsyncPooled>,
+    ) -> Result<AsyncH1Exchange, Error> {
         let large_body = if prepared.body_inlined { None } else { body };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = match adopted.take() {
+            let mut pooled = match first.take() {
                 Some(pooled) => pooled,
                 None => {
                     self.inner
@@ -206,9 +226,9 @@ impl AsyncClient {
             };
             match attempt {
                 Ok((head, head_bytes)) => {
-                    return Ok(AsyncExchange::h1(AsyncH1Exchange::new(
+                    return Ok(AsyncH1Exchange::new(
                         pooled, head, head_bytes, deadlines, started,
-                    )))
+                    ))
                 }
                 // A reused connection that failed before any response byte
                 // was most likely closed by the server while idle. A timeout

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::io::{self, IoSlice};
 use std::os::fd::RawFd;
+use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -109,6 +110,22 @@ impl AsyncConn {
                 }
             }
         }
+    }
+
+    /// Whether the runtime has seen this connection become readable since its
+    /// last read: the peer closed it or sent bytes nobody asked for (or, over
+    /// TLS, a session ticket). No syscall: the reactor's readiness, which a
+    /// read that drained the socket (a short read) cleared, is consulted with
+    /// a no-op waker. For a connection its holder just used, in place of the
+    /// pool's `poll()` check; `true` sends it through that full check.
+    pub fn readiness_seen(&self) -> bool {
+        let tcp = match &self.io {
+            AsyncTransport::Plain(s) => s,
+            AsyncTransport::Tls(s) => s.get_ref().0,
+            AsyncTransport::NestedTls(s) => s.get_ref().0.get_ref().0,
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        tcp.poll_read_ready(&mut cx).is_ready()
     }
 
     /// Reads more bytes into the buffer, growing it up to `max_buffer` when it

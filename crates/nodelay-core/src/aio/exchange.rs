@@ -281,13 +281,32 @@ impl AsyncH1Exchange {
     /// nothing extra buffered goes back to the pool; anything else is closed
     /// (HOSTILE.md A10, H29).
     pub fn finish(self) {
+        if let Some(pooled) = self.into_reusable() {
+            pooled.return_to_pool();
+        }
+    }
+
+    /// Ends the exchange like [`AsyncH1Exchange::finish`], but hands a
+    /// reusable connection to the caller (to keep for its next request, or
+    /// give back to the pool) instead of the pool; `None`: it was closed.
+    pub fn into_reusable(self) -> Option<AsyncPooled> {
         let reusable = matches!(self.body, BodyState::Done)
             && self.head.keep_alive
             && self.head.framing != BodyFraming::CloseDelimited
             && self.pooled.conn_ref().buffered().is_empty();
-        if reusable {
-            self.pooled.return_to_pool();
-        }
+        reusable.then_some(self.pooled)
+    }
+
+    /// The content codings to undo, in the order applied; `None` when one is
+    /// unknown (the body is then delivered as received).
+    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
+        let bytes = &self.head_bytes;
+        crate::decode::parse_codings(self.head.headers.iter().filter_map(|span| {
+            let field = &bytes[span.name.0 as usize..span.name.1 as usize];
+            field
+                .eq_ignore_ascii_case(b"content-encoding")
+                .then(|| &bytes[span.value.0 as usize..span.value.1 as usize])
+        }))
     }
 }
 

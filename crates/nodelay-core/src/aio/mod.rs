@@ -19,5 +19,5 @@ mod upload;
 pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
 pub use client::{read_whole, AsyncClient};
-pub(crate) use pool::{AsyncPool, AsyncSlotLease};
+pub(crate) use pool::{AsyncPool, AsyncPooled, AsyncSlotLease};
 pub use upload::{BodyPump, PumpServer};

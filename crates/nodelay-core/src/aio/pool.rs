@@ -5,6 +5,7 @@
 //! not a thread.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,9 @@ pub(crate) struct AsyncPool {
     state: Mutex<State>,
     /// Signalled whenever a connection slot or an idle connection frees up.
     freed: Notify,
+    /// Checkouts parked until a slot frees up: a caller keeping a connection
+    /// between its requests (a batch task) hands it back while any wait.
+    waiting: AtomicUsize,
     config: PoolConfig,
     /// Part of the pool's identity (HOSTILE.md D21), as on the sync path.
     tls: TlsSetup,
@@ -92,6 +96,22 @@ impl AsyncPooled {
             .expect("connection present until checkin")
     }
 
+    /// The origin and route this connection serves.
+    pub fn key(&self) -> &ConnKey {
+        &self.key
+    }
+
+    /// Whether its holder may keep this connection for its next request:
+    /// no other request waits for a connection slot of this pool, and the
+    /// pool keeps connections between requests at all (`max_keepalive` 0
+    /// or a zero `keepalive_expiry` close each one after its response).
+    pub fn may_keep(&self) -> bool {
+        let config = &self.pool.config;
+        self.pool.waiting.load(Ordering::Relaxed) == 0
+            && config.max_keepalive != Some(0)
+            && config.keepalive_expiry != Some(Duration::ZERO)
+    }
+
     /// Gives the connection back to its pool for reuse.
     pub fn return_to_pool(self) {
         let pool = Arc::clone(&self.pool);
@@ -119,6 +139,7 @@ impl AsyncPool {
                 ..State::default()
             }),
             freed: Notify::new(),
+            waiting: AtomicUsize::new(0),
             config,
             tls,
         }
@@ -188,6 +209,7 @@ impl AsyncPool {
                 return Ok(self.pooled(AsyncConn::new(transport), false, key, generation));
             }
             let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+            let _waiting = Waiting::new(&self.waiting);
             match until {
                 None => notified.await,
                 Some(until) => {
@@ -352,6 +374,23 @@ pub(crate) struct AsyncSlotLease {
 impl Drop for AsyncSlotLease {
     fn drop(&mut self) {
         self.pool.release_slot(self.generation);
+    }
+}
+
+/// Counts a parked checkout for as long as it waits (also when its future is
+/// dropped mid-wait).
+struct Waiting<'p>(&'p AtomicUsize);
+
+impl<'p> Waiting<'p> {
+    fn new(count: &'p AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use nodelay_core::Error;
+use nodelay_core::{EncodedHeaders, Error};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -48,15 +48,28 @@ pub(crate) const MAX_BATCH_CONCURRENCY: usize = 1024;
 /// One request, owned (the runners outlive no Python object but run without
 /// the GIL, so nothing here may borrow from Python).
 struct Job {
-    method: String,
-    url: String,
+    /// Shared by consecutive requests given the same method object.
+    method: Arc<str>,
+    /// Shared by consecutive requests given the same URL object (a batch
+    /// polling one URL copies it once).
+    url: Arc<str>,
     /// Shared by consecutive requests that passed the same header list.
     headers: SharedHeaders,
     body: Option<Vec<u8>>,
 }
 
 /// Header fields of a job, shared by the jobs given the same list.
-type SharedHeaders = Arc<[(String, String)]>;
+struct HeaderSet {
+    pairs: Vec<(String, String)>,
+    /// The fields validated and encoded once, for a client whose requests
+    /// all go out as direct HTTP/1.1 (`Client::prepare_encoded`); `None`:
+    /// each request encodes them (and reports a bad field itself).
+    encoded: Option<EncodedHeaders>,
+    /// The list has its own `Cookie` field (the jar's is then not added).
+    has_cookie: bool,
+}
+
+type SharedHeaders = Arc<HeaderSet>;
 
 /// A response read whole by a runner; Python objects are built later.
 struct Done {
@@ -81,6 +94,8 @@ struct Batch {
     stop_on_error: bool,
     /// Outcome of each job, by index (each slot is written once, by one runner).
     outcomes: Vec<Mutex<Option<Outcome>>>,
+    /// A response's Set-Cookie fields changed the jar.
+    cookies_changed: AtomicBool,
 }
 
 impl Batch {
@@ -107,11 +122,7 @@ impl Batch {
     /// the request carries its own `Cookie` header or there is no jar.
     fn cookie_for(&self, job: &Job) -> Option<String> {
         let jar = self.jar.as_ref()?.get();
-        if job
-            .headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("cookie"))
-        {
+        if job.headers.has_cookie {
             return None;
         }
         jar.header_for(&job.url)
@@ -120,15 +131,22 @@ impl Batch {
     /// Stores the response's Set-Cookie fields in the jar.
     fn store_cookies(&self, head: &Head, job: &Job) {
         if let Some(jar) = &self.jar {
-            jar.get().store_head(head, Some(&job.url));
+            if jar.get().store_head(head, Some(&job.url)) {
+                self.cookies_changed.store(true, Ordering::Relaxed);
+            }
         }
     }
 }
 
 /// `(name, value)` views of a job's headers plus the jar's cookie.
 fn header_pairs<'a>(job: &'a Job, cookie: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
-    let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(job.headers.len() + 1);
-    pairs.extend(job.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(job.headers.pairs.len() + 1);
+    pairs.extend(
+        job.headers
+            .pairs
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str())),
+    );
     if let Some(value) = cookie {
         pairs.push(("Cookie", value));
     }
@@ -160,12 +178,38 @@ impl Running {
     }
 }
 
-/// Copies `(method, url, headers, body)` tuples into owned jobs.
-fn jobs(requests: &Bound<'_, PyList>) -> PyResult<Vec<Job>> {
+/// The last Python object converted and its owned form: consecutive
+/// requests usually pass the very same object (one method string, one URL
+/// polled, the client's header list), converted once.
+struct Memo<'py, T>(Option<(Bound<'py, PyAny>, T)>);
+
+impl<'py, T: Clone> Memo<'py, T> {
+    fn get(
+        &mut self,
+        obj: Bound<'py, PyAny>,
+        convert: impl FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
+    ) -> PyResult<T> {
+        if let Some((seen, value)) = &self.0 {
+            if seen.is(&obj) {
+                return Ok(value.clone());
+            }
+        }
+        let value = convert(&obj)?;
+        self.0 = Some((obj, value.clone()));
+        Ok(value)
+    }
+}
+
+/// Copies `(method, url, headers, body)` tuples into owned jobs. `encode`:
+/// also encode each distinct header list once (see `HeaderSet::encoded`).
+fn jobs(requests: &Bound<'_, PyList>, encode: bool) -> PyResult<Vec<Job>> {
     let mut jobs = Vec::with_capacity(requests.len());
-    // Consecutive requests usually share one header list object (the
-    // client's defaults): convert it once.
-    let mut last: Option<(Bound<'_, PyAny>, SharedHeaders)> = None;
+    let mut methods = Memo(None);
+    let mut urls = Memo(None);
+    let mut header_sets = Memo(None);
+    let text = |obj: &Bound<'_, PyAny>| -> PyResult<Arc<str>> {
+        Ok(obj.cast::<PyString>()?.to_str()?.into())
+    };
     for item in requests.iter() {
         let tuple = item.cast::<PyTuple>()?;
         if tuple.len() != 4 {
@@ -173,18 +217,28 @@ fn jobs(requests: &Bound<'_, PyList>) -> PyResult<Vec<Job>> {
                 "requests must be (method, url, headers, body) tuples",
             ));
         }
-        let method: String = tuple.get_item(0)?.extract()?;
-        let url: String = tuple.get_item(1)?.extract()?;
-        let header_list = tuple.get_item(2)?;
-        let headers = match &last {
-            Some((obj, shared)) if obj.is(&header_list) => shared.clone(),
-            _ => {
-                let owned: Vec<(String, String)> = header_list.extract()?;
-                let shared: SharedHeaders = owned.into();
-                last = Some((header_list, shared.clone()));
-                shared
-            }
-        };
+        let method = methods.get(tuple.get_item(0)?, text)?;
+        let url = urls.get(tuple.get_item(1)?, text)?;
+        let headers = header_sets.get(tuple.get_item(2)?, |list| {
+            let pairs: Vec<(String, String)> = list.extract()?;
+            let has_cookie = pairs
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("cookie"));
+            let encoded = encode
+                .then(|| {
+                    let views: Vec<(&str, &str)> = pairs
+                        .iter()
+                        .map(|(n, v)| (n.as_str(), v.as_str()))
+                        .collect();
+                    EncodedHeaders::new(&views).ok()
+                })
+                .flatten();
+            Ok(Arc::new(HeaderSet {
+                pairs,
+                encoded,
+                has_cookie,
+            }))
+        })?;
         let body = tuple.get_item(3)?;
         let body = if body.is_none() {
             None
@@ -204,7 +258,9 @@ fn jobs(requests: &Bound<'_, PyList>) -> PyResult<Vec<Job>> {
 /// Sends every `(method, url, headers, body)` of `requests` with at most
 /// `concurrency` in flight and returns, in input order, a `RawResponse`, an
 /// exception instance (the request failed) or `None` (not sent: the batch
-/// stopped at a failure with `stop_on_error`). See `_core.pyi`.
+/// stopped at a failure with `stop_on_error`), plus what the caller would
+/// otherwise look for in every item: `(results, all_ok, cookies_changed,
+/// any_3xx)`. See `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (engine, requests, timeout, *, concurrency, jar=None, stop_on_error=true))]
 pub(crate) fn request_many<'py>(
@@ -215,22 +271,24 @@ pub(crate) fn request_many<'py>(
     concurrency: usize,
     jar: Option<Py<CookieJar>>,
     stop_on_error: bool,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<(Bound<'py, PyList>, bool, bool, bool)> {
     if concurrency == 0 || concurrency > MAX_BATCH_CONCURRENCY {
         return Err(PyValueError::new_err(format!(
             "concurrency must be between 1 and {MAX_BATCH_CONCURRENCY}, got {concurrency}"
         )));
     }
     let threaded = engine.get().client.has_proxies();
+    let encode = engine.get().client.is_direct_http1();
     let batch = Arc::new(Batch {
         engine,
         jar,
-        jobs: jobs(requests)?,
+        jobs: jobs(requests, encode)?,
         timeouts: timeouts(timeout)?,
         next: AtomicUsize::new(0),
         cancel: AtomicBool::new(false),
         stop_on_error,
         outcomes: (0..requests.len()).map(|_| Mutex::new(None)).collect(),
+        cookies_changed: AtomicBool::new(false),
     });
     let n = batch.jobs.len();
     if n > 0 {
@@ -245,8 +303,10 @@ pub(crate) fn request_many<'py>(
         .outcomes
         .iter()
         .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
-    let list = PyList::empty(py);
+    let mut all_ok = true;
+    let mut any_3xx = false;
     let signals = SignalCheck::default();
+    let mut items = Vec::with_capacity(n);
     for (outcome, item) in outcomes.into_iter().zip(requests.iter()) {
         let url = item
             .cast::<PyTuple>()?
@@ -254,18 +314,29 @@ pub(crate) fn request_many<'py>(
             .cast_into::<PyString>()?;
         match outcome {
             Some(Ok(done)) => {
+                any_3xx |= (300..400).contains(&done.head.status);
                 let content = PyBytes::new(py, &done.body);
                 let raw = RawResponse::new(done.head, &url, content, done.elapsed);
-                list.append(Bound::new(py, raw)?)?;
+                items.push(Bound::new(py, raw)?.into_any());
             }
             // Interrupted: the batch was cancelled while this one waited.
             Some(Err(e)) if !e.is_interrupted() => {
-                list.append(to_py_err(py, e, &url, &signals).into_value(py))?;
+                all_ok = false;
+                items.push(
+                    to_py_err(py, e, &url, &signals)
+                        .into_value(py)
+                        .into_bound(py)
+                        .into_any(),
+                );
             }
-            Some(Err(_)) | None => list.append(py.None())?,
+            Some(Err(_)) | None => {
+                all_ok = false;
+                items.push(py.None().into_bound(py));
+            }
         }
     }
-    Ok(list)
+    let cookies_changed = batch.cookies_changed.load(Ordering::Relaxed);
+    Ok((PyList::new(py, items)?, all_ok, cookies_changed, any_3xx))
 }
 
 /// Waits until every runner is done, running Python's signal handlers every

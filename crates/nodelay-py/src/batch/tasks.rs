@@ -11,34 +11,94 @@
 
 use std::sync::Arc;
 
-use nodelay_core::batch::fetch;
+use nodelay_core::batch::{fetch, HeldConnection};
 use nodelay_core::runtime::runtime;
-use nodelay_core::RequestParts;
+use nodelay_core::{Error, Prepared, RequestParts};
 use pyo3::prelude::*;
 
-use super::{header_pairs, wait, Batch, Done, Job, Outcome, Running};
+use super::{header_pairs, wait, Batch, Done, Job, Outcome, Running, SharedHeaders};
 use crate::head::Head;
 
+/// The request a task prepared last, reused as is for its next job when
+/// that is the same request (same method, URL and header objects, no body,
+/// no cookie from the jar): a batch polling one URL encodes it once per
+/// task instead of once per request.
+struct LastPrepared {
+    method: Arc<str>,
+    url: Arc<str>,
+    headers: SharedHeaders,
+    prepared: Prepared,
+}
+
+impl LastPrepared {
+    fn is_for(&self, job: &Job) -> bool {
+        job.body.is_none()
+            && Arc::ptr_eq(&self.url, &job.url)
+            && Arc::ptr_eq(&self.method, &job.method)
+            && Arc::ptr_eq(&self.headers, &job.headers)
+    }
+}
+
 impl Batch {
-    /// One request as `Engine.request` does it, on the runtime: the jar's
-    /// Cookie header (unless the request has one), send, read and decode the
-    /// whole body, store Set-Cookie fields.
-    async fn run_async(&self, job: &Job) -> Outcome {
-        let engine = self.engine.get();
-        let cookie = self.cookie_for(job);
-        let pairs = header_pairs(job, cookie.as_deref());
+    /// The request of `job` encoded for the wire, with the jar's Cookie
+    /// header (unless the request has one).
+    fn prepare(&self, job: &Job, cookie: Option<&str>) -> Result<Prepared, Error> {
+        let client = &self.engine.get().client;
         let body = job.body.as_deref();
+        if let (None, Some(encoded)) = (cookie, &job.headers.encoded) {
+            let parts = RequestParts {
+                method: &job.method,
+                url: &job.url,
+                headers: &[],
+                body,
+            };
+            return client.prepare_encoded(&parts, encoded);
+        }
+        let pairs = header_pairs(job, cookie);
         let parts = RequestParts {
             method: &job.method,
             url: &job.url,
             headers: &pairs,
             body,
         };
-        let prepared = engine.client.prepare(&parts)?;
+        client.prepare(&parts)
+    }
+
+    /// One request as `Engine.request` does it, on the runtime: the jar's
+    /// Cookie header (unless the request has one), send, read and decode the
+    /// whole body, store Set-Cookie fields.
+    async fn run_async(
+        &self,
+        job: &Job,
+        held: &mut HeldConnection,
+        last: &mut Option<LastPrepared>,
+    ) -> Outcome {
+        let cookie = self.cookie_for(job);
+        if cookie.is_none() && job.body.is_none() {
+            if !last.as_ref().is_some_and(|l| l.is_for(job)) {
+                *last = Some(LastPrepared {
+                    method: Arc::clone(&job.method),
+                    url: Arc::clone(&job.url),
+                    headers: Arc::clone(&job.headers),
+                    prepared: self.prepare(job, None)?,
+                });
+            }
+            let prepared = &last.as_ref().expect("stored above").prepared;
+            return self.send(job, held, prepared).await;
+        }
+        let prepared = self.prepare(job, cookie.as_deref())?;
+        self.send(job, held, &prepared).await
+    }
+
+    /// Sends `prepared` (the request of `job`) and reads the whole response.
+    async fn send(&self, job: &Job, held: &mut HeldConnection, prepared: &Prepared) -> Outcome {
+        let engine = self.engine.get();
+        let body = job.body.as_deref();
         let mut fetched = fetch(
             &engine.client,
             &engine.batch_h1,
-            &prepared,
+            held,
+            prepared,
             body,
             self.timeouts,
             engine.max_decoded_size,
@@ -54,14 +114,20 @@ impl Batch {
     }
 }
 
-/// One task: requests one after another until none is left.
+/// One task: requests one after another until none is left, on the
+/// HTTP/1.1 connection it keeps between them (given back to the pool at the
+/// end; closed if the task is aborted).
 async fn drive(batch: Arc<Batch>, running: Arc<Running>) {
+    let mut held = HeldConnection::default();
+    let mut last = None;
     while let Some((index, job)) = batch.take_next() {
-        let outcome = batch.run_async(job).await;
+        let outcome = batch.run_async(job, &mut held, &mut last).await;
         batch.store(index, outcome);
     }
+    held.release();
     // Release our share of the batch before the caller learns we are done,
     // so its Python handles are dropped by the caller (with the GIL).
+    drop(last);
     drop(batch);
     running.finished_one();
 }
