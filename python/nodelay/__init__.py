@@ -8,8 +8,6 @@ Use a ``Client`` (or a ``Session``, which follows redirects by default) to reuse
 connections; one client may be shared by many threads.
 """
 
-import typing as _typing
-
 from ._api import delete, get, head, options, patch, post, put, request, stream
 from ._async_client import AsyncClient
 from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
@@ -49,8 +47,12 @@ from ._exceptions import (
 from ._models import Headers, Request, Response
 from ._retry import Retry
 
-if _typing.TYPE_CHECKING:
+# ``codes`` for type checkers; at run time it comes from ``__getattr__`` below. The flag is
+# mypy's convention without importing ``typing`` (several ms of ``import nodelay``).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
     from ._codes import codes
+del TYPE_CHECKING
 
 __all__ = [
     "AsyncClient",
