@@ -114,6 +114,10 @@ impl H2Exchange {
 
     /// Receives the next piece into `pending`; marks the end of the body.
     async fn pull(&mut self) -> Result<(), Error> {
+        // An error `body_ready` found comes after the pieces it left in `pending`.
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         let next = self.response.chunk().await?;
         self.took(next);
         Ok(())
@@ -203,6 +207,9 @@ impl H2Exchange {
         for piece in self.pending.drain(..) {
             out.extend_from_slice(&piece);
         }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         if self.ended {
             return Ok(());
         }
@@ -243,11 +250,6 @@ impl H2Exchange {
     pub fn read_some(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<usize, Error> {
         if dst.is_empty() {
             return Ok(0);
-        }
-        if self.pending.is_empty() {
-            if let Some(e) = self.failed.take() {
-                return Err(e);
-            }
         }
         if self.pending.is_empty() && !self.ended {
             block_on(self.pull(), interrupt)?;
