@@ -31,13 +31,12 @@ pub(crate) fn uninit_bytes(
     Ok((bytes, view))
 }
 
-/// `bytes` (made by `uninit_bytes`, never shared yet) cut down to its first
+/// `bytes` (made by `uninit_bytes`, never shared yet) cut down or grown to
 /// `len` bytes, in place when the allocator can (no copy of the kept bytes).
-pub(crate) fn truncate_bytes(
-    bytes: Bound<'_, PyBytes>,
-    len: usize,
-) -> PyResult<Bound<'_, PyBytes>> {
-    if len == bytes.as_bytes().len() {
+/// Bytes past the old length are uninitialised: the caller writes them
+/// before Python sees the object.
+pub(crate) fn resize_bytes(bytes: Bound<'_, PyBytes>, len: usize) -> PyResult<Bound<'_, PyBytes>> {
+    if len == size_of(&bytes) {
         return Ok(bytes);
     }
     let py = bytes.py();
@@ -53,4 +52,29 @@ pub(crate) fn truncate_bytes(
     }
     // SAFETY: on success `obj` is an owned reference to a bytes object.
     Ok(unsafe { Bound::from_owned_ptr(py, obj).cast_into_unchecked::<PyBytes>() })
+}
+
+/// The contents of `bytes` from `start` on, writable.
+///
+/// # Safety
+/// `bytes` was made by `uninit_bytes` or `resize_bytes` and never shared:
+/// the caller holds its only reference. The view must not be used after
+/// `bytes` is resized or handed to Python code.
+pub(crate) unsafe fn tail_mut<'a>(bytes: &'a Bound<'_, PyBytes>, start: usize) -> &'a mut [u8] {
+    let len = size_of(bytes);
+    assert!(start <= len, "tail_mut past the end");
+    // SAFETY: the buffer of a bytes object is `len` bytes long and lives as
+    // long as the object; the caller guarantees nobody else reads or writes it.
+    unsafe {
+        let base = ffi::PyBytes_AsString(bytes.as_ptr()) as *mut u8;
+        std::slice::from_raw_parts_mut(base.add(start), len - start)
+    }
+}
+
+/// The size of a `bytes` object, without viewing its contents (which may
+/// not be written yet).
+pub(crate) fn size_of(bytes: &Bound<'_, PyBytes>) -> usize {
+    // SAFETY: `bytes` is a live bytes object; PyBytes_Size only reads its size.
+    let size = unsafe { ffi::PyBytes_Size(bytes.as_ptr()) };
+    usize::try_from(size).unwrap_or(0)
 }

@@ -9,7 +9,7 @@ use nodelay_core::{BodyStream, Error, Exchange, Interrupt};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use crate::body::{truncate_bytes, uninit_bytes};
+use crate::body::{resize_bytes, size_of, tail_mut, uninit_bytes};
 use crate::errors::to_py_err;
 use crate::head::Head;
 use crate::signals::SignalCheck;
@@ -23,6 +23,17 @@ const DEFAULT_READ_MAX_BYTES: usize = 256 * 1024;
 /// (BENCHMARKS d); a body that trickles is handed out as it arrives.
 const DEFAULT_READ_MIN_BYTES: usize = 64 * 1024;
 
+/// Content-Length bodies up to this size are read by `read_all` straight
+/// into one `bytes` object of the exact size; larger announced sizes are not
+/// trusted for a single allocation (HOSTILE.md A11) and grow as bytes arrive.
+const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
+
+/// What `read_all` allocates first when the size is not known in advance
+/// (chunked, decoded, or announced too large to trust): the `bytes` object
+/// starts uninitialised at this size and doubles while the body keeps
+/// coming, then is cut to the size received.
+const READ_ALL_FIRST_BYTES: usize = DEFAULT_READ_MAX_BYTES;
+
 /// Where the body stands. Decoding is chosen by the first read, so the same
 /// response can be read decoded (`iter_bytes`) or raw (`iter_raw`).
 enum Body {
@@ -35,6 +46,29 @@ enum Body {
     },
     /// Read to the end, failed or closed: the connection is pooled or closed.
     Finished,
+}
+
+/// What a started body has left to read.
+enum Left {
+    /// This many bytes (a Content-Length body delivered as received).
+    Known(u64),
+    /// Not known (chunked, close-delimited or decoded).
+    Unknown,
+    /// Nothing: read to the end, failed or closed.
+    Ended,
+}
+
+impl Left {
+    fn of(body: &Body) -> Left {
+        match body {
+            Body::Streaming {
+                remaining: Some(left),
+                ..
+            } => Left::Known(*left),
+            Body::Streaming { .. } => Left::Unknown,
+            _ => Left::Ended,
+        }
+    }
 }
 
 #[pyclass(frozen, module = "nodelay._core")]
@@ -151,21 +185,46 @@ impl RawStream {
         Ok(())
     }
 
+    /// Starts the body (decoded or as received) if not yet, and tells what
+    /// it has left. Never waits on the network with the GIL held: starting a
+    /// decoded body can read from the connection (the gzip decoder reads the
+    /// gzip header as it is made), and the body's lock is held by a read in
+    /// another thread for as long as that read waits; both happen with the
+    /// GIL released. Only a body already started whose lock is free is
+    /// answered without releasing it (the usual case: each piece of a loop).
+    fn started(&self, py: Python<'_>, decode: bool) -> Result<Left, Error> {
+        if let Ok(slot) = self.body.try_lock() {
+            if !matches!(*slot, Body::NotStarted(_)) {
+                return Ok(Left::of(&slot));
+            }
+        }
+        py.detach(|| {
+            let mut slot = self.lock_body();
+            self.start(&mut slot, decode)?;
+            Ok(Left::of(&slot))
+        })
+    }
+
     /// Size of the `bytes` object the next read of at most `max` bytes goes
     /// into: no more than the bytes left when known (and at least 1, so the
     /// read that finds the end of the body can give the connection back).
-    /// Starting the stream does no I/O: the GIL stays held.
-    fn piece_capacity(&self, max: usize, decode: bool) -> Result<usize, Error> {
-        let mut slot = self.lock_body();
-        self.start(&mut slot, decode)?;
-        Ok(match &*slot {
-            Body::Streaming {
-                remaining: Some(left),
-                ..
-            } => usize::try_from(*left).unwrap_or(usize::MAX).clamp(1, max),
-            Body::Streaming { .. } => max,
-            _ => 1,
+    fn piece_capacity(&self, py: Python<'_>, max: usize, decode: bool) -> Result<usize, Error> {
+        Ok(match self.started(py, decode)? {
+            Left::Known(left) => usize::try_from(left).unwrap_or(usize::MAX).clamp(1, max),
+            Left::Unknown => max,
+            Left::Ended => 1,
         })
+    }
+
+    /// Runs `f` on the body's slot: at once when its lock is free, else with
+    /// the GIL released while the lock is awaited (a read in another thread
+    /// holds it while it waits on the network).
+    fn with_body<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Body) -> T + Send) -> T {
+        match self.body.try_lock() {
+            Ok(mut slot) => f(&mut slot),
+            Err(std::sync::TryLockError::Poisoned(p)) => f(&mut p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => py.detach(|| f(&mut self.lock_body())),
+        }
     }
 }
 
@@ -215,41 +274,70 @@ impl RawStream {
         // The piece is read straight into the bytes object handed to Python,
         // as the whole-body path does: no intermediate buffer, no copy.
         let capacity = self
-            .piece_capacity(max_bytes.max(1), decode)
+            .piece_capacity(py, max_bytes.max(1), decode)
             .map_err(|e| self.fail(py, e))?;
         let (bytes, view) = uninit_bytes(py, capacity)?;
         let n = self
             .next_piece(py, view, min_bytes, decode)
             .map_err(|e| self.fail(py, e))?;
-        truncate_bytes(bytes, n)
+        resize_bytes(bytes, n)
     }
 
-    /// The rest of the body.
+    /// The rest of the body, decoded: read straight into the `bytes`
+    /// object returned, of the exact size when the Content-Length is known
+    /// (no zero-filled buffer, no copy).
     fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut all = Vec::new();
+        let fail = |e| self.fail(py, e);
+        let (capacity, exact) = match self.started(py, true).map_err(fail)? {
+            Left::Known(left) if left <= EXACT_BODY_MAX_BYTES => (left as usize, true),
+            Left::Ended => return Ok(PyBytes::new(py, b"")),
+            _ => (READ_ALL_FIRST_BYTES, false),
+        };
+        let (mut bytes, _) = uninit_bytes(py, capacity)?;
+        let mut filled = 0;
         loop {
-            let start = all.len();
-            all.resize(start + DEFAULT_READ_MAX_BYTES, 0);
-            let n = self
-                .next_piece(py, &mut all[start..], DEFAULT_READ_MAX_BYTES, true)
-                .map_err(|e| self.fail(py, e))?;
-            all.truncate(start + n);
-            if n == 0 {
-                return Ok(PyBytes::new(py, &all));
+            if filled == size_of(&bytes) {
+                if exact {
+                    // All the announced bytes are in: one more read finds the
+                    // end of the body, which gives the connection back.
+                    let mut probe = [0u8; 1];
+                    let n = self.next_piece(py, &mut probe, 1, true).map_err(fail)?;
+                    if n == 0 {
+                        return Ok(bytes);
+                    }
+                    bytes = resize_bytes(bytes, filled + READ_ALL_FIRST_BYTES)?;
+                    // SAFETY: `bytes` was made above and not shared yet.
+                    let tail = unsafe { tail_mut(&bytes, filled) };
+                    tail[0] = probe[0];
+                    filled += 1;
+                } else {
+                    let grown = filled.saturating_mul(2).max(READ_ALL_FIRST_BYTES);
+                    bytes = resize_bytes(bytes, grown)?;
+                }
             }
+            // SAFETY: `bytes` was made above and is not shared until returned;
+            // the view is dropped before the next resize.
+            let view = unsafe { tail_mut(&bytes, filled) };
+            let room = view.len();
+            let n = self.next_piece(py, view, room, true).map_err(fail)?;
+            if n == 0 {
+                return resize_bytes(bytes, filled);
+            }
+            filled += n;
         }
     }
 
     /// True once the body was read to the end (or the stream closed).
     #[getter]
-    fn is_closed(&self) -> bool {
-        matches!(*self.lock_body(), Body::Finished)
+    fn is_closed(&self, py: Python<'_>) -> bool {
+        self.with_body(py, |body| matches!(body, Body::Finished))
     }
 
     /// Ends the stream. A body not read to the end closes its connection
     /// (it is never pooled half-read: HOSTILE.md H29).
-    fn close(&self) {
-        *self.lock_body() = Body::Finished;
+    fn close(&self, py: Python<'_>) {
+        let body = self.with_body(py, |body| std::mem::replace(body, Body::Finished));
+        drop(body);
     }
 
     fn __repr__(&self) -> String {
