@@ -60,7 +60,7 @@ pub(crate) fn resize_bytes(bytes: Bound<'_, PyBytes>, len: usize) -> PyResult<Bo
 /// `bytes` was made by `uninit_bytes` or `resize_bytes` and never shared:
 /// the caller holds its only reference. The view must not be used after
 /// `bytes` is resized or handed to Python code.
-pub(crate) unsafe fn tail_mut<'a>(bytes: &'a Bound<'_, PyBytes>, start: usize) -> &'a mut [u8] {
+pub(crate) unsafe fn tail_mut<'a>(bytes: &'a mut Bound<'_, PyBytes>, start: usize) -> &'a mut [u8] {
     let len = size_of(bytes);
     assert!(start <= len, "tail_mut past the end");
     // SAFETY: the buffer of a bytes object is `len` bytes long and lives as

@@ -288,7 +288,7 @@ impl RawStream {
     /// (no zero-filled buffer, no copy).
     fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let fail = |e| self.fail(py, e);
-        let (capacity, exact) = match self.started(py, true).map_err(fail)? {
+        let (capacity, mut exact) = match self.started(py, true).map_err(fail)? {
             Left::Known(left) if left <= EXACT_BODY_MAX_BYTES => (left as usize, true),
             Left::Ended => return Ok(PyBytes::new(py, b"")),
             _ => (READ_ALL_FIRST_BYTES, false),
@@ -305,9 +305,12 @@ impl RawStream {
                     if n == 0 {
                         return Ok(bytes);
                     }
+                    // More than announced (a framing the engine lets through):
+                    // go on growing as for an unknown length.
+                    exact = false;
                     bytes = resize_bytes(bytes, filled + READ_ALL_FIRST_BYTES)?;
                     // SAFETY: `bytes` was made above and not shared yet.
-                    let tail = unsafe { tail_mut(&bytes, filled) };
+                    let tail = unsafe { tail_mut(&mut bytes, filled) };
                     tail[0] = probe[0];
                     filled += 1;
                 } else {
@@ -317,7 +320,7 @@ impl RawStream {
             }
             // SAFETY: `bytes` was made above and is not shared until returned;
             // the view is dropped before the next resize.
-            let view = unsafe { tail_mut(&bytes, filled) };
+            let view = unsafe { tail_mut(&mut bytes, filled) };
             let room = view.len();
             let n = self.next_piece(py, view, room, true).map_err(fail)?;
             if n == 0 {
