@@ -1,0 +1,10 @@
+"""The Debian web servers of the interop matrix: each serves ``/static/`` from the site and
+reverse-proxies ``/app/`` to the httpbin backend (nghttpd, which can only serve files, says
+so in its endpoints' ``lacks``)."""
+
+from __future__ import annotations
+
+from .base import Launcher
+from .nginx import Nginx
+
+WEB_LAUNCHERS: list[Launcher] = [Nginx()]
