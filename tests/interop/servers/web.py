@@ -4,7 +4,8 @@ so in its endpoints' ``lacks``)."""
 
 from __future__ import annotations
 
+from .apache import Apache
 from .base import Launcher
 from .nginx import Nginx
 
-WEB_LAUNCHERS: list[Launcher] = [Nginx()]
+WEB_LAUNCHERS: list[Launcher] = [Nginx(), Apache()]
