@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .apache import Apache
 from .base import Launcher
+from .h2o import H2o
 from .nginx import Nginx
 
-WEB_LAUNCHERS: list[Launcher] = [Nginx(), Apache()]
+WEB_LAUNCHERS: list[Launcher] = [Nginx(), Apache(), H2o()]
