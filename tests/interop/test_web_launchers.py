@@ -39,8 +39,8 @@ from servers.base import (  # noqa: E402
     RECYCLE_AFTER_REQUESTS,
     SERVER_IDLE_TIMEOUT_S,
     Endpoint,
-    Launcher,
     LaunchEnv,
+    Launcher,
     free_port,
 )
 from servers.web import WEB_LAUNCHERS  # noqa: E402
@@ -218,7 +218,9 @@ def test_curl_agrees(endpoint: Endpoint, launched: tuple[Launcher, Any], tmp_pat
     assert f"version={CURL_VERSION[endpoint.protocol]}" in result.stdout
     assert out.read_bytes() == LARGE
     for coding in sorted(attribute(launched, "encodings")):
-        result = curl(endpoint, "/static/page.html", out, "--compressed", "-H", f"Accept-Encoding: {coding}")
+        result = curl(
+            endpoint, "/static/page.html", out, "--compressed", "-H", f"Accept-Encoding: {coding}"
+        )
         assert f"content-encoding: {coding}" in result.stdout.lower(), result.stdout
         assert out.read_bytes() == PAGE
 

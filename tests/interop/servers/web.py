@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from .apache import Apache
 from .base import Launcher
+from .caddy import Caddy
 from .h2o import H2o
+from .nghttpd import Nghttpd
 from .nginx import Nginx
 
-WEB_LAUNCHERS: list[Launcher] = [Nginx(), Apache(), H2o()]
+WEB_LAUNCHERS: list[Launcher] = [Nginx(), Apache(), H2o(), Nghttpd(), Caddy()]
