@@ -8,8 +8,9 @@ virtual host per protocol, configured from scratch (none of /etc/apache2 is read
   types: br when the client accepts it, else gzip (mod_brotli, mod_deflate). No zstd
   module exists for httpd 2.4.
 - ``/app/`` → ``ProxyPass /app/ http://backend/`` (mod_proxy_http, HTTP/1.1, pooled
-  connections); the request body is streamed (Content-Length bodies as they come, chunked
-  ones chunked); ``LimitRequestBody`` admits the 10 MiB upload.
+  connections dropped after ``ttl`` idle seconds); the request body is streamed
+  (Content-Length bodies as they come, chunked ones chunked); ``LimitRequestBody`` admits
+  the 10 MiB upload.
 - Recycling: ``MaxKeepAliveRequests 100`` closes an HTTP/1.1 connection after its 101st
   answer (it counts the requests after the first: ``Keep-Alive: max=100`` on the first).
   HTTP/2 connections are not recycled: mod_http2 has no lifetime limit
@@ -95,7 +96,7 @@ Alias /static/ {site}/static/
 <Directory {site}/static>
     Require all granted
 </Directory>
-ProxyPass /app/ {backend}/
+ProxyPass /app/ {backend}/ ttl={upstream_idle}
 ProxyPassReverse /app/ {backend}/
 ProxyPreserveHost On
 {vhosts}
@@ -165,6 +166,7 @@ class Apache:
                 compressible=" ".join(webproc.COMPRESSIBLE_TYPES),
                 site=env.site_root,
                 backend=env.backend_url.rstrip("/"),
+                upstream_idle=webproc.UPSTREAM_IDLE_S,
                 vhosts=vhosts,
             ),
         )

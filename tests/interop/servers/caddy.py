@@ -7,9 +7,10 @@ HTTPS off, storage and Caddy's own files in the workdir, the given certificate.
   (prior knowledge and Upgrade). No ``h3``: no UDP listener.
 - Compression: ``encode zstd gzip`` for the compressible types (Caddy 2.6 has no br
   encoder, only precompressed br files).
-- ``/app/*`` → ``handle_path`` (strips the prefix) + ``reverse_proxy`` over HTTP/1.1; the
-  request body is streamed (Go answers ``Expect: 100-continue`` when the proxy reads the
-  body); Caddy sets no body-size limit.
+- ``/app/*`` → ``handle_path`` (strips the prefix) + ``reverse_proxy`` over HTTP/1.1 (idle
+  upstream connections dropped after ``transport http { keepalive }``); the request body
+  is streamed (Go answers ``Expect: 100-continue`` when the proxy reads the body); Caddy
+  sets no body-size limit.
 - Recycling: none (Go's net/http server has no requests-per-connection limit, for either
   protocol). Idle: the server's ``timeouts { idle }`` (HTTP/1.1 keep-alive and HTTP/2).
 """
@@ -55,7 +56,11 @@ GLOBAL = """\
         file_server
     }}
     handle_path /app/* {{
-        reverse_proxy {backend}
+        reverse_proxy {backend} {{
+            transport http {{
+                keepalive {upstream_idle}s
+            }}
+        }}
     }}
 }}
 """
@@ -113,6 +118,7 @@ class Caddy:
             ),
             site=env.site_root,
             backend=env.backend_url.rstrip("/"),
+            upstream_idle=webproc.UPSTREAM_IDLE_S,
         ) + "".join(
             SITE.format(
                 scheme="https" if p in webproc.TLS_PROTOCOLS else "http",

@@ -7,7 +7,8 @@
 - Compression: ``compress: [gzip, br]`` (h2o compresses types its MIME map marks
   compressible: text/*, JSON, JavaScript; no zstd in h2o 2.2).
 - ``/app`` → ``proxy.reverse.url: http://backend/`` (the path below ``/app`` is appended to
-  the URL's, which strips the prefix; upstream HTTP/1.1); ``limit-request-body`` admits the
+  the URL's, which strips the prefix; upstream HTTP/1.1, idle upstream connections
+  dropped after ``proxy.timeout.keepalive``); ``limit-request-body`` admits the
   10 MiB upload (h2o 2.2 reads a request body whole before it forwards it).
 - Recycling: none (h2o has no requests-per-connection limit for either protocol).
   Idle: ``http1-request-timeout`` (the wait for the next request on a kept-alive HTTP/1.1
@@ -63,6 +64,7 @@ hosts:
       /app:
         proxy.reverse.url: {backend}
         proxy.preserve-host: ON
+        proxy.timeout.keepalive: {upstream_idle_ms}
 """
 
 
@@ -102,6 +104,7 @@ class H2o:
                 key=q(env.key_pem),
                 static=q(env.site_root / "static"),
                 backend=q(env.backend_url.rstrip("/") + "/"),
+                upstream_idle_ms=webproc.UPSTREAM_IDLE_S * 1000,
             ),
         )
         argv = [exe, "-c", str(conf)]

@@ -6,8 +6,9 @@
   HTTP/2 with prior knowledge only).
 - Compression: ``gzip on`` for :data:`~webproc.COMPRESSIBLE_TYPES` (nginx has no br or zstd
   without third-party modules).
-- ``/app/`` → ``proxy_pass http://backend/`` over HTTP/1.1 with upstream keep-alive; the
-  trailing ``/`` replaces the ``/app/`` prefix. ``proxy_request_buffering off`` streams the
+- ``/app/`` → ``proxy_pass http://backend/`` over HTTP/1.1 with upstream keep-alive (idle
+  upstream connections dropped after ``webproc.UPSTREAM_IDLE_S``); the trailing ``/``
+  replaces the ``/app/`` prefix. ``proxy_request_buffering off`` streams the
   request body upstream as it arrives (nginx answers ``Expect: 100-continue`` itself);
   ``client_max_body_size`` admits the 10 MiB upload.
 - Recycling: ``keepalive_requests 100`` closes an HTTP/1.1 connection after its 100th
@@ -65,6 +66,7 @@ http {{
     upstream backend {{
         server {backend};
         keepalive {upstream_keepalive};
+        keepalive_timeout {upstream_idle}s;
     }}
 {servers}
 }}
@@ -135,6 +137,7 @@ class Nginx:
                 gzip_types=" ".join(t for t in webproc.COMPRESSIBLE_TYPES if t != "text/html"),
                 backend=env.backend_url.removeprefix("http://").rstrip("/"),
                 upstream_keepalive=UPSTREAM_KEEPALIVE,
+                upstream_idle=webproc.UPSTREAM_IDLE_S,
                 servers=servers,
             ),
         )

@@ -45,6 +45,11 @@ COMPRESSIBLE_TYPES = (
 #: check meets the server's streaming, not its limit.
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
+#: Seconds a proxy keeps an idle connection to the backend: less than the backend's own
+#: keep-alive timeout (gunicorn's default is 2 s), so that the proxy drops it first and never
+#: sends a request (a POST, which it cannot retry) on a connection the backend is closing.
+UPSTREAM_IDLE_S = 1
+
 #: File extensions of the site and their content types, for servers configured without the
 #: system's MIME table (which a minimal image may lack).
 MIME_TYPES = {
