@@ -40,10 +40,9 @@ from servers.base import (  # noqa: E402
     SERVER_IDLE_TIMEOUT_S,
     Endpoint,
     LaunchEnv,
-    Launcher,
     free_port,
 )
-from servers.web import WEB_LAUNCHERS  # noqa: E402
+from servers.web import WEB_SERVERS, WebLauncher  # noqa: E402
 
 #: The site: a binary file (never compressed), and a text page gzip shrinks.
 SMALL = hashlib.sha256(b"small").digest() * 7  # 224 bytes
@@ -126,11 +125,11 @@ def env(scratch: Path, backend: str, ca: trustme.CA) -> LaunchEnv:
     )
 
 
-@pytest.fixture(scope="module", params=WEB_LAUNCHERS, ids=lambda launcher: launcher.name)
+@pytest.fixture(scope="module", params=WEB_SERVERS, ids=lambda launcher: launcher.name)
 def launched(
     request: pytest.FixtureRequest, env: LaunchEnv
-) -> Iterator[tuple[Launcher, dict[str, Endpoint]]]:
-    launcher: Launcher = request.param
+) -> Iterator[tuple[WebLauncher, dict[str, Endpoint]]]:
+    launcher: WebLauncher = request.param
     reason = launcher.unavailable()
     if reason is not None:
         pytest.skip(reason)
@@ -140,7 +139,7 @@ def launched(
 
 @pytest.fixture(params=["h1", "h1tls", "h2", "h2c"])
 def endpoint(
-    request: pytest.FixtureRequest, launched: tuple[Launcher, dict[str, Endpoint]]
+    request: pytest.FixtureRequest, launched: tuple[WebLauncher, dict[str, Endpoint]]
 ) -> Endpoint:
     launcher, endpoints = launched
     if request.param not in endpoints:
@@ -159,11 +158,6 @@ def client(endpoint: Endpoint, **overrides: Any) -> Any:
         "timeout": REQUEST_TIMEOUT_S,
     }
     return httpx.Client(**(options | overrides))
-
-
-def attribute(launched: tuple[Launcher, dict[str, Endpoint]], name: str) -> frozenset[str]:
-    value: frozenset[str] = getattr(launched[0], name)
-    return value
 
 
 def test_static_file_byte_exact_over_the_claimed_protocol(endpoint: Endpoint) -> None:
@@ -186,8 +180,8 @@ def test_http1_tls_port_does_not_offer_h2(endpoint: Endpoint) -> None:
     assert (r.http_version, r.content) == ("HTTP/1.1", SMALL)
 
 
-def test_text_page_gzip(endpoint: Endpoint, launched: tuple[Launcher, Any]) -> None:
-    if "gzip" not in attribute(launched, "encodings"):
+def test_text_page_gzip(endpoint: Endpoint, launched: tuple[WebLauncher, Any]) -> None:
+    if "gzip" not in launched[0].encodings:
         pytest.skip(f"{launched[0].name} does not compress")
     with client(endpoint) as c:
         r = c.get(endpoint.base_url + "/static/page.html", headers={"Accept-Encoding": "gzip"})
@@ -212,12 +206,12 @@ def curl(endpoint: Endpoint, path: str, out: Path, *extra: str) -> subprocess.Co
     )
 
 
-def test_curl_agrees(endpoint: Endpoint, launched: tuple[Launcher, Any], tmp_path: Path) -> None:
+def test_curl_agrees(endpoint: Endpoint, launched: tuple[WebLauncher, Any], tmp_path: Path) -> None:
     out = tmp_path / "body"
     result = curl(endpoint, "/static/large.bin", out)
     assert f"version={CURL_VERSION[endpoint.protocol]}" in result.stdout
     assert out.read_bytes() == LARGE
-    for coding in sorted(attribute(launched, "encodings")):
+    for coding in sorted(launched[0].encodings):
         result = curl(
             endpoint, "/static/page.html", out, "--compressed", "-H", f"Accept-Encoding: {coding}"
         )
@@ -262,7 +256,10 @@ def test_proxy_streamed_upload(endpoint: Endpoint) -> None:
             yield STREAM_PIECE
 
     with client(endpoint) as c:
-        echoed(c.post(endpoint.base_url + "/app/anything", content=pieces()), STREAM_PIECE * 3)
+        echoed(
+            c.post(endpoint.base_url + "/app/anything", content=pieces()),
+            STREAM_PIECE * STREAM_PIECES,
+        )
 
 
 def test_proxy_expect_100_continue(endpoint: Endpoint, tmp_path: Path) -> None:
@@ -298,8 +295,8 @@ def test_proxy_expect_100_continue(endpoint: Endpoint, tmp_path: Path) -> None:
     assert json.loads(out.read_bytes())["data"] == body.decode()
 
 
-def test_connections_recycled(endpoint: Endpoint, launched: tuple[Launcher, Any]) -> None:
-    if endpoint.protocol not in attribute(launched, "recycles"):
+def test_connections_recycled(endpoint: Endpoint, launched: tuple[WebLauncher, Any]) -> None:
+    if endpoint.protocol not in launched[0].recycles:
         pytest.skip(f"{launched[0].name} does not recycle {endpoint.protocol} connections")
     if endpoint.protocol in ("h2", "h2c"):
         sent = requests_until_goaway(endpoint, RECYCLE_WITHIN_REQUESTS)
@@ -402,9 +399,9 @@ def closed_within(sock: socket.socket, on_data: Any, seconds: float) -> bool:
 
 
 def test_idle_connection_closed_by_the_server(
-    endpoint: Endpoint, launched: tuple[Launcher, Any]
+    endpoint: Endpoint, launched: tuple[WebLauncher, Any]
 ) -> None:
-    if endpoint.protocol not in attribute(launched, "idle_closes"):
+    if endpoint.protocol not in launched[0].idle_closes:
         pytest.skip(f"{launched[0].name} has no idle timeout for {endpoint.protocol}")
     host = endpoint.base_url.split("://")[1]
     limit = SERVER_IDLE_TIMEOUT_S + IDLE_MARGIN_S
