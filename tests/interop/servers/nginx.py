@@ -109,8 +109,8 @@ class Nginx:
         exe = webproc.find_exe("nginx")
         assert exe is not None, self.unavailable()
         work = webproc.workdir(env, self.name)
-        (work / "tmp").mkdir(exist_ok=True)
-        (work / "tmp").chmod(0o777)  # workers that dropped root create temp files here
+        # nginx creates its temp directories below this one, owned by the worker user.
+        (work / "tmp").mkdir(mode=0o755, exist_ok=True)
         ports = {protocol: free_port() for protocol in LISTEN}
         user = webproc.worker_user()
         tls = f"ssl_certificate {env.cert_pem}; ssl_certificate_key {env.key_pem};"
