@@ -320,3 +320,124 @@ pub(crate) async fn poll_once<F: std::future::Future>(
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeouts(read: f64, total: Option<f64>) -> Timeouts {
+        Timeouts {
+            read: Some(Duration::from_secs_f64(read)),
+            total: total.map(Duration::from_secs_f64),
+            ..Timeouts::default()
+        }
+    }
+
+    #[test]
+    fn a_head_read_gets_what_is_left_of_the_head_deadline() {
+        let head = Deadlines::start(timeouts(1.0, None), Instant::now()).for_head();
+        std::thread::sleep(Duration::from_millis(50));
+        let left = head.read_limit(Duration::ZERO).unwrap();
+        assert!(left <= Duration::from_millis(950), "{left:?}");
+        // `waited` is a body read's business; a head's deadline is fixed.
+        assert!(head.read_limit(Duration::from_millis(900)).unwrap() <= left);
+        assert_eq!(head.read_phase().doing, Phase::HEAD.doing);
+    }
+
+    #[test]
+    fn a_body_read_gets_the_read_timeout_less_what_it_waited() {
+        let body = Deadlines::start(timeouts(1.0, None), Instant::now());
+        assert_eq!(
+            body.read_limit(Duration::from_millis(300)),
+            Some(Duration::from_millis(700))
+        );
+        assert_eq!(body.read_phase().doing, Phase::BODY.doing);
+    }
+
+    #[test]
+    fn an_expired_head_deadline_is_the_read_timeout_error() {
+        let head = Deadlines::start(timeouts(0.0, None), Instant::now()).for_head();
+        let error = head.read_budget(Duration::ZERO).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::ReadTimeout);
+        assert_eq!(
+            error.message(),
+            "read timeout of 0.0 s while waiting for the response head"
+        );
+    }
+
+    #[test]
+    fn messages_name_the_phase_and_the_configured_timeout() {
+        let deadlines = Deadlines::start(
+            Timeouts {
+                connect: Some(Duration::from_secs(1)),
+                write: Some(Duration::from_millis(2500)),
+                pool: Some(Duration::from_millis(300)),
+                ..timeouts(2.0, None)
+            },
+            Instant::now(),
+        );
+        let cases = [
+            (
+                deadlines.timed_out(Phase::connect("connecting to 127.0.0.1:8080")),
+                ErrorKind::ConnectTimeout,
+                "connect timeout of 1.0 s while connecting to 127.0.0.1:8080",
+            ),
+            (
+                deadlines.timed_out(Phase::SEND),
+                ErrorKind::WriteTimeout,
+                "write timeout of 2.5 s while sending the request",
+            ),
+            (
+                deadlines.timed_out(Phase::POOL),
+                ErrorKind::PoolTimeout,
+                "pool timeout of 0.3 s while waiting for a free connection",
+            ),
+            (
+                deadlines.for_head().timed_out(Phase::HEAD),
+                ErrorKind::ReadTimeout,
+                "read timeout of 2.0 s while waiting for the response head",
+            ),
+            (
+                deadlines.timed_out(Phase::BODY),
+                ErrorKind::ReadTimeout,
+                "read timeout of 2.0 s while reading the response body",
+            ),
+        ];
+        for (error, kind, message) in cases {
+            assert_eq!((error.kind(), error.message()), (kind, message));
+        }
+    }
+
+    #[test]
+    fn a_spent_total_names_the_total_as_configured() {
+        // A later hop: 0 s left of a 5 s total.
+        let hop = Timeouts {
+            total_configured: Some(Duration::from_secs(5)),
+            ..timeouts(30.0, Some(0.0))
+        };
+        let deadlines = Deadlines::start(hop, Instant::now());
+        let error = deadlines.read_budget(Duration::ZERO).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::ReadTimeout);
+        assert_eq!(
+            error.message(),
+            "total timeout of 5.0 s exceeded while reading the response body"
+        );
+    }
+
+    #[test]
+    fn a_total_ending_before_the_head_deadline_is_the_one_named() {
+        // The head's deadline (30 s) lies past the total's (2 s): a head
+        // wait that ran out did so by the total.
+        let head = Deadlines::start(timeouts(30.0, Some(2.0)), Instant::now()).for_head();
+        assert_eq!(
+            head.timed_out(Phase::HEAD).message(),
+            "total timeout of 2.0 s exceeded while waiting for the response head"
+        );
+        // The other way round, the read timeout is.
+        let head = Deadlines::start(timeouts(1.0, Some(20.0)), Instant::now()).for_head();
+        assert_eq!(
+            head.timed_out(Phase::HEAD).message(),
+            "read timeout of 1.0 s while waiting for the response head"
+        );
+    }
+}
