@@ -234,7 +234,9 @@ pub(crate) fn is_timeout(e: &io::Error) -> bool {
 
 /// The connect timeout's error for a TLS handshake with `host`.
 pub(crate) fn tls_timed_out(host: &str, deadlines: &Deadlines) -> Error {
-    deadlines.timed_out(Phase::connect(&format!("in the TLS handshake with {host}")))
+    deadlines.timed_out(Phase::connect(&format!(
+        "performing the TLS handshake with {host}"
+    )))
 }
 
 /// The error of a failed handshake: a certificate failure with its reason,
