@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import socket
 import time
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from email.utils import formatdate
 import nodelay
 import pytest
 from nodelay import Retry, _retry
-from scripted import Close, Recv, ScriptedServer, Send, response
+from scripted import Close, Recv, ScriptedServer, Send, Sleep, response
 
 # ---------------------------------------------------------------- the policy
 
@@ -238,3 +239,25 @@ def test_connect_retry_resends_a_generator_body_nothing_was_pulled_from() -> Non
             client.post(url, content=body())
     assert sent == ["POST"] * 3, "nothing was pulled, so the stream could be offered again"
     assert pulled == []
+
+
+def test_a_timed_out_streamed_upload_on_a_reused_connection_is_sent_once() -> None:
+    # The upload can rewind (a seekable file) and the connection is a reused one, but a
+    # timeout is a slow server, not a stale connection: the body must not go out again
+    # (the second connection would answer it).
+    with (
+        ScriptedServer(
+            [Recv(), Send(response(body=b"first")), Recv(), Sleep(5.0)],
+            [Recv(), Send(response(body=b"replayed"))],
+        ) as srv,
+        nodelay.Client() as client,
+    ):
+        assert client.get(srv.url + "/").content == b"first"
+        with pytest.raises(nodelay.ReadTimeout):
+            client.put(
+                srv.url + "/",
+                content=io.BytesIO(b"the body, once"),
+                timeout=nodelay.Timeout(5.0, read=0.5),
+            )
+        assert srv.connections == 1
+        assert [r.endswith(b"the body, once") for r in srv.requests] == [False, True]

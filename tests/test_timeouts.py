@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import nodelay
 import pytest
 from nodelay import _core
+from scripted import Recv, ScriptedServer, Send, Sleep
+
+Factory = Callable[..., ScriptedServer]
 
 
 def _assert_read_timeout(exc: BaseException, url: str) -> None:
@@ -56,3 +60,47 @@ def test_no_timeout_waits(server: _core.TestServer, client: nodelay.Client) -> N
     r = client.get(f"{server.url}/delay/300", timeout=None)
     assert r.status_code == 200
     assert r.elapsed.total_seconds() >= 0.25
+
+
+# -- what a timeout error says: the phase and the configured timeout (HOSTILE.md L40) -----------
+
+
+def test_read_timeout_names_the_head_and_the_configured_timeout(
+    server: _core.TestServer, client: nodelay.Client
+) -> None:
+    # The main thread waits in short slices (it checks for Ctrl-C between them): the
+    # message names the configured timeout, not the last slice.
+    with pytest.raises(nodelay.ReadTimeout) as info:
+        client.get(f"{server.url}/delay/3000", timeout=0.5)
+    assert str(info.value) == "read timeout of 0.5 s while waiting for the response head"
+
+
+def test_read_timeout_names_the_body(scripted: Factory, client: nodelay.Client) -> None:
+    srv = scripted([Recv(), Send(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), Sleep(5.0)])
+    with pytest.raises(nodelay.ReadTimeout) as info:
+        client.get(srv.url + "/", timeout=nodelay.Timeout(5.0, read=0.5))
+    assert str(info.value) == "read timeout of 0.5 s while reading the response body"
+
+
+def test_write_timeout_names_the_request(scripted: Factory, client: nodelay.Client) -> None:
+    srv = scripted([Sleep(10.0)])
+    body = b"x" * (64 * 1024 * 1024)  # far more than loopback socket buffers hold
+    with pytest.raises(nodelay.WriteTimeout) as info:
+        client.post(srv.url + "/", content=body, timeout=nodelay.Timeout(5.0, write=0.5))
+    assert str(info.value) == "write timeout of 0.5 s while sending the request"
+
+
+def test_pool_timeout_names_the_wait_for_a_connection(server: _core.TestServer) -> None:
+    limits = nodelay.Limits(max_connections=1)
+    with nodelay.Client(limits=limits) as client:
+        with client.stream("GET", f"{server.url}/bytes/5"):
+            with pytest.raises(nodelay.PoolTimeout) as info:
+                client.get(f"{server.url}/bytes/5", timeout=nodelay.Timeout(5.0, pool=0.3))
+    assert str(info.value) == "pool timeout of 0.3 s while waiting for a free connection"
+
+
+def test_total_timeout_names_the_total(scripted: Factory, client: nodelay.Client) -> None:
+    srv = scripted([Recv(), Sleep(5.0)])
+    with pytest.raises(nodelay.ReadTimeout) as info:
+        client.get(srv.url + "/", timeout=nodelay.Timeout(5.0, total=0.5))
+    assert str(info.value) == "total timeout of 0.5 s exceeded while waiting for the response head"

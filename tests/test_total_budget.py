@@ -44,10 +44,12 @@ def test_redirect_hops_share_the_total(scripted: Factory) -> None:
     srv = _slow_redirects(scripted, 0.8)
     with nodelay.Client(timeout=nodelay.Timeout(5.0, total=1.2), follow_redirects=True) as c:
         start = time.monotonic()
-        with pytest.raises(nodelay.ReadTimeout):
+        with pytest.raises(nodelay.ReadTimeout) as info:
             c.get(srv.url + "/a")
         elapsed = time.monotonic() - start
     assert 1.1 < elapsed < 1.2 + SLACK
+    # The second hop had 0.4 s left of the total: the message names the total as configured.
+    assert str(info.value) == "total timeout of 1.2 s exceeded while waiting for the response head"
 
 
 def test_per_request_total_covers_the_redirects(scripted: Factory) -> None:

@@ -91,8 +91,9 @@ class Timeout:
     - ``Timeout((connect, read))`` is the requests-style pair.
     - ``Timeout(other_timeout)`` copies one.
 
-    ``read`` bounds inactivity between received bytes; ``total`` (off unless given) bounds the
-    whole request, from the first connect attempt to the last body byte.
+    ``read`` bounds the wait for the whole response head once the request is sent, then each
+    read of the body (inactivity); ``total`` (off unless given) bounds the whole request,
+    from the first connect attempt to the last body byte (docs/timeouts.md).
     """
 
     __slots__ = ("connect", "pool", "read", "total", "write")
@@ -145,7 +146,9 @@ class Timeout:
         self.pool = base[3] if isinstance(pool, _Unset) else _seconds(pool)
         self.total = _seconds(total)
 
-    def as_tuple(self) -> TimeoutTuple:
+    def as_tuple(
+        self,
+    ) -> tuple[float | None, float | None, float | None, float | None, float | None]:
         """``(connect, read, write, pool, total)``, the form the engine takes."""
         return (self.connect, self.read, self.write, self.pool, self.total)
 

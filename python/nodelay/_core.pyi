@@ -14,8 +14,12 @@ __version__: str
 DEFAULT_MAX_DECODED_SIZE: int
 """Default cap on a decoded (decompressed) body, in bytes (``Engine(max_decoded_size=)``)."""
 
-TimeoutTuple = tuple[float | None, float | None, float | None, float | None, float | None]
-"""(connect, read, write, pool, total) in seconds; None disables that deadline."""
+TimeoutTuple = (
+    tuple[float | None, float | None, float | None, float | None, float | None]
+    | tuple[float | None, float | None, float | None, float | None, float | None, float | None]
+)
+"""(connect, read, write, pool, total) in seconds; None disables that deadline. A sixth item
+is the configured total when ``total`` is only what is left of it (named in messages)."""
 
 class _Changed(Protocol):
     """What ``Engine.fetch`` tells when the jar changed (``nodelay.CookieJar``)."""

@@ -94,11 +94,12 @@ def flow_deadline(ttuple: TimeoutTuple, started: float | None = None) -> float |
 def attempt_timeouts(ttuple: TimeoutTuple, deadline: float | None) -> TimeoutTuple:
     """The timeouts of one exchange of a request that must end by ``deadline``: its own,
     with the total cut to what is left (0 once spent: the engine then fails the first
-    phase with that phase's timeout error, before sending anything)."""
+    phase with that phase's timeout error, before sending anything), followed by the
+    configured total, which the engine's timeout messages name."""
     if deadline is None:
         return ttuple
     left = deadline - time.monotonic()
-    return (ttuple[0], ttuple[1], ttuple[2], ttuple[3], left if left > 0.0 else 0.0)
+    return (ttuple[0], ttuple[1], ttuple[2], ttuple[3], left if left > 0.0 else 0.0, ttuple[4])
 
 
 def request_flow(

@@ -417,7 +417,9 @@ def test_a8_endless_tiny_headers_stop_at_the_head_limit(
 def test_a8_dripped_head_stopped_by_the_total_deadline(
     scripted: Factory, client: nodelay.Client
 ) -> None:
-    # One byte every 50 ms never trips a 1 s inactivity timeout; the total deadline must.
+    # One byte every 50 ms: the head's deadline (the read timeout, 3 s after the request was
+    # sent) comes after the total's, so the total deadline must stop it (the read timeout
+    # bounding a dripped head is HOSTILE.md L36, test_hostile_network.py).
     drip = OK_HEAD + b"".join(b"X-%d: v\r\n" % i for i in range(100)) + b"\r\n"
     failure = hostile_case(
         scripted,
@@ -425,7 +427,8 @@ def test_a8_dripped_head_stopped_by_the_total_deadline(
         [Recv(), SendSlowly(drip, interval=0.05)],
         nodelay.ReadTimeout,
         within=1.5 + TIMER_SLACK,
-        timeout=nodelay.Timeout(5.0, read=1.0, total=1.5),
+        timeout=nodelay.Timeout(5.0, read=3.0, total=1.5),
+        match=r"^total timeout of 1\.5 s exceeded while waiting for the response head$",
         poison=False,
     )
     assert failure.elapsed >= 1.4

@@ -235,6 +235,7 @@ def test_i32_connect_timeout(client: nodelay.Client, full_backlog: int) -> None:
         lambda: client.get(url, timeout=nodelay.Timeout(5.0, connect=0.5)),
         nodelay.ConnectTimeout,
         0.5 + TIMER_SLACK,
+        match=rf"^connect timeout of 0\.5 s while connecting to 127\.0\.0\.1:{full_backlog}$",
     )
     assert elapsed >= 0.45
 
@@ -248,6 +249,7 @@ def test_i32_write_timeout_when_the_server_never_reads(
         lambda: client.post(srv.url + "/", content=body, timeout=nodelay.Timeout(5.0, write=0.5)),
         nodelay.WriteTimeout,
         0.5 + TIMER_SLACK + 1.0,
+        match=r"^write timeout of 0\.5 s while sending the request$",
     )
     assert elapsed >= 0.45
     assert client.get(srv.url + "/").content == FRESH_BODY
@@ -286,3 +288,78 @@ def test_zero_connect_timeout_is_not_a_connect_error(
     except nodelay.ConnectTimeout:
         return
     assert r.content == FRESH_BODY
+
+
+# -- L36: the read timeout bounds the whole response head --------------------------------------
+
+# A head of some 400 bytes: dripped a byte every 0.2 s it would take 80 s.
+_LONG_HEAD = (
+    b"HTTP/1.1 200 OK\r\n"
+    + b"".join(b"X-Pad-%d: %s\r\n" % (i, b"y" * 24) for i in range(12))
+    + b"Content-Length: 2\r\n\r\nok"
+)
+_DRIP = 0.2  # seconds between two bytes of a dripped response
+
+
+def test_l36_dripped_head_is_bounded_by_the_read_timeout(
+    scripted: Factory, client: nodelay.Client
+) -> None:
+    # Each byte arrives well within the 1 s read timeout; the whole head never does.
+    failure = hostile_case(
+        scripted,
+        client,
+        [Recv(), SendSlowly(_LONG_HEAD, interval=_DRIP)],
+        nodelay.ReadTimeout,
+        within=3.0,
+        timeout=nodelay.Timeout(5.0, read=1.0),
+        match=r"^read timeout of 1\.0 s while waiting for the response head$",
+        poison=False,
+    )
+    assert failure.elapsed >= 0.9
+
+
+def test_l36_interim_responses_share_the_head_deadline(
+    scripted: Factory, client: nodelay.Client
+) -> None:
+    # 100 Continue every 0.6 s: each comes within the read timeout, the final head never.
+    interim = b"HTTP/1.1 100 Continue\r\n\r\n"
+    steps = [Recv()]
+    for _ in range(8):
+        steps += [Send(interim), Sleep(0.6)]
+    failure = hostile_case(
+        scripted,
+        client,
+        [*steps, Sleep(30.0)],
+        nodelay.ReadTimeout,
+        within=3.0,
+        timeout=nodelay.Timeout(5.0, read=1.0),
+        match=r"^read timeout of 1\.0 s while waiting for the response head$",
+        poison=False,
+    )
+    assert failure.elapsed >= 0.9
+
+
+def test_l36_dripped_body_waits_per_read(scripted: Factory, client: nodelay.Client) -> None:
+    # The body's bytes come 0.2 s apart, 1.6 s in all: each read is within the read timeout.
+    body = b"01234567"
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+    srv = scripted([Recv(), Send(head), SendSlowly(body, interval=_DRIP)])
+    r = client.get(srv.url + "/", timeout=nodelay.Timeout(5.0, read=1.0))
+    assert r.content == body
+
+
+def test_l36_dripped_body_is_bounded_by_the_total(
+    scripted: Factory, client: nodelay.Client
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+    failure = hostile_case(
+        scripted,
+        client,
+        [Recv(), Send(head), SendSlowly(b"x" * 1000, interval=_DRIP)],
+        nodelay.ReadTimeout,
+        within=1.5 + TIMER_SLACK,
+        timeout=nodelay.Timeout(5.0, read=1.0, total=1.5),
+        match=r"^total timeout of 1\.5 s exceeded while reading the response body$",
+        poison=False,
+    )
+    assert failure.elapsed >= 1.4

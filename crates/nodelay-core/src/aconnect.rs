@@ -17,11 +17,12 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+use crate::connect::connect_timed_out;
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
 use crate::proxy::{ConnKey, Proxy, Route};
 use crate::target::Origin;
-use crate::tls::{handshake_error, server_name, TlsSetup};
+use crate::tls::{handshake_error, is_timeout, server_name, tls_timed_out, TlsSetup};
 use crate::transport::Transport;
 use crate::tunnel::{
     connect_head, io_failure, proxy_connect_error, timed_out, unexpected_bytes, ConnectAnswer,
@@ -124,10 +125,10 @@ async fn open_tunnel(
     let request = connect_head(proxy.authorization(), origin);
     within(
         deadlines,
-        connect_exchange(&mut stream, &request, proxy, origin),
+        connect_exchange(&mut stream, &request, proxy, origin, deadlines),
     )
     .await
-    .ok_or_else(|| timed_out(proxy))??;
+    .ok_or_else(|| timed_out(proxy, deadlines))??;
     if origin.scheme != "https" {
         return Ok(stream);
     }
@@ -148,12 +149,16 @@ async fn connect_exchange(
     request: &[u8],
     proxy: &Proxy,
     origin: &Origin,
+    deadlines: &Deadlines,
 ) -> Result<(), Error> {
     stream
         .write_all(request)
         .await
-        .map_err(|e| io_failure(e, proxy))?;
-    stream.flush().await.map_err(|e| io_failure(e, proxy))?;
+        .map_err(|e| io_failure(e, proxy, deadlines))?;
+    stream
+        .flush()
+        .await
+        .map_err(|e| io_failure(e, proxy, deadlines))?;
     let mut answer = ConnectAnswer::default();
     let mut chunk = vec![0u8; CONNECT_READ_BYTES];
     loop {
@@ -166,7 +171,7 @@ async fn connect_exchange(
         match stream.read(&mut chunk).await {
             Ok(0) => return Err(answer.closed(proxy)),
             Ok(n) => answer.received(&chunk[..n]),
-            Err(e) => return Err(io_failure(e, proxy)),
+            Err(e) => return Err(io_failure(e, proxy, deadlines)),
         }
     }
 }
@@ -196,13 +201,14 @@ async fn tls_over<IO: AsyncRead + AsyncWrite + Unpin>(
     let name = server_name(&origin.host)?;
     within(deadlines, TlsConnector::from(config).connect(name, io))
         .await
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::ConnectTimeout,
-                "timed out during the TLS handshake",
-            )
-        })?
-        .map_err(handshake_error)
+        .ok_or_else(|| tls_timed_out(&origin.host, deadlines))?
+        .map_err(|e| {
+            if is_timeout(&e) {
+                tls_timed_out(&origin.host, deadlines).with_source(e)
+            } else {
+                handshake_error(e)
+            }
+        })
 }
 
 /// Resolves the origin, connects to the first address that answers and, for
@@ -250,12 +256,7 @@ async fn within<F: Future>(deadlines: &Deadlines, fut: F) -> Option<F::Output> {
 }
 
 async fn connect_tcp(origin: &Origin, deadlines: &Deadlines) -> Result<TcpStream, Error> {
-    let timed_out = || {
-        Error::new(
-            ErrorKind::ConnectTimeout,
-            format!("timed out connecting to {}:{}", origin.host, origin.port),
-        )
-    };
+    let timed_out = || connect_timed_out(origin, deadlines);
     // tokio resolves on its blocking pool (getaddrinfo has no timeout of its
     // own); literal IPs skip it. Resolution counts against the connect budget.
     let addrs = within(

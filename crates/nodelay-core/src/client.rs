@@ -402,13 +402,11 @@ impl Client {
                     )))
                 }
                 Err(e)
-                    if pooled.reused
-                        && retries_left > 0
-                        && prepared.idempotent
-                        && e.nothing_received()
-                        && !e.is_interrupted()
-                        && !e.is_timeout()
-                        && source.rewind()? =>
+                    if e.allows_fresh_connection_retry(
+                        pooled.reused,
+                        prepared.idempotent,
+                        retries_left,
+                    ) && source.rewind()? =>
                 {
                     retries_left -= 1;
                 }
@@ -500,18 +498,13 @@ impl Client {
                         pooled, head, head_bytes, deadlines, started,
                     )))
                 }
-                // A reused connection that failed before any response byte
-                // was most likely closed by the server while idle: send an
-                // idempotent request once more on a fresh connection. A
-                // timeout is no sign of that (a slow server): retrying would
-                // send the request twice and wait a whole phase timeout again.
+                // A stale keep-alive connection: once more on a fresh one.
                 Err(e)
-                    if pooled.reused
-                        && retries_left > 0
-                        && prepared.idempotent
-                        && e.nothing_received()
-                        && !e.is_interrupted()
-                        && !e.is_timeout() =>
+                    if e.allows_fresh_connection_retry(
+                        pooled.reused,
+                        prepared.idempotent,
+                        retries_left,
+                    ) =>
                 {
                     retries_left -= 1;
                 }

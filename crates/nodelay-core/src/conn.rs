@@ -4,7 +4,7 @@
 use std::io::{self, IoSlice, Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::deadline::{Budget, Deadlines};
+use crate::deadline::{Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::limits::READ_BUFFER_BYTES;
@@ -118,9 +118,11 @@ impl Connection {
     /// main thread of a Python program), a read waits at most
     /// [`SIGNAL_CHECK_INTERVAL`] at a time and asks it between waits: such a
     /// Ctrl-C ends the request within one interval instead of being noticed
-    /// only after the response. The socket timeout stays one constant value,
-    /// set once per connection, and a read that returns data costs nothing
-    /// more.
+    /// only after the response. How long a read may wait in all is
+    /// `Deadlines::read_budget`'s rule (the whole head within the read
+    /// timeout, each body read within it). The socket timeout changes only
+    /// when the budget moves by more than [`SOCKET_TIMEOUT_SLACK`], and a
+    /// read that returns data costs nothing more.
     fn read_with_deadline(
         &mut self,
         deadlines: &Deadlines,
@@ -128,32 +130,27 @@ impl Connection {
         mut op: impl FnMut(&mut Transport, &mut [u8]) -> io::Result<usize>,
     ) -> Result<usize, Error> {
         let polling = interrupt.needs_polling();
-        // Time spent in waits that ended at the interval, not the timeout;
-        // measured from the first such wait's start, so the clock is read
-        // only once a read has waited a whole interval.
+        // Time this read spent in waits that ended without data; measured
+        // from the first such wait's start, so the clock is read only once a
+        // read has waited a whole socket timeout.
         let mut waited = Duration::ZERO;
         let mut first_wait_started: Option<Instant> = None;
         loop {
-            let phase = deadlines.timeouts.read.map(|t| t.saturating_sub(waited));
-            if phase.is_some_and(|p| p.is_zero()) {
-                return Err(read_timed_out(deadlines.timeouts.read));
-            }
-            let budget = match deadlines.budget(phase) {
-                Budget::Expired => return Err(total_expired(ErrorKind::ReadTimeout)),
-                Budget::Wait(t) => t,
-            };
+            let budget = deadlines.read_budget(waited)?;
             let wait = match budget {
                 Some(b) if polling => Some(b.min(SIGNAL_CHECK_INTERVAL)),
                 None if polling => Some(SIGNAL_CHECK_INTERVAL),
                 other => other,
             };
-            if wait != self.read_timeout {
+            if !close_enough(self.read_timeout, wait) {
                 self.stream
                     .tcp()
                     .set_read_timeout(wait)
                     .map_err(|e| io_error(ErrorKind::Read, e))?;
                 self.read_timeout = wait;
             }
+            // What the socket will wait: `wait`, or a little less.
+            let wait = self.read_timeout;
             match op(&mut self.stream, &mut self.buf) {
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
@@ -164,8 +161,10 @@ impl Connection {
                         ));
                     }
                 }
-                Err(e) if is_timeout(&e) && wait != budget => {
-                    if interrupt.should_abort() {
+                // The wait ended: the next turn asks the deadlines whether
+                // time is left (another slice) or not (the timeout error).
+                Err(e) if is_timeout(&e) => {
+                    if polling && interrupt.should_abort() {
                         return Err(Error::new(
                             ErrorKind::Interrupted,
                             "interrupted by a signal",
@@ -176,15 +175,6 @@ impl Connection {
                         now.checked_sub(wait.unwrap_or_default()).unwrap_or(now)
                     });
                     waited = now.saturating_duration_since(since);
-                }
-                Err(e) if is_timeout(&e) => {
-                    return Err(Error::new(
-                        ErrorKind::ReadTimeout,
-                        format!(
-                            "timed out waiting for the response (read timeout {})",
-                            show(budget)
-                        ),
-                    ))
                 }
                 Err(e) => return Err(io_error(ErrorKind::Read, e)),
             }
@@ -201,10 +191,7 @@ impl Connection {
     ) -> Result<(), Error> {
         let mut parts = parts;
         while !parts.is_empty() {
-            let budget = match deadlines.budget(deadlines.timeouts.write) {
-                Budget::Expired => return Err(total_expired(ErrorKind::WriteTimeout)),
-                Budget::Wait(t) => t,
-            };
+            let budget = deadlines.write_budget()?;
             if budget != self.write_timeout {
                 self.stream
                     .tcp()
@@ -233,15 +220,7 @@ impl Connection {
                         ));
                     }
                 }
-                Err(e) if is_timeout(&e) => {
-                    return Err(Error::new(
-                        ErrorKind::WriteTimeout,
-                        format!(
-                            "timed out sending the request (write timeout {})",
-                            show(budget)
-                        ),
-                    ))
-                }
+                Err(e) if is_timeout(&e) => return Err(deadlines.timed_out(Phase::SEND)),
                 Err(e) => return Err(io_error(ErrorKind::Write, e)),
             }
         }
@@ -249,14 +228,19 @@ impl Connection {
     }
 }
 
-fn read_timed_out(timeout: Option<Duration>) -> Error {
-    Error::new(
-        ErrorKind::ReadTimeout,
-        format!(
-            "timed out waiting for the response (read timeout {})",
-            show(timeout)
-        ),
-    )
+/// A read may wait up to this much less than its budget rather than change
+/// the socket's timeout: a head's budget is what is left of its deadline,
+/// slightly different on every request, and a `setsockopt` per request costs
+/// more than the rare extra turn of the read loop (which then waits for the
+/// rest). A read never waits longer than its budget.
+const SOCKET_TIMEOUT_SLACK: Duration = Duration::from_millis(10);
+
+/// Whether a socket timeout of `set` may stand for a wanted wait of `want`.
+fn close_enough(set: Option<Duration>, want: Option<Duration>) -> bool {
+    match (set, want) {
+        (Some(set), Some(want)) => set <= want && want - set <= SOCKET_TIMEOUT_SLACK,
+        (set, want) => set == want,
+    }
 }
 
 fn is_timeout(e: &io::Error) -> bool {
@@ -282,15 +266,4 @@ pub(crate) fn io_error(kind: ErrorKind, e: io::Error) -> Error {
         "reading the response"
     };
     Error::new(kind, format!("error {what}: {e}")).with_source(e)
-}
-
-pub(crate) fn total_expired(kind: ErrorKind) -> Error {
-    Error::new(kind, "total timeout expired")
-}
-
-pub(crate) fn show(t: Option<Duration>) -> String {
-    t.map_or_else(
-        || "none".to_owned(),
-        |t| format!("{:.3} s", t.as_secs_f64()),
-    )
 }

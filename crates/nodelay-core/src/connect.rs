@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
-use crate::deadline::{Budget, Deadlines};
+use crate::deadline::{Budget, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 use crate::resolve::resolve;
@@ -87,22 +87,21 @@ fn connect_tcp(
     }
     Err(match last_error {
         Some(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => {
-            Error::new(
-                ErrorKind::ConnectTimeout,
-                format!("timed out connecting to {}:{}", origin.host, origin.port),
-            )
-            .with_source(e)
+            connect_timed_out(origin, deadlines).with_source(e)
         }
         Some(e) => Error::new(
             ErrorKind::Connect,
             format!("failed to connect to {}:{}: {e}", origin.host, origin.port),
         )
         .with_source(e),
-        None => Error::new(
-            ErrorKind::ConnectTimeout,
-            format!("timed out connecting to {}:{}", origin.host, origin.port),
-        ),
+        None => connect_timed_out(origin, deadlines),
     })
+}
+
+/// The connect timeout's error for `origin` (shared with `aconnect.rs`).
+pub(crate) fn connect_timed_out(origin: &Origin, deadlines: &Deadlines) -> Error {
+    let doing = format!("connecting to {}:{}", origin.host, origin.port);
+    deadlines.timed_out(Phase::connect(&doing))
 }
 
 pub(crate) fn interrupted() -> Error {

@@ -123,6 +123,30 @@ impl Error {
     pub(crate) fn nothing_received(&self) -> bool {
         self.inner.nothing_received
     }
+
+    /// Whether a request that failed with this error goes once more on a
+    /// fresh connection (HOSTILE.md H28), the one rule of every HTTP/1.1
+    /// send loop, sync and async, plain and streamed: only when its
+    /// connection was a `reused` keep-alive one, `retries_left` allows it,
+    /// the request is `idempotent`, and nothing of a response arrived (the
+    /// server most likely closed the idle connection as it was reused).
+    /// Never after a timeout (a slow server, not a stale connection: sending
+    /// again would do the request twice and wait a whole timeout again) nor
+    /// a Ctrl-C. A streamed body must also rewind; callers ask it after this
+    /// says yes, rewinding having effects of its own.
+    pub(crate) fn allows_fresh_connection_retry(
+        &self,
+        reused: bool,
+        idempotent: bool,
+        retries_left: usize,
+    ) -> bool {
+        reused
+            && retries_left > 0
+            && idempotent
+            && self.nothing_received()
+            && !self.is_interrupted()
+            && !self.is_timeout()
+    }
 }
 
 impl fmt::Debug for Error {

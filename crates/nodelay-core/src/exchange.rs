@@ -35,13 +35,16 @@ pub(crate) fn send_request(
 
 /// Reads until a final (non-1xx) response head is complete. Returns the head
 /// with its bytes copied out of the read buffer (they are tiny and the buffer
-/// is about to be reused for the body).
+/// is about to be reused for the body). Called once the request is sent: the
+/// read timeout bounds the whole wait from here, interim responses included
+/// (`Deadlines::for_head`).
 pub(crate) fn receive_head(
     pooled: &mut PooledConn,
     request_was_head: bool,
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
 ) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    let deadlines = &deadlines.for_head();
     let conn = pooled.conn();
     let mut interim = 0;
     let mut received_any = !conn.buffered().is_empty();

@@ -7,8 +7,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::conn::Connection;
-use crate::deadline::Deadlines;
-use crate::error::{Error, ErrorKind};
+use crate::deadline::{Deadlines, Phase};
+use crate::error::Error;
 use crate::fork;
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::proxy::ConnKey;
@@ -223,10 +223,7 @@ impl Pool {
             let until = *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
             let left = until.map(|until| until.saturating_duration_since(Instant::now()));
             if left.is_some_and(|left| left.is_zero()) {
-                return Err(Error::new(
-                    ErrorKind::PoolTimeout,
-                    "timed out waiting for a free connection in the pool",
-                ));
+                return Err(deadlines.timed_out(Phase::POOL));
             }
             // A condition variable wait sees no EINTR: a caller that Ctrl-C
             // can stop waits in slices and asks between them (without the

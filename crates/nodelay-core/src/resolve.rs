@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::deadline::{Budget, Deadlines};
+use crate::deadline::{Budget, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::limits::MAX_PENDING_LOOKUPS;
@@ -36,7 +36,7 @@ pub(crate) fn resolve(
         return Ok(vec![SocketAddr::new(ip, port)]);
     }
     let budget = match deadlines.budget(deadlines.timeouts.connect) {
-        Budget::Expired => return Err(timed_out(host)),
+        Budget::Expired => return Err(timed_out(host, deadlines)),
         Budget::Wait(None) if !interrupt.needs_polling() => {
             return lookup(host, port).map_err(|e| failed(host, e))
         }
@@ -70,7 +70,7 @@ pub(crate) fn resolve(
     }
     match wait(&rx, budget, interrupt) {
         Waited::Answer(result) => result.map_err(|e| failed(host, e)),
-        Waited::TimedOut => Err(timed_out(host)),
+        Waited::TimedOut => Err(timed_out(host, deadlines)),
         Waited::Interrupted => Err(crate::connect::interrupted()),
     }
 }
@@ -117,11 +117,8 @@ fn failed(host: &str, e: io::Error) -> Error {
     Error::new(ErrorKind::Connect, format!("failed to resolve {host}: {e}")).with_source(e)
 }
 
-fn timed_out(host: &str) -> Error {
-    Error::new(
-        ErrorKind::ConnectTimeout,
-        format!("timed out resolving {host}"),
-    )
+fn timed_out(host: &str, deadlines: &Deadlines) -> Error {
+    deadlines.timed_out(Phase::connect(&format!("resolving {host}")))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use rustls::{
     StreamOwned,
 };
 
-use crate::deadline::{Budget, Deadlines};
+use crate::deadline::{Budget, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 
@@ -154,12 +154,7 @@ impl TlsSetup {
             .map_err(|e| Error::new(ErrorKind::Tls, format!("TLS setup failed: {e}")))?;
         while conn.is_handshaking() {
             let budget = match deadlines.budget(deadlines.timeouts.connect) {
-                Budget::Expired => {
-                    return Err(Error::new(
-                        ErrorKind::ConnectTimeout,
-                        "total timeout expired during the TLS handshake",
-                    ))
-                }
+                Budget::Expired => return Err(tls_timed_out(host, deadlines)),
                 Budget::Wait(t) => t,
             };
             let tcp = sock.tcp();
@@ -203,6 +198,9 @@ impl TlsSetup {
                         return Err(crate::connect::interrupted());
                     }
                 }
+                Err(e) if is_timeout(&e) => {
+                    return Err(tls_timed_out(host, deadlines).with_source(e))
+                }
                 Err(e) => return Err(handshake_error(e)),
             }
         }
@@ -227,19 +225,24 @@ pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>, Error> {
     })
 }
 
-/// The error of a failed handshake: a timeout, a certificate failure with its
-/// reason, another TLS failure, or a connection failure.
-pub(crate) fn handshake_error(e: io::Error) -> Error {
-    if matches!(
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
+    matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    ) {
-        return Error::new(
-            ErrorKind::ConnectTimeout,
-            "timed out during the TLS handshake",
-        )
-        .with_source(e);
-    }
+    )
+}
+
+/// The connect timeout's error for a TLS handshake with `host`.
+pub(crate) fn tls_timed_out(host: &str, deadlines: &Deadlines) -> Error {
+    deadlines.timed_out(Phase::connect(&format!(
+        "performing the TLS handshake with {host}"
+    )))
+}
+
+/// The error of a failed handshake: a certificate failure with its reason,
+/// another TLS failure, or a connection failure (a timeout is the caller's:
+/// `tls_timed_out`).
+pub(crate) fn handshake_error(e: io::Error) -> Error {
     let tls_failure = e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())

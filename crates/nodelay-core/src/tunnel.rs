@@ -16,7 +16,7 @@ use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
 use nodelay_proto::parse_response_head;
 
 use crate::connect::connect as connect_direct;
-use crate::deadline::Deadlines;
+use crate::deadline::{Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 use crate::proxy::{ConnKey, Proxy, Route};
@@ -81,8 +81,8 @@ fn open(
     let mut stream = connect_proxy(proxy, tls, deadlines, interrupt)?;
     let request = connect_head(proxy.authorization(), origin);
     let phase_end = deadlines.until(deadlines.timeouts.connect);
-    send(&mut stream, &request, proxy, phase_end)?;
-    read_answer(&mut stream, proxy, origin, phase_end)?;
+    send(&mut stream, &request, proxy, phase_end, deadlines)?;
+    read_answer(&mut stream, proxy, origin, phase_end, deadlines)?;
     if origin.scheme != "https" {
         return Ok(stream);
     }
@@ -134,13 +134,14 @@ fn connect_budget(
     stream: &Transport,
     phase_end: Option<Instant>,
     proxy: &Proxy,
+    deadlines: &Deadlines,
 ) -> Result<(), Error> {
     let budget = match phase_end {
         None => None,
         Some(end) => {
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(timed_out(proxy));
+                return Err(timed_out(proxy, deadlines));
             }
             Some(left)
         }
@@ -153,19 +154,18 @@ fn connect_budget(
         })
 }
 
-pub(crate) fn timed_out(proxy: &Proxy) -> Error {
-    Error::new(
-        ErrorKind::ConnectTimeout,
-        format!("timed out waiting for proxy {proxy} to open a tunnel"),
-    )
+/// The connect timeout's error for a CONNECT exchange with `proxy`.
+pub(crate) fn timed_out(proxy: &Proxy, deadlines: &Deadlines) -> Error {
+    let doing = format!("waiting for proxy {proxy} to open a tunnel");
+    deadlines.timed_out(Phase::connect(&doing))
 }
 
-pub(crate) fn io_failure(e: io::Error, proxy: &Proxy) -> Error {
+pub(crate) fn io_failure(e: io::Error, proxy: &Proxy, deadlines: &Deadlines) -> Error {
     if matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
     ) {
-        return timed_out(proxy).with_source(e);
+        return timed_out(proxy, deadlines).with_source(e);
     }
     Error::new(
         ErrorKind::Proxy,
@@ -179,18 +179,25 @@ fn send(
     request: &[u8],
     proxy: &Proxy,
     phase_end: Option<Instant>,
+    deadlines: &Deadlines,
 ) -> Result<(), Error> {
     let mut rest = request;
     while !rest.is_empty() {
-        connect_budget(stream, phase_end, proxy)?;
+        connect_budget(stream, phase_end, proxy, deadlines)?;
         match stream.write(rest) {
-            Ok(0) => return Err(io_failure(io::ErrorKind::WriteZero.into(), proxy)),
+            Ok(0) => {
+                return Err(io_failure(
+                    io::ErrorKind::WriteZero.into(),
+                    proxy,
+                    deadlines,
+                ))
+            }
             Ok(n) => rest = &rest[n..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_failure(e, proxy)),
+            Err(e) => return Err(io_failure(e, proxy, deadlines)),
         }
     }
-    stream.flush().map_err(|e| io_failure(e, proxy))
+    stream.flush().map_err(|e| io_failure(e, proxy, deadlines))
 }
 
 /// Reads the proxy's answer to CONNECT: `Ok` for a 2xx with nothing after
@@ -200,6 +207,7 @@ fn read_answer(
     proxy: &Proxy,
     origin: &Origin,
     phase_end: Option<Instant>,
+    deadlines: &Deadlines,
 ) -> Result<(), Error> {
     let mut answer = ConnectAnswer::default();
     let mut chunk = [0u8; CONNECT_READ_BYTES];
@@ -210,12 +218,12 @@ fn read_answer(
             }
             return Ok(());
         }
-        connect_budget(stream, phase_end, proxy)?;
+        connect_budget(stream, phase_end, proxy, deadlines)?;
         match stream.read(&mut chunk) {
             Ok(0) => return Err(answer.closed(proxy)),
             Ok(n) => answer.received(&chunk[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_failure(e, proxy)),
+            Err(e) => return Err(io_failure(e, proxy, deadlines)),
         }
     }
 }

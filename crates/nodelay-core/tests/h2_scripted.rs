@@ -362,6 +362,52 @@ fn a_silent_server_is_a_read_timeout_at_the_deadline() {
     assert!(waited < Duration::from_secs(2), "{waited:?}");
 }
 
+/// Time between two bytes of a dripped frame.
+const DRIP: Duration = Duration::from_millis(200);
+
+#[test]
+fn a_dripped_headers_frame_is_bounded_by_the_read_timeout() {
+    // HOSTILE.md L36: each byte of the response's HEADERS frame comes well
+    // within the read timeout, the whole frame (~16 s) never does.
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        let Some(stream) = peer.next_request() else {
+            return;
+        };
+        // `:status: 200`, then `x-pad: yyy...` as a literal (RFC 7541 §6.2.2).
+        let mut block = STATUS_200.to_vec();
+        block.extend_from_slice(&[0x00, 5]);
+        block.extend_from_slice(b"x-pad");
+        block.push(60);
+        block.extend_from_slice(&[b'y'; 60]);
+        let len = (block.len() as u32).to_be_bytes();
+        let mut frame = vec![len[1], len[2], len[3], HEADERS, END_HEADERS | END_STREAM];
+        frame.extend_from_slice(&stream.to_be_bytes());
+        frame.extend_from_slice(&block);
+        for byte in frame {
+            if peer.sock.write_all(&[byte]).is_err() {
+                return;
+            }
+            thread::sleep(DRIP);
+        }
+    })]);
+    let timeouts = Timeouts {
+        read: Some(Duration::from_secs(1)),
+        total: Some(DEADLINE),
+        ..Timeouts::default()
+    };
+    let started = Instant::now();
+    let error = get(&client(), &format!("{}/x", server.url), timeouts).unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(error.kind(), ErrorKind::ReadTimeout, "{error:?}");
+    assert_eq!(
+        error.message(),
+        "read timeout of 1.0 s while waiting for the response head"
+    );
+    assert!(waited >= Duration::from_millis(900), "{waited:?}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+}
+
 // -- Lifetime and bounds (issue 6): GOAWAY on close, idle expiry, the
 // client's max_connections, the write timeout of uploads. --
 

@@ -31,14 +31,6 @@ use crate::upload::Upload;
 /// single allocation (HOSTILE.md A11) and grow as bytes arrive.
 const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
 
-pub(crate) type TimeoutTuple = (
-    Option<f64>,
-    Option<f64>,
-    Option<f64>,
-    Option<f64>,
-    Option<f64>,
-);
-
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct Engine {
     pub(crate) client: Client,
@@ -161,14 +153,29 @@ pub(crate) fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duratio
         .transpose()
 }
 
-/// `(connect, read, write, pool, total)` seconds as the engine's `Timeouts`.
-pub(crate) fn timeouts(timeout: TimeoutTuple) -> PyResult<Timeouts> {
+/// `(connect, read, write, pool, total)` seconds as the engine's `Timeouts`,
+/// optionally followed by the configured total when `total` is only what is
+/// left of it (a later exchange of one request, `_flow.attempt_timeouts`):
+/// timeout messages name the configured one.
+pub(crate) fn timeouts(tuple: &Bound<'_, PyTuple>) -> PyResult<Timeouts> {
+    let len = tuple.len();
+    if len != 5 && len != 6 {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "a timeout tuple has 5 or 6 items, got {len}"
+        )));
+    }
+    let item = |i: usize| -> PyResult<Option<f64>> { tuple.get_item(i)?.extract() };
     Ok(Timeouts {
-        connect: seconds("connect", timeout.0)?,
-        read: seconds("read", timeout.1)?,
-        write: seconds("write", timeout.2)?,
-        pool: seconds("pool", timeout.3)?,
-        total: seconds("total", timeout.4)?,
+        connect: seconds("connect", item(0)?)?,
+        read: seconds("read", item(1)?)?,
+        write: seconds("write", item(2)?)?,
+        pool: seconds("pool", item(3)?)?,
+        total: seconds("total", item(4)?)?,
+        total_configured: if len == 6 {
+            seconds("total", item(5)?)?
+        } else {
+            None
+        },
     })
 }
 
@@ -534,7 +541,7 @@ impl Engine {
                 }
             }
         }
-        let value = timeouts(tuple.extract::<TimeoutTuple>()?)?;
+        let value = timeouts(tuple)?;
         if let Ok(mut last) = self.last_timeouts.try_lock() {
             *last = Some((tuple.clone().unbind(), value));
         }

@@ -230,16 +230,13 @@ impl AsyncClient {
                         pooled, head, head_bytes, deadlines, started,
                     ))
                 }
-                // A reused connection that failed before any response byte
-                // was most likely closed by the server while idle. A timeout
-                // is no sign of that (a slow server): retrying would send the
-                // request twice and wait a whole phase timeout again.
+                // A stale keep-alive connection: once more on a fresh one.
                 Err(e)
-                    if pooled.reused
-                        && retries_left > 0
-                        && prepared.idempotent
-                        && e.nothing_received()
-                        && !e.is_timeout() =>
+                    if e.allows_fresh_connection_retry(
+                        pooled.reused,
+                        prepared.idempotent,
+                        retries_left,
+                    ) =>
                 {
                     retries_left -= 1;
                 }
@@ -289,11 +286,11 @@ impl AsyncClient {
                     )))
                 }
                 Err(e)
-                    if pooled.reused
-                        && retries_left > 0
-                        && prepared.idempotent
-                        && e.nothing_received()
-                        && pump.rewind().await? =>
+                    if e.allows_fresh_connection_retry(
+                        pooled.reused,
+                        prepared.idempotent,
+                        retries_left,
+                    ) && pump.rewind().await? =>
                 {
                     retries_left -= 1;
                 }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::aconnect::AsyncTransport;
-use crate::conn::{io_error, show, total_expired};
-use crate::deadline::{Budget, Deadlines};
+use crate::conn::io_error;
+use crate::deadline::{Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::limits::READ_BUFFER_BYTES;
 
@@ -218,24 +218,17 @@ async fn timed<T>(
     }
 }
 
+/// One read within the budget `Deadlines::read_budget` gives (the rest of the
+/// head's deadline, or the read timeout for a body read).
 async fn read_timed<T>(
     deadlines: &Deadlines,
     op: impl Future<Output = io::Result<T>>,
 ) -> Result<T, Error> {
-    let budget = match deadlines.budget(deadlines.timeouts.read) {
-        Budget::Expired => return Err(total_expired(ErrorKind::ReadTimeout)),
-        Budget::Wait(t) => t,
-    };
+    let budget = deadlines.read_budget(Duration::ZERO)?;
     match timed(budget, op).await {
         Some(Ok(n)) => Ok(n),
         Some(Err(e)) => Err(io_error(ErrorKind::Read, e)),
-        None => Err(Error::new(
-            ErrorKind::ReadTimeout,
-            format!(
-                "timed out waiting for the response (read timeout {})",
-                show(budget)
-            ),
-        )),
+        None => Err(deadlines.timed_out(deadlines.read_phase())),
     }
 }
 
@@ -243,20 +236,11 @@ async fn write_timed<T>(
     deadlines: &Deadlines,
     op: impl Future<Output = io::Result<T>>,
 ) -> Result<T, Error> {
-    let budget = match deadlines.budget(deadlines.timeouts.write) {
-        Budget::Expired => return Err(total_expired(ErrorKind::WriteTimeout)),
-        Budget::Wait(t) => t,
-    };
+    let budget = deadlines.write_budget()?;
     match timed(budget, op).await {
         Some(Ok(n)) => Ok(n),
         Some(Err(e)) => Err(io_error(ErrorKind::Write, e)),
-        None => Err(Error::new(
-            ErrorKind::WriteTimeout,
-            format!(
-                "timed out sending the request (write timeout {})",
-                show(budget)
-            ),
-        )),
+        None => Err(deadlines.timed_out(Phase::SEND)),
     }
 }
 

@@ -17,12 +17,14 @@ use crate::exchange::{
 use crate::limits::{READ_BUFFER_BYTES, UNKNOWN_BODY_INITIAL_BYTES};
 
 /// Reads until a final (non-1xx) response head is complete (see the sync
-/// `receive_head`: same checks, same errors, same retry marking).
+/// `receive_head`: same checks, same errors, same retry marking, the same
+/// deadline for the whole head).
 pub(crate) async fn receive_head(
     pooled: &mut AsyncPooled,
     request_was_head: bool,
     deadlines: &Deadlines,
 ) -> Result<(ResponseHead, Box<[u8]>), Error> {
+    let deadlines = &deadlines.for_head();
     let conn = pooled.conn();
     let mut interim = 0;
     let mut received_any = !conn.buffered().is_empty();

@@ -13,8 +13,8 @@ use tokio::sync::Notify;
 
 use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::conn::AsyncConn;
-use crate::deadline::Deadlines;
-use crate::error::{Error, ErrorKind};
+use crate::deadline::{Deadlines, Phase};
+use crate::error::Error;
 use crate::fork;
 use crate::pool::PoolConfig;
 use crate::proxy::ConnKey;
@@ -218,10 +218,7 @@ impl AsyncPool {
                             .await
                             .is_err();
                     if timed_out {
-                        return Err(Error::new(
-                            ErrorKind::PoolTimeout,
-                            "timed out waiting for a free connection in the pool",
-                        ));
+                        return Err(deadlines.timed_out(Phase::POOL));
                     }
                 }
             }

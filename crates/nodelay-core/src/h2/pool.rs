@@ -16,7 +16,7 @@ use super::response::H2Response;
 use super::upload::{send_body, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
 use crate::aio::{AsyncPool, AsyncSlotLease};
-use crate::deadline::{poll_once, within, Deadlines};
+use crate::deadline::{poll_once, within, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::pool::{Pool, SlotLease};
@@ -136,10 +136,7 @@ impl H2Pool {
             }
             let now = Instant::now();
             if until.is_some_and(|until| now >= until) {
-                return Err(Error::new(
-                    ErrorKind::PoolTimeout,
-                    "timed out waiting for a free connection in the pool",
-                ));
+                return Err(deadlines.timed_out(Phase::POOL));
             }
             let next = now + SLOT_RETRY_INTERVAL;
             tokio::time::sleep_until(until.map_or(next, |u| u.min(next)).into()).await;
@@ -211,10 +208,11 @@ impl H2Pool {
             deadlines,
             deadlines.timeouts.connect,
             || {
-                Error::new(
-                    ErrorKind::ConnectTimeout,
-                    "timed out in the HTTP/2 handshake",
-                )
+                let doing = format!(
+                    "opening an HTTP/2 connection to {}:{}",
+                    origin.host, origin.port
+                );
+                deadlines.timed_out(Phase::connect(&doing))
             },
             H2Conn::handshake(io, id, lifetime),
         )
@@ -277,12 +275,7 @@ async fn send_on(
     let mut sender = within(
         deadlines,
         deadlines.timeouts.pool,
-        || {
-            Error::new(
-                ErrorKind::PoolTimeout,
-                "timed out waiting for a free HTTP/2 stream",
-            )
-        },
+        || deadlines.timed_out(Phase::H2_STREAM),
         async { sender.ready().await.map_err(|e| unsent(e).error) },
     )
     .await
@@ -331,17 +324,15 @@ async fn send_on(
         }
     }
     conn.flush();
+    let head_deadlines = deadlines.for_head();
     let response = match answered {
         Some(answer) => answer.map_err(failed)?,
+        // The whole head within the read timeout from here, the request
+        // being all sent (the rule of every driver, `Deadlines::for_head`).
         None => within(
-            deadlines,
-            deadlines.timeouts.read,
-            || {
-                Error::new(
-                    ErrorKind::ReadTimeout,
-                    "timed out waiting for the HTTP/2 response",
-                )
-            },
+            &head_deadlines,
+            head_deadlines.read_limit(Duration::ZERO),
+            || head_deadlines.timed_out(Phase::HEAD),
             async { Ok((&mut response).await.map_err(failed)) },
         )
         .await

@@ -6,8 +6,8 @@ use http::HeaderMap;
 
 use super::conn::StreamGuard;
 use super::error::stream_error;
-use crate::deadline::{within, Deadlines};
-use crate::error::{Error, ErrorKind};
+use crate::deadline::{within, Deadlines, Phase};
+use crate::error::Error;
 
 /// The response head and the body still arriving on its stream.
 pub struct H2Response {
@@ -112,12 +112,7 @@ impl H2Response {
         let next = within(
             &deadlines,
             deadlines.timeouts.read,
-            || {
-                Error::new(
-                    ErrorKind::ReadTimeout,
-                    "timed out reading the HTTP/2 response body",
-                )
-            },
+            || deadlines.timed_out(Phase::BODY),
             async { Ok(body.data().await) },
         )
         .await?;

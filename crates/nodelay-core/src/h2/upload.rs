@@ -12,8 +12,8 @@ use h2::client::ResponseFuture;
 use h2::{RecvStream, SendStream};
 
 use super::limits::QUEUED_BODY_MAX_BYTES;
-use crate::deadline::{within, Deadlines};
-use crate::error::{Error, ErrorKind};
+use crate::deadline::{within, Deadlines, Phase};
+use crate::error::Error;
 
 /// How sending the body ended.
 pub(super) enum Upload {
@@ -93,10 +93,9 @@ async fn wait_for_window(
         deadlines,
         deadlines.timeouts.write,
         || {
-            Error::new(
-                ErrorKind::WriteTimeout,
-                "timed out sending the HTTP/2 request body: the server's flow-control window stayed closed",
-            )
+            deadlines.timed_out(Phase::write(
+                "sending the request body (the server's HTTP/2 flow-control window stayed closed)",
+            ))
         },
         std::future::poll_fn(|cx| {
             if let Poll::Ready(answer) = Pin::new(&mut *response).poll(cx) {

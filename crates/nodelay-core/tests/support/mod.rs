@@ -36,5 +36,6 @@ pub fn each_phase_within(limit: Duration) -> Timeouts {
         write: t,
         pool: t,
         total: None,
+        total_configured: None,
     }
 }

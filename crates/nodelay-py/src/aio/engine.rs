@@ -13,11 +13,11 @@ use nodelay_core::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::aio::bridge::{spawn, Complete};
 use crate::aio::stream::AsyncRawStream;
-use crate::engine::{seconds, str_pairs, TimeoutTuple};
+use crate::engine::{seconds, str_pairs, timeouts};
 use crate::errors::to_py_err;
 use crate::head::Head;
 use crate::response::RawResponse;
@@ -29,16 +29,6 @@ pub(crate) struct AsyncEngine {
     client: AsyncClient,
     /// Cap on a decoded (decompressed) body, in bytes.
     max_decoded_size: u64,
-}
-
-fn timeouts(t: TimeoutTuple) -> PyResult<Timeouts> {
-    Ok(Timeouts {
-        connect: seconds("connect", t.0)?,
-        read: seconds("read", t.1)?,
-        write: seconds("write", t.2)?,
-        pool: seconds("pool", t.3)?,
-        total: seconds("total", t.4)?,
-    })
 }
 
 /// An engine error as the exception for a request to `url`.
@@ -223,7 +213,7 @@ impl AsyncEngine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'_, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (prepared, body, source_error, timeouts) =
             self.prepare(py, method, url, headers, body, timeout)?;
@@ -246,7 +236,7 @@ impl AsyncEngine {
         url: &Bound<'py, PyString>,
         headers: &Bound<'py, PyList>,
         body: Option<&Bound<'py, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'_, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (prepared, body, source_error, timeouts) =
             self.prepare(py, method, url, headers, body, timeout)?;
@@ -283,7 +273,7 @@ impl AsyncEngine {
         url: &Bound<'_, PyString>,
         headers: &Bound<'_, PyList>,
         body: Option<&Bound<'_, PyAny>>,
-        timeout: TimeoutTuple,
+        timeout: &Bound<'_, PyTuple>,
     ) -> PyResult<(Prepared, Body, Option<SourceError>, Timeouts)> {
         let timeouts = timeouts(timeout)?;
         let header_items: Vec<Bound<'_, PyAny>> = headers.iter().collect();

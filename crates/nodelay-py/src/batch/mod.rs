@@ -27,7 +27,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::cookies::CookieJar;
-use crate::engine::{timeouts, Engine, TimeoutTuple};
+use crate::engine::{timeouts, Engine};
 use crate::errors::to_py_err;
 use crate::head::Head;
 use crate::response::RawResponse;
@@ -267,7 +267,7 @@ pub(crate) fn request_many<'py>(
     py: Python<'py>,
     engine: Py<Engine>,
     requests: &Bound<'py, PyList>,
-    timeout: TimeoutTuple,
+    timeout: &Bound<'py, PyTuple>,
     concurrency: usize,
     jar: Option<Py<CookieJar>>,
     stop_on_error: bool,
