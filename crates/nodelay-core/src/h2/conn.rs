@@ -14,6 +14,7 @@ use bytes::Bytes;
 use h2::client::{Connection, SendRequest};
 use tokio::time::Sleep;
 
+use super::goaway::{GoAway, GoAwaySeen, Watched};
 use super::limits::{
     CONNECTION_WINDOW_BYTES, HEADER_TABLE_BYTES, INITIAL_MAX_SEND_STREAMS,
     MAX_CONCURRENT_RESET_STREAMS, MAX_FRAME_BYTES, MAX_HEADER_LIST_BYTES,
@@ -90,6 +91,8 @@ impl H2Conn {
             .initial_max_send_streams(INITIAL_MAX_SEND_STREAMS)
             // We never accept pushed streams (RFC 9113 §8.4): nothing would read them.
             .enable_push(false);
+        let goaway = Arc::new(GoAwaySeen::default());
+        let io = Watched::new(io, Arc::clone(&goaway));
         let (send, connection) = builder.handshake::<_, Bytes>(io).await.map_err(|e| {
             Error::new(ErrorKind::Connect, format!("HTTP/2 handshake failed: {e}")).with_source(e)
         })?;
@@ -103,6 +106,7 @@ impl H2Conn {
             born: Instant::now(),
             idle_since: AtomicU64::new(0),
             idle_expiry: lifetime.idle_expiry,
+            goaway,
         });
         let task = Arc::clone(&driver);
         let slot = lifetime.slot;
@@ -121,6 +125,11 @@ impl H2Conn {
             id,
         };
         Ok((conn, (send, first)))
+    }
+
+    /// The latest GOAWAY the server sent, if any.
+    pub fn goaway(&self) -> Option<GoAway> {
+        self.handle.0.goaway.get()
     }
 
     /// Whether new streams may still go on this connection.
@@ -155,7 +164,7 @@ impl H2Conn {
     }
 }
 
-type Driven = Pin<Box<Connection<AsyncTransport, Bytes>>>;
+type Driven = Pin<Box<Connection<Watched<AsyncTransport>, Bytes>>>;
 
 /// The connection future, polled by its task on the runtime and, to send a
 /// request without waiting for that task to be scheduled, by the request's own
@@ -183,6 +192,8 @@ struct Driver {
     /// When `active` last fell to 0, in nanoseconds since `born`.
     idle_since: AtomicU64,
     idle_expiry: Option<Duration>,
+    /// What the server said in GOAWAY frames ([`Watched`] records it).
+    goaway: Arc<GoAwaySeen>,
 }
 
 impl Driver {

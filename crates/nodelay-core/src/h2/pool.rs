@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::conn::{H2Conn, Lifetime, OpenStream};
-use super::error::{is_unprocessed, stream_error};
+use super::error::{stream_error, unanswered};
 use super::limits::{SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
@@ -81,7 +81,8 @@ pub(crate) enum Lease {
     Async(#[allow(dead_code)] AsyncSlotLease),
 }
 
-/// A failed attempt, and whether the server surely did not process it.
+/// A failed attempt, and whether it may go again on a new connection (the
+/// server did not process it, or it may be sent twice: `h2::error::unanswered`).
 struct Failure {
     error: Error,
     unprocessed: bool,
@@ -293,10 +294,10 @@ async fn send_on(
     let (mut response, mut body_stream) = sender
         .send_request(request.head(), request.body.is_none())
         .map_err(unsent)?;
-    let idempotent = request.idempotent;
-    let failed = |e: h2::Error| Failure {
-        unprocessed: is_unprocessed(&e, idempotent),
-        error: stream_error(e, false),
+    let stream_id = u32::from(response.stream_id());
+    let failed = |e: h2::Error| {
+        let (error, unprocessed) = unanswered(e, stream_id, conn.goaway(), request.idempotent);
+        Failure { error, unprocessed }
     };
     let mut answered = None;
     if let Some(body) = &request.body {
