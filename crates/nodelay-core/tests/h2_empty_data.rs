@@ -9,35 +9,14 @@
 
 #[path = "support/h2_peer.rs"]
 mod h2_peer;
+#[path = "support/h2_readers.rs"]
+mod h2_readers;
 
-use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
 use h2_peer::*;
-use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient};
-use nodelay_core::{
-    runtime, BodyStream, Client, Error, Exchange, Http2Mode, NeverInterrupt, PoolConfig,
-    ProxySettings, RequestParts, Timeouts, TlsOptions, Version,
-};
-
-/// Piece size the streamed reads ask for (the Python stream's default).
-const PIECE_BYTES: usize = 64 * 1024;
-
-fn config() -> PoolConfig {
-    PoolConfig {
-        max_connections: Some(10),
-        max_keepalive: Some(10),
-        keepalive_expiry: None,
-    }
-}
-
-fn bounded() -> Timeouts {
-    Timeouts {
-        total: Some(DEADLINE),
-        ..Timeouts::default()
-    }
-}
+use h2_readers::every_reader_gets;
 
 /// A server answering every request on its connections with `status`,
 /// `fields` and `body` in DATA frames, then an empty DATA frame with
@@ -55,125 +34,6 @@ fn ending_with_empty_data(
             peer.end_with_empty_data(stream);
         }
     })
-}
-
-fn send(client: &Client, method: &str, url: &str) -> Result<Exchange, Error> {
-    let prepared = client.prepare(&RequestParts {
-        method,
-        url,
-        headers: &[],
-        body: None,
-    })?;
-    let exchange = client.send(&prepared, None, bounded(), &NeverInterrupt)?;
-    assert_eq!(exchange.version(), Version::Http2);
-    Ok(exchange)
-}
-
-/// The sync whole-body read, as `Client.get` does it (nodelay-py
-/// `Engine::read_whole`): a known length straight into a buffer of that
-/// size, else to the end.
-fn sync_whole(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    let mut exchange = send(client, method, url)?;
-    let body = match exchange.content_length() {
-        Some(n) => {
-            let mut body = vec![0; n as usize];
-            exchange.read_exact_into(&mut body, &NeverInterrupt)?;
-            body
-        }
-        None => {
-            let mut body = Vec::new();
-            exchange.read_to_end(&mut body, &NeverInterrupt)?;
-            body
-        }
-    };
-    assert!(exchange.is_complete());
-    let status = exchange.status();
-    exchange.finish();
-    Ok((status, body))
-}
-
-/// The sync streamed read (`client.stream(...)`, `iter_bytes()`).
-fn sync_streamed(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    let exchange = send(client, method, url)?;
-    let status = exchange.status();
-    let mut stream = BodyStream::new(exchange, Arc::new(NeverInterrupt), &[], u64::MAX)?;
-    let mut body = Vec::new();
-    let mut piece = vec![0; PIECE_BYTES];
-    loop {
-        let n = stream.read(&mut piece, 1)?;
-        if n == 0 {
-            return Ok((status, body));
-        }
-        body.extend_from_slice(&piece[..n]);
-    }
-}
-
-fn async_client() -> AsyncClient {
-    AsyncClient::with_options(
-        config(),
-        TlsOptions::default(),
-        Http2Mode::PriorKnowledge,
-        &ProxySettings::default(),
-    )
-    .unwrap()
-}
-
-fn async_whole(client: &AsyncClient, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    runtime::handle().block_on(async {
-        let prepared = client.prepare(&RequestParts {
-            method,
-            url,
-            headers: &[],
-            body: None,
-        })?;
-        let exchange = client.send(&prepared, None, bounded()).await?;
-        let status = exchange.status();
-        let (exchange, body) = read_whole(exchange, u64::MAX).await?;
-        exchange.finish();
-        Ok((status, body))
-    })
-}
-
-fn async_streamed(client: &AsyncClient, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    runtime::handle().block_on(async {
-        let prepared = client.prepare(&RequestParts {
-            method,
-            url,
-            headers: &[],
-            body: None,
-        })?;
-        let exchange = client.send(&prepared, None, bounded()).await?;
-        let status = exchange.status();
-        let mut stream = AsyncBodyStream::new(exchange, &[], u64::MAX)?;
-        let mut body = Vec::new();
-        loop {
-            let piece = stream.read(PIECE_BYTES, 1).await?;
-            if piece.is_empty() {
-                return Ok((status, body));
-            }
-            body.extend_from_slice(&piece);
-        }
-    })
-}
-
-/// Runs `method` on `server` through every reader; each must give
-/// `status` and `body`.
-fn every_reader_gets(server: &Scripted, method: &str, status: u16, body: &[u8]) {
-    let url = format!("{}/x", server.url);
-    let sync = Client::with_http2(config(), TlsOptions::default(), Http2Mode::PriorKnowledge);
-    let aio = async_client();
-    let readers: [(&str, Box<dyn Fn() -> Result<(u16, Vec<u8>), Error>>); 4] = [
-        ("sync whole", Box::new(|| sync_whole(&sync, method, &url))),
-        ("sync streamed", Box::new(|| sync_streamed(&sync, method, &url))),
-        ("async whole", Box::new(|| async_whole(&aio, method, &url))),
-        ("async streamed", Box::new(|| async_streamed(&aio, method, &url))),
-    ];
-    for (name, read) in readers {
-        let (got_status, got) = read().unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(got_status, status, "{name}");
-        assert_eq!(got.len(), body.len(), "{name}: body length");
-        assert!(got == body, "{name}: body bytes differ");
-    }
 }
 
 fn pattern(len: usize) -> Vec<u8> {

@@ -1,4 +1,5 @@
-//! h2's errors as engine errors, and which of them leave a request unprocessed.
+//! h2's errors as engine errors, and whether a request whose stream failed
+//! before its response head may go again.
 
 use h2::Reason;
 
@@ -24,32 +25,65 @@ pub(crate) fn stream_error(e: h2::Error, got_head: bool) -> Error {
     }
 }
 
+/// Whether, and where, a request whose stream failed before its response
+/// head may go again (RFC 9113 §8.7, §6.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Again {
+    /// Refused (REFUSED_STREAM) on a connection that stays open: not
+    /// processed; again on the same connection, which now knows the server's
+    /// limits (a server refuses the streams beyond its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS that came before our client saw it).
+    Refused,
+    /// Not processed, on a connection going away: above a GOAWAY's last
+    /// stream id, or never sent. Again on a new connection, whatever the
+    /// method (a POST included: the server did not process it).
+    /// `progress`: the server's GOAWAY shows it processed streams on that
+    /// connection (a server recycling connections every N streams), so
+    /// going again is no loop: each connection answers some requests.
+    NotProcessed { progress: bool },
+    /// An idempotent request (RFC 9110 §9.2.2) on a stream whose connection
+    /// closed after a GOAWAY covering it: the server broke its promise to
+    /// answer and may have processed it. Again on a new connection.
+    MaybeProcessed,
+}
+
 /// Why a stream failed before its response head, and whether its request
-/// may go again on a new connection (RFC 9113 §8.7, §6.8):
+/// may go again:
 ///
-/// - REFUSED_STREAM, or a GOAWAY whose last stream id is below the stream
-///   (h2 fails those streams, and any opened after the GOAWAY, with a remote
-///   GOAWAY error): the server did not process the request. It goes again
-///   whatever its method, a POST included: it was not processed.
+/// - REFUSED_STREAM: [`Again::Refused`].
+/// - A GOAWAY whose last stream id is below the stream (h2 fails those
+///   streams, and any opened after the GOAWAY, with a remote GOAWAY error):
+///   [`Again::NotProcessed`].
 /// - The connection failed after a GOAWAY whose last stream id covers the
-///   stream (`goaway`): the server promised to answer it and broke the
-///   promise. It may have processed the request, so only an idempotent one
-///   (RFC 9110 §9.2.2) goes again; a POST is never sent twice.
-/// - Anything else: the error as it is, no retry.
+///   stream (`goaway`): the server broke its promise to answer; the error
+///   says so. Only an idempotent request goes again
+///   ([`Again::MaybeProcessed`]): a POST is never sent twice.
+/// - Anything else: the error as it is, not again.
 pub(crate) fn unanswered(
     e: h2::Error,
     stream_id: u32,
     goaway: Option<GoAway>,
     idempotent: bool,
-) -> (Error, bool) {
-    if e.reason() == Some(Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote()) {
-        return (stream_error(e, false), true);
+) -> (Error, Option<Again>) {
+    if e.reason() == Some(Reason::REFUSED_STREAM) {
+        return (stream_error(e, false), Some(Again::Refused));
+    }
+    if e.is_go_away() && e.is_remote() {
+        return (stream_error(e, false), Some(not_processed(goaway)));
     }
     match goaway {
-        Some(goaway) if e.is_io() && goaway.last_stream_id >= stream_id => {
-            (broken_promise(e, stream_id, goaway), idempotent)
-        }
-        _ => (stream_error(e, false), false),
+        Some(goaway) if e.is_io() && goaway.last_stream_id >= stream_id => (
+            broken_promise(e, stream_id, goaway),
+            idempotent.then_some(Again::MaybeProcessed),
+        ),
+        _ => (stream_error(e, false), None),
+    }
+}
+/// [`Again::NotProcessed`], with progress when `goaway` says the server
+/// processed streams on the connection.
+pub(crate) fn not_processed(goaway: Option<GoAway>) -> Again {
+    Again::NotProcessed {
+        progress: goaway.is_some_and(|g| g.last_stream_id > 0),
     }
 }
 

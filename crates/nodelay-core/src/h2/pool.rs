@@ -1,7 +1,7 @@
 //! One HTTP/2 connection per origin, shared by every request and thread of a
 //! client: found (or made, once, however many requests ask at the same time)
-//! under a per-origin async lock; a request the server did not process goes
-//! once more on a new connection.
+//! under a per-origin async lock; a request the server did not answer goes
+//! again when that is safe (`error::unanswered`, docs/http2.md).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::conn::{H2Conn, Lifetime, OpenStream};
-use super::error::{stream_error, unanswered};
-use super::limits::{SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
+use super::error::{not_processed, stream_error, unanswered, Again};
+use super::limits::{GOAWAY_RETRIES, SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
 use super::upload::{send_body, Upload, UploadError};
@@ -81,11 +81,43 @@ pub(crate) enum Lease {
     Async(#[allow(dead_code)] AsyncSlotLease),
 }
 
-/// A failed attempt, and whether it may go again on a new connection (the
-/// server did not process it, or it may be sent twice: `h2::error::unanswered`).
+/// A failed attempt, and whether and where it may go again
+/// (`h2::error::unanswered`).
 struct Failure {
     error: Error,
-    unprocessed: bool,
+    again: Option<Again>,
+}
+
+/// The retries one request has left, by kind.
+struct RetriesLeft {
+    refused: usize,
+    not_processed: usize,
+    stalled: usize,
+    maybe_processed: usize,
+}
+
+impl RetriesLeft {
+    fn new() -> Self {
+        RetriesLeft {
+            refused: UNPROCESSED_RETRIES,
+            not_processed: GOAWAY_RETRIES,
+            stalled: UNPROCESSED_RETRIES,
+            maybe_processed: UNPROCESSED_RETRIES,
+        }
+    }
+
+    /// Takes one retry of kind `again`; false when none is left.
+    fn take(&mut self, again: Again) -> bool {
+        let left = match again {
+            Again::Refused => &mut self.refused,
+            Again::NotProcessed { progress: true } => &mut self.not_processed,
+            Again::NotProcessed { progress: false } => &mut self.stalled,
+            Again::MaybeProcessed => &mut self.maybe_processed,
+        };
+        let some_left = *left > 0;
+        *left = left.saturating_sub(1);
+        some_left
+    }
 }
 
 impl H2Pool {
@@ -234,7 +266,7 @@ impl H2Pool {
         request: &H2Request,
         deadlines: &Deadlines,
     ) -> Result<Sent, Error> {
-        let mut retries_left = UNPROCESSED_RETRIES;
+        let mut retries = RetriesLeft::new();
         let mut avoid = None;
         loop {
             let (conn, first) = match self.route(origin, tls, deadlines, avoid).await? {
@@ -250,9 +282,11 @@ impl H2Pool {
             };
             match send_on(&conn, stream, request, deadlines).await {
                 Ok(response) => return Ok(Sent::H2(response)),
-                Err(failure) if failure.unprocessed && retries_left > 0 => {
-                    retries_left -= 1;
-                    avoid = Some(conn.id);
+                Err(Failure {
+                    again: Some(again), ..
+                }) if retries.take(again) => {
+                    // A refusal leaves the connection open for the next try.
+                    avoid = (again != Again::Refused).then_some(conn.id);
                 }
                 Err(failure) => return Err(failure.error),
             }
@@ -273,7 +307,7 @@ async fn send_on(
     // Nothing was sent when these fail: the request is unprocessed.
     let unsent = |e: h2::Error| Failure {
         error: stream_error(e, false),
-        unprocessed: true,
+        again: Some(not_processed(conn.goaway())),
     };
     let mut sender = within(
         deadlines,
@@ -288,7 +322,7 @@ async fn send_on(
     )
     .await
     .map_err(|error| Failure {
-        unprocessed: error.kind() != ErrorKind::PoolTimeout,
+        again: (error.kind() != ErrorKind::PoolTimeout).then(|| not_processed(conn.goaway())),
         error,
     })?;
     let (mut response, mut body_stream) = sender
@@ -296,8 +330,8 @@ async fn send_on(
         .map_err(unsent)?;
     let stream_id = u32::from(response.stream_id());
     let failed = |e: h2::Error| {
-        let (error, unprocessed) = unanswered(e, stream_id, conn.goaway(), request.idempotent);
-        Failure { error, unprocessed }
+        let (error, again) = unanswered(e, stream_id, conn.goaway(), request.idempotent);
+        Failure { error, again }
     };
     let mut answered = None;
     if let Some(body) = &request.body {
@@ -323,12 +357,7 @@ async fn send_on(
                 };
                 return Err(failed(e));
             }
-            Err(UploadError::Timeout(error)) => {
-                return Err(Failure {
-                    unprocessed: false,
-                    error,
-                })
-            }
+            Err(UploadError::Timeout(error)) => return Err(Failure { again: None, error }),
         }
     }
     conn.flush();
@@ -346,10 +375,7 @@ async fn send_on(
             async { Ok((&mut response).await.map_err(failed)) },
         )
         .await
-        .map_err(|error| Failure {
-            unprocessed: false,
-            error,
-        })??,
+        .map_err(|error| Failure { again: None, error })??,
     };
     Ok(H2Response::new(
         response,

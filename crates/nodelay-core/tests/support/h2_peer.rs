@@ -184,6 +184,9 @@ pub fn scripted(scripts: Vec<Script>) -> Scripted {
             };
             count.fetch_add(1, Ordering::SeqCst);
             sock.set_read_timeout(Some(DEADLINE)).unwrap();
+            // Frames go out one write each: without this, Nagle holds each
+            // small frame back until the client's delayed ACK (40 ms).
+            sock.set_nodelay(true).unwrap();
             thread::spawn(move || script(&mut Peer { sock }));
         }
     });
