@@ -132,9 +132,11 @@ impl H2Conn {
         self.handle.0.goaway.get()
     }
 
-    /// Whether new streams may still go on this connection.
+    /// Whether new streams may still go on this connection: not after our
+    /// shut-down, its end, or the server's GOAWAY (h2 would refuse them).
     pub fn is_open(&self) -> bool {
-        !self.handle.0.closed.load(Ordering::Acquire)
+        let driver = &self.handle.0;
+        !driver.closed.load(Ordering::Acquire) && !driver.goaway.any()
     }
 
     /// A sender for one new stream, and the guard that counts the stream as

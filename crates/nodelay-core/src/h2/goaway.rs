@@ -11,6 +11,7 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -33,15 +34,29 @@ pub(crate) struct GoAway {
 /// Shared between the connection's transport (which records) and its
 /// requests (which ask when their stream failed).
 #[derive(Default)]
-pub(crate) struct GoAwaySeen(Mutex<Option<GoAway>>);
+pub(crate) struct GoAwaySeen {
+    latest: Mutex<Option<GoAway>>,
+    /// Whether `latest` is set: asked by every request that looks for a
+    /// connection, so an atomic rather than the lock.
+    any: AtomicBool,
+}
 
 impl GoAwaySeen {
     pub fn get(&self) -> Option<GoAway> {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+        if !self.any() {
+            return None;
+        }
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the server sent a GOAWAY: the connection takes no new stream.
+    pub fn any(&self) -> bool {
+        self.any.load(Ordering::Acquire)
     }
 
     fn record(&self, goaway: GoAway) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(goaway);
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(goaway);
+        self.any.store(true, Ordering::Release);
     }
 }
 

@@ -138,13 +138,16 @@ pub fn async_streamed(
     })
 }
 
+/// One way of reading a response: its status and whole body.
+type Reader<'a> = dyn Fn() -> Result<(u16, Vec<u8>), Error> + 'a;
+
 /// Runs `method` on `server` through every reader; each must give
 /// `status` and `body`.
 pub fn every_reader_gets(server: &Scripted, method: &str, status: u16, body: &[u8]) {
     let url = format!("{}/x", server.url);
     let sync = Client::with_http2(config(), TlsOptions::default(), Http2Mode::PriorKnowledge);
     let aio = async_client();
-    let readers: [(&str, Box<dyn Fn() -> Result<(u16, Vec<u8>), Error>>); 4] = [
+    let readers: [(&str, Box<Reader>); 4] = [
         ("sync whole", Box::new(|| sync_whole(&sync, method, &url))),
         (
             "sync streamed",
