@@ -183,3 +183,27 @@ fn of_two_posts_in_flight_the_one_above_the_last_stream_id_goes_again() {
     );
     assert_eq!(server.connections.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn a_promise_broken_in_the_middle_of_a_body_says_so() {
+    // The head and part of the body arrive, then the GOAWAY covering the
+    // stream, then the connection closes.
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        if let Some(stream) = peer.next_request() {
+            let head = header_block(STATUS_200, &[("content-length", "100")]);
+            peer.write_frame(HEADERS, END_HEADERS, stream, &head);
+            peer.data(stream, &[b'x'; 40]);
+            peer.goaway(stream, NO_ERROR);
+        }
+        let _ = peer.sock.shutdown(std::net::Shutdown::Both);
+    })]);
+    let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
+    assert_says_the_promise_was_broken(&error);
+    assert!(
+        error
+            .message()
+            .contains("before the end of the response body"),
+        "{error:?}"
+    );
+}

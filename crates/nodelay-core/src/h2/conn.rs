@@ -62,6 +62,13 @@ pub(crate) type OpenStream = (SendRequest<Bytes>, StreamGuard);
 /// response, so a body still being read keeps the connection from expiring).
 pub(crate) struct StreamGuard(Arc<Driver>);
 
+impl StreamGuard {
+    /// The latest GOAWAY the server sent on the stream's connection.
+    pub fn goaway(&self) -> Option<GoAway> {
+        self.0.goaway.get()
+    }
+}
+
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         if self.0.active.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -107,6 +114,7 @@ impl H2Conn {
             idle_since: AtomicU64::new(0),
             idle_expiry: lifetime.idle_expiry,
             goaway,
+            answered: AtomicBool::new(false),
         });
         let task = Arc::clone(&driver);
         let slot = lifetime.slot;
@@ -130,6 +138,17 @@ impl H2Conn {
     /// The latest GOAWAY the server sent, if any.
     pub fn goaway(&self) -> Option<GoAway> {
         self.handle.0.goaway.get()
+    }
+
+    /// Records that a response head arrived on this connection.
+    pub fn mark_answered(&self) {
+        self.handle.0.answered.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether any response head arrived on this connection: the server
+    /// made progress on it.
+    pub fn answered_any(&self) -> bool {
+        self.handle.0.answered.load(Ordering::Relaxed)
     }
 
     /// Whether new streams may still go on this connection: not after our
@@ -196,6 +215,8 @@ struct Driver {
     idle_expiry: Option<Duration>,
     /// What the server said in GOAWAY frames ([`Watched`] records it).
     goaway: Arc<GoAwaySeen>,
+    /// Whether a response head arrived on this connection.
+    answered: AtomicBool,
 }
 
 impl Driver {

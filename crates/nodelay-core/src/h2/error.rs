@@ -3,6 +3,7 @@
 
 use h2::Reason;
 
+use super::conn::H2Conn;
 use super::goaway::GoAway;
 use crate::error::{Error, ErrorKind};
 
@@ -44,7 +45,10 @@ pub(crate) enum Again {
     /// An idempotent request (RFC 9110 §9.2.2) on a stream whose connection
     /// closed after a GOAWAY covering it: the server broke its promise to
     /// answer and may have processed it. Again on a new connection.
-    MaybeProcessed,
+    /// `progress`: other requests were answered on that connection (a server
+    /// recycling connections that drops the streams in flight, as hypercorn
+    /// does), so going again is no loop.
+    MaybeProcessed { progress: bool },
 }
 
 /// Why a stream failed before its response head, and whether its request
@@ -62,9 +66,10 @@ pub(crate) enum Again {
 pub(crate) fn unanswered(
     e: h2::Error,
     stream_id: u32,
-    goaway: Option<GoAway>,
+    conn: &H2Conn,
     idempotent: bool,
 ) -> (Error, Option<Again>) {
+    let goaway = conn.goaway();
     if e.reason() == Some(Reason::REFUSED_STREAM) {
         return (stream_error(e, false), Some(Again::Refused));
     }
@@ -73,12 +78,15 @@ pub(crate) fn unanswered(
     }
     match goaway {
         Some(goaway) if e.is_io() && goaway.last_stream_id >= stream_id => (
-            broken_promise(e, stream_id, goaway),
-            idempotent.then_some(Again::MaybeProcessed),
+            broken_promise(e, stream_id, goaway, "answering").before_response(),
+            idempotent.then_some(Again::MaybeProcessed {
+                progress: conn.answered_any(),
+            }),
         ),
         _ => (stream_error(e, false), None),
     }
 }
+
 /// [`Again::NotProcessed`], with progress when `goaway` says the server
 /// processed streams on the connection.
 pub(crate) fn not_processed(goaway: Option<GoAway>) -> Again {
@@ -87,8 +95,21 @@ pub(crate) fn not_processed(goaway: Option<GoAway>) -> Again {
     }
 }
 
-/// The connection closed after a GOAWAY that covered `stream_id`.
-fn broken_promise(e: h2::Error, stream_id: u32, goaway: GoAway) -> Error {
+/// An error on a stream whose response head had arrived: as
+/// [`stream_error`], unless the connection closed after a GOAWAY covering
+/// the stream (`goaway`), which the error then says.
+pub(crate) fn body_error(e: h2::Error, stream_id: u32, goaway: Option<GoAway>) -> Error {
+    match goaway {
+        Some(goaway) if e.is_io() && goaway.last_stream_id >= stream_id => {
+            broken_promise(e, stream_id, goaway, "the end of the response body")
+        }
+        _ => stream_error(e, true),
+    }
+}
+
+/// The connection closed after a GOAWAY that covered `stream_id`, before
+/// `what` (the answer, the end of its body) arrived.
+fn broken_promise(e: h2::Error, stream_id: u32, goaway: GoAway, what: &str) -> Error {
     let GoAway {
         last_stream_id,
         reason,
@@ -96,15 +117,13 @@ fn broken_promise(e: h2::Error, stream_id: u32, goaway: GoAway) -> Error {
     let message = if reason == Reason::NO_ERROR {
         format!(
             "server sent GOAWAY promising to answer stream {stream_id} (last stream id \
-             {last_stream_id}), then closed the connection before answering"
+             {last_stream_id}), then closed the connection before {what}"
         )
     } else {
         format!(
             "server sent GOAWAY ({reason:?}, last stream id {last_stream_id}), then closed \
-             the connection before answering stream {stream_id}"
+             the connection before {what} of stream {stream_id}"
         )
     };
-    Error::new(ErrorKind::RemoteProtocol, message)
-        .with_source(e)
-        .before_response()
+    Error::new(ErrorKind::RemoteProtocol, message).with_source(e)
 }

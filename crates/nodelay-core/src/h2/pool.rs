@@ -91,7 +91,9 @@ struct Failure {
 /// The retries one request has left, by kind.
 struct RetriesLeft {
     refused: usize,
-    not_processed: usize,
+    /// Connections that answered some requests (recycling servers).
+    progressing: usize,
+    /// Connections that went away having answered none.
     stalled: usize,
     maybe_processed: usize,
 }
@@ -100,7 +102,7 @@ impl RetriesLeft {
     fn new() -> Self {
         RetriesLeft {
             refused: UNPROCESSED_RETRIES,
-            not_processed: GOAWAY_RETRIES,
+            progressing: GOAWAY_RETRIES,
             stalled: UNPROCESSED_RETRIES,
             maybe_processed: UNPROCESSED_RETRIES,
         }
@@ -110,9 +112,11 @@ impl RetriesLeft {
     fn take(&mut self, again: Again) -> bool {
         let left = match again {
             Again::Refused => &mut self.refused,
-            Again::NotProcessed { progress: true } => &mut self.not_processed,
+            Again::NotProcessed { progress: true } | Again::MaybeProcessed { progress: true } => {
+                &mut self.progressing
+            }
             Again::NotProcessed { progress: false } => &mut self.stalled,
-            Again::MaybeProcessed => &mut self.maybe_processed,
+            Again::MaybeProcessed { progress: false } => &mut self.maybe_processed,
         };
         let some_left = *left > 0;
         *left = left.saturating_sub(1);
@@ -330,7 +334,7 @@ async fn send_on(
         .map_err(unsent)?;
     let stream_id = u32::from(response.stream_id());
     let failed = |e: h2::Error| {
-        let (error, again) = unanswered(e, stream_id, conn.goaway(), request.idempotent);
+        let (error, again) = unanswered(e, stream_id, conn, request.idempotent);
         Failure { error, again }
     };
     let mut answered = None;
@@ -347,15 +351,17 @@ async fn send_on(
             Ok(Upload::Sent) => {}
             Ok(Upload::Answered(answer)) => answered = Some(answer),
             Err(UploadError::Stream(e)) => {
-                // A stream the server already closed (GOAWAY, RST_STREAM)
-                // refuses data with a user error ("inactive stream"); the
-                // server's reason, which tells whether the request may go
-                // again, is the response's.
-                let e = match poll_once(std::pin::Pin::new(&mut response)).await {
-                    Some(Err(reason)) => reason,
-                    _ => e,
-                };
-                return Err(failed(e));
+                // A stream the server already closed refuses data with a
+                // user error ("inactive stream"). The response tells why: the
+                // server's reason (GOAWAY, RST_STREAM), which says whether
+                // the request may go again, or its answer, when it answered
+                // before taking the body and then closed the connection (an
+                // early answer, RFC 9113 §8.1).
+                match poll_once(std::pin::Pin::new(&mut response)).await {
+                    Some(Ok(answer)) => answered = Some(Ok(answer)),
+                    Some(Err(reason)) => return Err(failed(reason)),
+                    None => return Err(failed(e)),
+                }
             }
             Err(UploadError::Timeout(error)) => return Err(Failure { again: None, error }),
         }
@@ -377,6 +383,7 @@ async fn send_on(
         .await
         .map_err(|error| Failure { again: None, error })??,
     };
+    conn.mark_answered();
     Ok(H2Response::new(
         response,
         *deadlines,

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use http::HeaderMap;
 
 use super::conn::StreamGuard;
-use super::error::stream_error;
+use super::error::body_error;
 use crate::deadline::{within, Deadlines};
 use crate::error::{Error, ErrorKind};
 
@@ -20,7 +20,7 @@ pub struct H2Response {
     content_length: Option<u64>,
     ended: bool,
     /// Keeps the connection from expiring while the body is read.
-    _stream: StreamGuard,
+    stream: StreamGuard,
 }
 
 impl H2Response {
@@ -49,7 +49,7 @@ impl H2Response {
             deadlines,
             content_length,
             ended,
-            _stream: stream,
+            stream,
         }
     }
 
@@ -109,7 +109,8 @@ impl H2Response {
             }
             Some(Err(e)) => {
                 self.ended = true;
-                Err(stream_error(e, true))
+                let stream_id = u32::from(self.body.stream_id());
+                Err(body_error(e, stream_id, self.stream.goaway()))
             }
         })
     }
