@@ -1,9 +1,15 @@
-"""HTTP/2 bodies ended by an empty DATA frame carrying END_STREAM, against a real server
-that ends every response that way: hypercorn (h2c, prior knowledge). The sync client's
-non-streamed read used to reject them ("HTTP/2 body length differs from Content-Length:
-received 16384 of 16384 bytes"). The byte-level tests of the same shapes are in
-crates/nodelay-core/tests/h2_empty_data.rs; this one checks the user-visible path against
-a server nobody here wrote. Skipped, with the reason, when hypercorn is not installed."""
+"""HTTP/2 against a real server nobody here wrote: hypercorn (h2c, prior knowledge).
+
+- It ends every response with an empty DATA frame carrying END_STREAM, which the sync
+  client's non-streamed read used to reject ("HTTP/2 body length differs from
+  Content-Length: received 16384 of 16384 bytes").
+- It recycles connections after ``keep_alive_max_requests`` requests with a GOAWAY whose
+  last stream id covers the request it just received, then may close the connection
+  without answering it (a broken promise, which used to surface as "broken pipe").
+
+The byte-level tests of the same cases are in crates/nodelay-core/tests/h2_empty_data.rs
+and h2_goaway.rs; these check the user-visible paths. Skipped, with the reason, when
+hypercorn is not installed."""
 
 from __future__ import annotations
 
@@ -60,13 +66,26 @@ def free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def hypercorn_url() -> Iterator[str]:
+#: Requests a recycling hypercorn serves per connection (its default is 1,000), and how
+#: many each test sends: the batch (32 in flight, `get_many`'s default) crosses several
+#: recyclings, each dropping the requests in flight on the connection it closes.
+MAX_REQUESTS_PER_CONNECTION = 100
+RECYCLED_REQUESTS = 400
+
+#: hypercorn keeps a connection it stopped serving open until its keep-alive timeout
+#: (5 s by default), leaving the requests it dropped waiting that long: shortened.
+KEEP_ALIVE_TIMEOUT_S = 1
+
+
+def serve(**settings: Any) -> Iterator[str]:
+    """Runs hypercorn on a loopback port in a thread until the generator is closed."""
     port = free_port()
     config = hypercorn_config.Config()
     config.bind = [f"127.0.0.1:{port}"]
     config.accesslog = None
     config.errorlog = None
+    for name, value in settings.items():
+        setattr(config, name, value)
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
 
@@ -91,6 +110,19 @@ def hypercorn_url() -> Iterator[str]:
         thread.join(START_TIMEOUT_S)
 
 
+@pytest.fixture(scope="module")
+def hypercorn_url() -> Iterator[str]:
+    yield from serve()
+
+
+@pytest.fixture(scope="module")
+def recycling_url() -> Iterator[str]:
+    yield from serve(
+        keep_alive_max_requests=MAX_REQUESTS_PER_CONNECTION,
+        keep_alive_timeout=KEEP_ALIVE_TIMEOUT_S,
+    )
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_get_of_a_body_ended_by_an_empty_data_frame(hypercorn_url: str, size: int) -> None:
     with nodelay.Client(http2="prior_knowledge", timeout=10) as client:
@@ -106,3 +138,39 @@ def test_head_and_204_ended_by_an_empty_data_frame(hypercorn_url: str) -> None:
         no_content = client.get(f"{hypercorn_url}/204")
     assert (head.status_code, head.headers["content-length"], head.content) == (200, "16384", b"")
     assert (no_content.status_code, no_content.content) == (204, b"")
+
+
+def assert_ok_or_says_why(outcomes: list[nodelay.Response | Exception]) -> None:
+    """Each request succeeded, or failed saying what the server did.
+
+    hypercorn sends GOAWAY covering the requests in flight, then may drop them, even in
+    the middle of a body, and may reset the connection (which discards what it sent
+    before, the GOAWAY included). A request dropped before its head goes again when it
+    is idempotent; one dropped in its body fails, its error naming the broken GOAWAY
+    promise or the reset. Never the bare "broken pipe" h2 reports for a closed socket."""
+    for outcome in outcomes:
+        if isinstance(outcome, Exception):
+            message = str(outcome)
+            assert "broken pipe" not in message, message
+            assert isinstance(outcome, nodelay.TransportError), repr(outcome)
+            assert "GOAWAY" in message or "connection reset" in message, message
+        else:
+            assert (outcome.status_code, outcome.content) == (200, body_of(43))
+
+
+def test_sequential_gets_against_a_server_recycling_its_connections(recycling_url: str) -> None:
+    outcomes: list[nodelay.Response | Exception] = []
+    with nodelay.Client(http2="prior_knowledge", timeout=10) as client:
+        for _ in range(RECYCLED_REQUESTS):
+            try:
+                outcomes.append(client.get(f"{recycling_url}/43"))
+            except nodelay.RequestError as exc:
+                outcomes.append(exc)
+    assert_ok_or_says_why(outcomes)
+
+
+def test_a_batch_against_a_server_recycling_its_connections(recycling_url: str) -> None:
+    urls = [f"{recycling_url}/43"] * RECYCLED_REQUESTS
+    with nodelay.Client(http2="prior_knowledge", timeout=10) as client:
+        outcomes = client.get_many(urls, return_exceptions=True)
+    assert_ok_or_says_why(outcomes)

@@ -207,3 +207,49 @@ fn a_promise_broken_in_the_middle_of_a_body_says_so() {
         "{error:?}"
     );
 }
+
+/// Answers one request, then reads the next and closes the connection
+/// without a GOAWAY (as when the GOAWAY was lost to a reset).
+fn answering_once_then_closing() -> Script {
+    Box::new(|peer| {
+        peer.handshake(&[]);
+        let Some(stream) = peer.next_request() else {
+            return;
+        };
+        peer.respond(stream, b"first");
+        let _ = peer.next_request();
+        let _ = peer.sock.shutdown(std::net::Shutdown::Both);
+    })
+}
+
+#[test]
+fn a_get_on_a_connection_that_closes_after_answering_others_goes_again() {
+    let server = scripted(vec![
+        answering_once_then_closing(),
+        answering(b"second connection"),
+    ]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    assert_eq!(send(&client, "GET", &url).unwrap().1, b"first");
+    let (status, body) = send(&client, "GET", &url).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_post_on_a_connection_that_closes_after_answering_others_is_not_sent_again() {
+    let server = scripted(vec![
+        answering_once_then_closing(),
+        answering(b"must not be asked"),
+    ]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    assert_eq!(send(&client, "GET", &url).unwrap().1, b"first");
+    let error = send(&client, "POST", &url).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Read, "{error:?}");
+    assert_eq!(
+        error.message(),
+        "the server closed the HTTP/2 connection before answering"
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+}

@@ -10,7 +10,22 @@ use crate::error::{Error, ErrorKind};
 /// An error on a stream. `got_head`: whether the response head had arrived
 /// (a failure before it counts as nothing received).
 pub(crate) fn stream_error(e: h2::Error, got_head: bool) -> Error {
-    let error = if e.is_io() {
+    let closed = e
+        .get_io()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+    let error = if closed {
+        // h2 reports the server's close as "broken pipe" (its own words for
+        // an end of stream, and EPIPE when a write finds it).
+        let before = if got_head {
+            "the end of the response body"
+        } else {
+            "answering"
+        };
+        Error::new(
+            ErrorKind::Read,
+            format!("the server closed the HTTP/2 connection before {before}"),
+        )
+    } else if e.is_io() {
         Error::new(ErrorKind::Read, format!("HTTP/2 connection failed: {e}"))
     } else {
         Error::new(
@@ -59,9 +74,10 @@ pub(crate) enum Again {
 ///   streams, and any opened after the GOAWAY, with a remote GOAWAY error):
 ///   [`Again::NotProcessed`].
 /// - The connection failed after a GOAWAY whose last stream id covers the
-///   stream (`goaway`): the server broke its promise to answer; the error
-///   says so. Only an idempotent request goes again
-///   ([`Again::MaybeProcessed`]): a POST is never sent twice.
+///   stream: the server broke its promise to answer; the error says so.
+///   Only an idempotent request goes again ([`Again::MaybeProcessed`]): a
+///   POST is never sent twice. Likewise, without a GOAWAY seen, an
+///   idempotent request whose connection failed after answering others.
 /// - Anything else: the error as it is, not again.
 pub(crate) fn unanswered(
     e: h2::Error,
@@ -82,6 +98,15 @@ pub(crate) fn unanswered(
             idempotent.then_some(Again::MaybeProcessed {
                 progress: conn.answered_any(),
             }),
+        ),
+        // The GOAWAY may have been sent and lost: a server that closes with
+        // our frames unread resets the connection, and the reset discards
+        // what it sent before. A connection that answered others is then a
+        // reused HTTP/1.1 connection found closed: an idempotent request goes
+        // again.
+        _ if e.is_io() && idempotent && conn.answered_any() => (
+            stream_error(e, false),
+            Some(Again::MaybeProcessed { progress: true }),
         ),
         _ => (stream_error(e, false), None),
     }
