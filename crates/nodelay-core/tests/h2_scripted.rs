@@ -4,146 +4,18 @@
 //! CONTINUATION flood (HOSTILE.md C17-C19). Every failure must be an error
 //! within the deadline, never a hang; unprocessed requests go again once.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+#[path = "support/h2_peer.rs"]
+mod h2_peer;
+
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use h2_peer::*;
 use nodelay_core::{
     Client, Error, ErrorKind, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, Timeouts,
     TlsOptions, Version,
 };
-
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-// Frame types and flags (RFC 9113 §6).
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const CONTINUATION: u8 = 0x9;
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-
-// Error codes (RFC 9113 §7).
-const NO_ERROR: u32 = 0x0;
-const PROTOCOL_ERROR: u32 = 0x1;
-const REFUSED_STREAM: u32 = 0x7;
-
-/// HPACK for `:status: 200` (static table index 8, RFC 7541 Appendix A).
-const STATUS_200: &[u8] = &[0x88];
-
-/// Longest any scripted exchange may take: past it the test failed (a hang).
-const DEADLINE: Duration = Duration::from_secs(5);
-
-/// One server-side connection, speaking frames.
-struct Peer {
-    sock: TcpStream,
-}
-
-struct Frame {
-    kind: u8,
-    flags: u8,
-    stream: u32,
-    payload: Vec<u8>,
-}
-
-impl Peer {
-    fn read_frame(&mut self) -> Option<Frame> {
-        let mut head = [0u8; 9];
-        self.sock.read_exact(&mut head).ok()?;
-        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-        let mut payload = vec![0; len];
-        self.sock.read_exact(&mut payload).ok()?;
-        Some(Frame {
-            kind: head[3],
-            flags: head[4],
-            stream: u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff,
-            payload,
-        })
-    }
-
-    fn write_frame(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) -> bool {
-        let len = (payload.len() as u32).to_be_bytes();
-        let mut frame = vec![len[1], len[2], len[3], kind, flags];
-        frame.extend_from_slice(&stream.to_be_bytes());
-        frame.extend_from_slice(payload);
-        self.sock.write_all(&frame).is_ok()
-    }
-
-    /// Reads the client preface, sends `settings` as our SETTINGS.
-    fn handshake(&mut self, settings: &[u8]) {
-        let mut preface = [0u8; 24];
-        self.sock.read_exact(&mut preface).unwrap();
-        assert_eq!(&preface[..], PREFACE);
-        self.write_frame(SETTINGS, 0, 0, settings);
-    }
-
-    /// Reads frames (acknowledging the client's SETTINGS) until a request's
-    /// HEADERS arrive; returns its stream id, or `None` if the client left.
-    fn next_request(&mut self) -> Option<u32> {
-        loop {
-            let frame = self.read_frame()?;
-            match frame.kind {
-                SETTINGS if frame.flags & ACK == 0 => {
-                    self.write_frame(SETTINGS, ACK, 0, &[]);
-                }
-                HEADERS => {
-                    assert!(!frame.payload.is_empty(), "a request has pseudo-headers");
-                    return Some(frame.stream);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn respond(&mut self, stream: u32, body: &[u8]) {
-        self.write_frame(HEADERS, END_HEADERS, stream, STATUS_200);
-        self.write_frame(DATA, END_STREAM, stream, body);
-    }
-
-    fn goaway(&mut self, last_stream: u32, code: u32) {
-        let mut payload = last_stream.to_be_bytes().to_vec();
-        payload.extend_from_slice(&code.to_be_bytes());
-        self.write_frame(GOAWAY, 0, 0, &payload);
-    }
-
-    /// Reads until the client closes (bounded by the socket timeout).
-    fn drain(&mut self) {
-        while self.read_frame().is_some() {}
-    }
-}
-
-type Script = Box<dyn FnOnce(&mut Peer) + Send>;
-
-/// A server whose connection `i` plays `scripts[i]`; counts connections.
-struct Scripted {
-    url: String,
-    connections: Arc<AtomicUsize>,
-}
-
-fn scripted(scripts: Vec<Script>) -> Scripted {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let connections = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&connections);
-    thread::spawn(move || {
-        for script in scripts {
-            let Ok((sock, _)) = listener.accept() else {
-                return;
-            };
-            count.fetch_add(1, Ordering::SeqCst);
-            sock.set_read_timeout(Some(DEADLINE)).unwrap();
-            thread::spawn(move || script(&mut Peer { sock }));
-        }
-    });
-    Scripted { url, connections }
-}
 
 fn client() -> Client {
     Client::with_http2(
@@ -205,36 +77,37 @@ fn goaway_with_a_stream_in_flight_is_retried_on_a_new_connection() {
     assert_eq!(server.connections.load(Ordering::SeqCst), 2);
 }
 
+/// Refuses the first `refusals` requests (RST_STREAM REFUSED_STREAM), then
+/// answers the next one on the same connection.
+fn refusing(refusals: usize) -> Script {
+    Box::new(move |peer| {
+        peer.handshake(&[]);
+        for _ in 0..refusals {
+            let Some(stream) = peer.next_request() else {
+                return;
+            };
+            peer.write_frame(RST_STREAM, 0, stream, &REFUSED_STREAM.to_be_bytes());
+        }
+        answer_next(peer, b"ok");
+        peer.drain();
+    })
+}
+
 #[test]
 fn refused_stream_is_retried_once_even_for_post() {
-    let server = scripted(vec![
-        Box::new(|peer| {
-            peer.handshake(&[]);
-            let stream = peer.next_request().unwrap();
-            peer.write_frame(RST_STREAM, 0, stream, &REFUSED_STREAM.to_be_bytes());
-            peer.drain();
-        }),
-        answering(b"ok"),
-    ]);
+    // Not processed, and the connection stays open: the request goes again on it.
+    let server = scripted(vec![refusing(1)]);
     let (status, body) = send(&client(), "POST", &format!("{}/x", server.url)).unwrap();
     assert_eq!((status, body.as_slice()), (200, &b"ok"[..]));
-    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
 }
 
 #[test]
 fn refused_twice_is_an_error_not_a_loop() {
-    let refuse = || -> Script {
-        Box::new(|peer| {
-            peer.handshake(&[]);
-            let stream = peer.next_request().unwrap();
-            peer.write_frame(RST_STREAM, 0, stream, &REFUSED_STREAM.to_be_bytes());
-            peer.drain();
-        })
-    };
-    let server = scripted(vec![refuse(), refuse(), answering(b"never")]);
+    let server = scripted(vec![refusing(2)]);
     let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
-    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
 }
 
 #[test]
@@ -411,8 +284,6 @@ fn a_dripped_headers_frame_is_bounded_by_the_read_timeout() {
 // -- Lifetime and bounds (issue 6): GOAWAY on close, idle expiry, the
 // client's max_connections, the write timeout of uploads. --
 
-/// SETTINGS_INITIAL_WINDOW_SIZE (RFC 9113 §6.5.2).
-const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
 /// The stream window every peer starts with, before SETTINGS change it (RFC 9113 §6.9.2).
 const DEFAULT_WINDOW: usize = 65_535;
 

@@ -67,7 +67,8 @@ impl AsyncH2Exchange {
         self.check_length()
     }
 
-    /// Reads the next piece of the body into `dst`; 0 at its end.
+    /// Reads the next piece of the body into `dst`; 0 at its end (and only
+    /// there: `H2Response::chunk` never yields an empty piece).
     pub async fn read_some(&mut self, dst: &mut [u8]) -> Result<usize, Error> {
         if dst.is_empty() {
             return Ok(0);

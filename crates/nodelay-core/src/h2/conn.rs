@@ -14,6 +14,7 @@ use bytes::Bytes;
 use h2::client::{Connection, SendRequest};
 use tokio::time::Sleep;
 
+use super::goaway::{GoAway, GoAwaySeen, Watched};
 use super::limits::{
     CONNECTION_WINDOW_BYTES, HEADER_TABLE_BYTES, INITIAL_MAX_SEND_STREAMS,
     MAX_CONCURRENT_RESET_STREAMS, MAX_FRAME_BYTES, MAX_HEADER_LIST_BYTES,
@@ -61,6 +62,13 @@ pub(crate) type OpenStream = (SendRequest<Bytes>, StreamGuard);
 /// response, so a body still being read keeps the connection from expiring).
 pub(crate) struct StreamGuard(Arc<Driver>);
 
+impl StreamGuard {
+    /// The latest GOAWAY the server sent on the stream's connection.
+    pub fn goaway(&self) -> Option<GoAway> {
+        self.0.goaway.get()
+    }
+}
+
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         if self.0.active.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -90,6 +98,8 @@ impl H2Conn {
             .initial_max_send_streams(INITIAL_MAX_SEND_STREAMS)
             // We never accept pushed streams (RFC 9113 §8.4): nothing would read them.
             .enable_push(false);
+        let goaway = Arc::new(GoAwaySeen::default());
+        let io = Watched::new(io, Arc::clone(&goaway));
         let (send, connection) = builder.handshake::<_, Bytes>(io).await.map_err(|e| {
             Error::new(ErrorKind::Connect, format!("HTTP/2 handshake failed: {e}")).with_source(e)
         })?;
@@ -103,6 +113,8 @@ impl H2Conn {
             born: Instant::now(),
             idle_since: AtomicU64::new(0),
             idle_expiry: lifetime.idle_expiry,
+            goaway,
+            answered: AtomicBool::new(false),
         });
         let task = Arc::clone(&driver);
         let slot = lifetime.slot;
@@ -123,9 +135,27 @@ impl H2Conn {
         Ok((conn, (send, first)))
     }
 
-    /// Whether new streams may still go on this connection.
+    /// The latest GOAWAY the server sent, if any.
+    pub fn goaway(&self) -> Option<GoAway> {
+        self.handle.0.goaway.get()
+    }
+
+    /// Records that a response head arrived on this connection.
+    pub fn mark_answered(&self) {
+        self.handle.0.answered.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether any response head arrived on this connection: the server
+    /// made progress on it.
+    pub fn answered_any(&self) -> bool {
+        self.handle.0.answered.load(Ordering::Relaxed)
+    }
+
+    /// Whether new streams may still go on this connection: not after our
+    /// shut-down, its end, or the server's GOAWAY (h2 would refuse them).
     pub fn is_open(&self) -> bool {
-        !self.handle.0.closed.load(Ordering::Acquire)
+        let driver = &self.handle.0;
+        !driver.closed.load(Ordering::Acquire) && !driver.goaway.any()
     }
 
     /// A sender for one new stream, and the guard that counts the stream as
@@ -155,7 +185,7 @@ impl H2Conn {
     }
 }
 
-type Driven = Pin<Box<Connection<AsyncTransport, Bytes>>>;
+type Driven = Pin<Box<Connection<Watched<AsyncTransport>, Bytes>>>;
 
 /// The connection future, polled by its task on the runtime and, to send a
 /// request without waiting for that task to be scheduled, by the request's own
@@ -183,6 +213,10 @@ struct Driver {
     /// When `active` last fell to 0, in nanoseconds since `born`.
     idle_since: AtomicU64,
     idle_expiry: Option<Duration>,
+    /// What the server said in GOAWAY frames ([`Watched`] records it).
+    goaway: Arc<GoAwaySeen>,
+    /// Whether a response head arrived on this connection.
+    answered: AtomicBool,
 }
 
 impl Driver {

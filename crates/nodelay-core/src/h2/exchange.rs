@@ -123,9 +123,13 @@ impl H2Exchange {
         Ok(())
     }
 
+    /// Queues a piece of the body (`H2Response` never yields an empty one:
+    /// an empty piece left in `pending` would never be taken, and the body
+    /// would look longer than it is), or marks the end.
     fn took(&mut self, next: Option<Bytes>) {
         match next {
             Some(data) => {
+                debug_assert!(!data.is_empty(), "an empty piece of an HTTP/2 body");
                 self.received += data.len() as u64;
                 self.pending.push_back(data);
             }
@@ -254,6 +258,7 @@ impl H2Exchange {
         if self.pending.is_empty() && !self.ended {
             block_on(self.pull(), interrupt)?;
         }
+        // 0 only at the end: a pull gives a piece or the end.
         Ok(self.take_pending(dst))
     }
 }

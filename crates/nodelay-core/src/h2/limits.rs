@@ -53,10 +53,25 @@ pub const INITIAL_MAX_SEND_STREAMS: usize = 100;
 /// not, so it looks.
 pub const INTERRUPT_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Times a request goes again on a new connection when the server did not
-/// process it (REFUSED_STREAM, or a stream above a GOAWAY's last stream id;
-/// RFC 9113 §8.7): once, like the stale keep-alive retry of HTTP/1.1.
+/// Times a request goes again when the server refused its stream
+/// (REFUSED_STREAM), when its connection went away without processing any
+/// stream, or when the server broke a GOAWAY's promise to answer an
+/// idempotent request (RFC 9113 §8.7, §6.8): once each, like the stale
+/// keep-alive retry of HTTP/1.1.
 pub const UNPROCESSED_RETRIES: usize = 1;
+
+/// Times a request goes again on a new connection when the server did not
+/// process it (above a GOAWAY's last stream id) and its connection is going
+/// away after processing others: a server recycling its connections every N
+/// streams (GOAWAY after N) pushes the requests in flight above N onto the
+/// next connection. Each connection answers some, so this is no loop, and a
+/// batch of up to 1,024 in flight (nodelay-py's `MAX_BATCH_CONCURRENCY`)
+/// must not run out: a request has no place in the queue, and with 1,000 in
+/// flight against N = 100 it is among the 100 answered with a chance of about
+/// one in ten per connection. The bound only stops a server that keeps one
+/// request unanswered forever. (A connection that went away having processed
+/// nothing counts against [`UNPROCESSED_RETRIES`].)
+pub const GOAWAY_RETRIES: usize = 1024;
 
 /// How often a request waiting for a connection slot (all of the client's
 /// `max_connections` busy) looks again: slots free up on the HTTP/1.1 pool's

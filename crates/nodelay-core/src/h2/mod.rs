@@ -8,6 +8,7 @@ mod blocking;
 mod conn;
 mod error;
 mod exchange;
+mod goaway;
 pub mod limits;
 mod pool;
 mod request;

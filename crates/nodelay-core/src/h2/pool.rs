@@ -1,7 +1,7 @@
 //! One HTTP/2 connection per origin, shared by every request and thread of a
 //! client: found (or made, once, however many requests ask at the same time)
-//! under a per-origin async lock; a request the server did not process goes
-//! once more on a new connection.
+//! under a per-origin async lock; a request the server did not answer goes
+//! again when that is safe (`error::unanswered`, docs/http2.md).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::conn::{H2Conn, Lifetime, OpenStream};
-use super::error::{is_unprocessed, stream_error};
-use super::limits::{SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
+use super::error::{not_processed, stream_error, unanswered, Again};
+use super::limits::{GOAWAY_RETRIES, SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
 use super::upload::{send_body, Upload, UploadError};
@@ -81,10 +81,47 @@ pub(crate) enum Lease {
     Async(#[allow(dead_code)] AsyncSlotLease),
 }
 
-/// A failed attempt, and whether the server surely did not process it.
+/// A failed attempt, and whether and where it may go again
+/// (`h2::error::unanswered`).
 struct Failure {
     error: Error,
-    unprocessed: bool,
+    again: Option<Again>,
+}
+
+/// The retries one request has left, by kind.
+struct RetriesLeft {
+    refused: usize,
+    /// Connections that answered some requests (recycling servers).
+    progressing: usize,
+    /// Connections that went away having answered none.
+    stalled: usize,
+    maybe_processed: usize,
+}
+
+impl RetriesLeft {
+    fn new() -> Self {
+        RetriesLeft {
+            refused: UNPROCESSED_RETRIES,
+            progressing: GOAWAY_RETRIES,
+            stalled: UNPROCESSED_RETRIES,
+            maybe_processed: UNPROCESSED_RETRIES,
+        }
+    }
+
+    /// Takes one retry of kind `again`; false when none is left.
+    fn take(&mut self, again: Again) -> bool {
+        let left = match again {
+            Again::Refused => &mut self.refused,
+            Again::NotProcessed { progress: true } | Again::MaybeProcessed { progress: true } => {
+                &mut self.progressing
+            }
+            Again::NotProcessed { progress: false } => &mut self.stalled,
+            Again::MaybeProcessed { progress: false } => &mut self.maybe_processed,
+        };
+        let some_left = *left > 0;
+        *left = left.saturating_sub(1);
+        some_left
+    }
 }
 
 impl H2Pool {
@@ -231,7 +268,7 @@ impl H2Pool {
         request: &H2Request,
         deadlines: &Deadlines,
     ) -> Result<Sent, Error> {
-        let mut retries_left = UNPROCESSED_RETRIES;
+        let mut retries = RetriesLeft::new();
         let mut avoid = None;
         loop {
             let (conn, first) = match self.route(origin, tls, deadlines, avoid).await? {
@@ -247,9 +284,11 @@ impl H2Pool {
             };
             match send_on(&conn, stream, request, deadlines).await {
                 Ok(response) => return Ok(Sent::H2(response)),
-                Err(failure) if failure.unprocessed && retries_left > 0 => {
-                    retries_left -= 1;
-                    avoid = Some(conn.id);
+                Err(Failure {
+                    again: Some(again), ..
+                }) if retries.take(again) => {
+                    // A refusal leaves the connection open for the next try.
+                    avoid = (again != Again::Refused).then_some(conn.id);
                 }
                 Err(failure) => return Err(failure.error),
             }
@@ -270,7 +309,7 @@ async fn send_on(
     // Nothing was sent when these fail: the request is unprocessed.
     let unsent = |e: h2::Error| Failure {
         error: stream_error(e, false),
-        unprocessed: true,
+        again: Some(not_processed(conn.goaway())),
     };
     let mut sender = within(
         deadlines,
@@ -280,16 +319,16 @@ async fn send_on(
     )
     .await
     .map_err(|error| Failure {
-        unprocessed: error.kind() != ErrorKind::PoolTimeout,
+        again: (error.kind() != ErrorKind::PoolTimeout).then(|| not_processed(conn.goaway())),
         error,
     })?;
     let (mut response, mut body_stream) = sender
         .send_request(request.head(), request.body.is_none())
         .map_err(unsent)?;
-    let idempotent = request.idempotent;
-    let failed = |e: h2::Error| Failure {
-        unprocessed: is_unprocessed(&e, idempotent),
-        error: stream_error(e, false),
+    let stream_id = u32::from(response.stream_id());
+    let failed = |e: h2::Error| {
+        let (error, again) = unanswered(e, stream_id, conn, request.idempotent);
+        Failure { error, again }
     };
     let mut answered = None;
     if let Some(body) = &request.body {
@@ -305,22 +344,19 @@ async fn send_on(
             Ok(Upload::Sent) => {}
             Ok(Upload::Answered(answer)) => answered = Some(answer),
             Err(UploadError::Stream(e)) => {
-                // A stream the server already closed (GOAWAY, RST_STREAM)
-                // refuses data with a user error ("inactive stream"); the
-                // server's reason, which tells whether the request may go
-                // again, is the response's.
-                let e = match poll_once(std::pin::Pin::new(&mut response)).await {
-                    Some(Err(reason)) => reason,
-                    _ => e,
-                };
-                return Err(failed(e));
+                // A stream the server already closed refuses data with a
+                // user error ("inactive stream"). The response tells why: the
+                // server's reason (GOAWAY, RST_STREAM), which says whether
+                // the request may go again, or its answer, when it answered
+                // before taking the body and then closed the connection (an
+                // early answer, RFC 9113 §8.1).
+                match poll_once(std::pin::Pin::new(&mut response)).await {
+                    Some(Ok(answer)) => answered = Some(Ok(answer)),
+                    Some(Err(reason)) => return Err(failed(reason)),
+                    None => return Err(failed(e)),
+                }
             }
-            Err(UploadError::Timeout(error)) => {
-                return Err(Failure {
-                    unprocessed: false,
-                    error,
-                })
-            }
+            Err(UploadError::Timeout(error)) => return Err(Failure { again: None, error }),
         }
     }
     conn.flush();
@@ -336,11 +372,9 @@ async fn send_on(
             async { Ok((&mut response).await.map_err(failed)) },
         )
         .await
-        .map_err(|error| Failure {
-            unprocessed: false,
-            error,
-        })??,
+        .map_err(|error| Failure { again: None, error })??,
     };
+    conn.mark_answered();
     Ok(H2Response::new(
         response,
         *deadlines,

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use http::HeaderMap;
 
 use super::conn::StreamGuard;
-use super::error::stream_error;
+use super::error::body_error;
 use crate::deadline::{within, Deadlines, Phase};
 use crate::error::Error;
 
@@ -20,7 +20,7 @@ pub struct H2Response {
     content_length: Option<u64>,
     ended: bool,
     /// Keeps the connection from expiring while the body is read.
-    _stream: StreamGuard,
+    stream: StreamGuard,
 }
 
 impl H2Response {
@@ -49,7 +49,7 @@ impl H2Response {
             deadlines,
             content_length,
             ended,
-            _stream: stream,
+            stream,
         }
     }
 
@@ -64,8 +64,9 @@ impl H2Response {
         self.content_length
     }
 
-    /// The next piece of the body if it has arrived already (`Some(None)`:
-    /// the body ended), `None` when it would have to wait. Never waits.
+    /// The next piece of the body (never empty) if it has arrived already
+    /// (`Some(None)`: the body ended), `None` when it would have to wait.
+    /// Never waits.
     pub fn chunk_ready(&mut self) -> Option<Result<Option<Bytes>, Error>> {
         if self.ended {
             return Some(Ok(None));
@@ -73,20 +74,33 @@ impl H2Response {
         // A no-op waker: nothing waits on this poll; the next real wait
         // registers its own waker before it parks.
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let next = match self.body.poll_data(&mut cx) {
-            std::task::Poll::Pending => return None,
-            std::task::Poll::Ready(next) => next,
-        };
-        Some(self.took(next))
+        loop {
+            let next = match self.body.poll_data(&mut cx) {
+                std::task::Poll::Pending => return None,
+                std::task::Poll::Ready(next) => next,
+            };
+            if let Some(out) = self.took(next) {
+                return Some(out);
+            }
+        }
     }
 
-    /// Records what the stream yielded.
-    fn took(&mut self, next: Option<Result<Bytes, h2::Error>>) -> Result<Option<Bytes>, Error> {
-        match next {
+    /// Records what the stream yielded; `None` when it yielded nothing to
+    /// hand out. That is an empty DATA frame: legal anywhere in a body (RFC
+    /// 9113 §6.1), and how many servers end every body (an empty DATA frame
+    /// carrying END_STREAM; h2 hands that one out as an empty piece). No
+    /// reader ever receives an empty piece: each asks for the next one
+    /// instead, which is the end of the stream in that case.
+    fn took(
+        &mut self,
+        next: Option<Result<Bytes, h2::Error>>,
+    ) -> Option<Result<Option<Bytes>, Error>> {
+        Some(match next {
             None => {
                 self.ended = true;
                 Ok(None)
             }
+            Some(Ok(data)) if data.is_empty() => return None,
             Some(Ok(data)) => {
                 // Only fails when the stream is already gone, which the next
                 // read reports.
@@ -95,17 +109,29 @@ impl H2Response {
             }
             Some(Err(e)) => {
                 self.ended = true;
-                Err(stream_error(e, true))
+                let stream_id = u32::from(self.body.stream_id());
+                Err(body_error(e, stream_id, self.stream.goaway()))
+            }
+        })
+    }
+
+    /// The next piece of the body, never empty, `None` at its end; each wait
+    /// bounded by the read timeout and the total deadline. The piece's
+    /// flow-control capacity is released at once: it is ours now, so the
+    /// server may send more.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        loop {
+            if let Some(out) = self.next_frame().await {
+                return out;
             }
         }
     }
 
-    /// The next piece of the body, `None` at its end; each wait bounded by the
-    /// read timeout and the total deadline. The piece's flow-control capacity
-    /// is released at once: it is ours now, so the server may send more.
-    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+    /// What the next DATA frame (or the end, or a failure) gives: as
+    /// [`H2Response::took`].
+    async fn next_frame(&mut self) -> Option<Result<Option<Bytes>, Error>> {
         if self.ended {
-            return Ok(None);
+            return Some(Ok(None));
         }
         let deadlines = self.deadlines;
         let body = &mut self.body;
@@ -115,7 +141,10 @@ impl H2Response {
             || deadlines.timed_out(Phase::BODY),
             async { Ok(body.data().await) },
         )
-        .await?;
-        self.took(next)
+        .await;
+        match next {
+            Ok(next) => self.took(next),
+            Err(e) => Some(Err(e)),
+        }
     }
 }

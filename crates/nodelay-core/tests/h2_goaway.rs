@@ -1,0 +1,255 @@
+//! GOAWAY against a scripted frame-level server (RFC 9113 §6.8, HOSTILE.md
+//! C19, C38, L39): streams above the last stream id were not processed and
+//! go again on a new connection, a POST included; a server that promises to
+//! answer a stream (last stream id at or above it) and closes the connection
+//! instead fails the request with an error that says so, and only an
+//! idempotent request goes again: a POST is never sent twice.
+
+#[path = "support/h2_peer.rs"]
+mod h2_peer;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread;
+
+use h2_peer::*;
+use nodelay_core::{
+    Client, Error, ErrorKind, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, Timeouts,
+    TlsOptions,
+};
+
+fn client() -> Client {
+    Client::with_http2(
+        PoolConfig {
+            max_connections: Some(10),
+            max_keepalive: Some(10),
+            keepalive_expiry: None,
+        },
+        TlsOptions::default(),
+        Http2Mode::PriorKnowledge,
+    )
+}
+
+/// Sends one request (a POST carries a small body) and reads the whole body.
+fn send(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
+    let body: Option<&[u8]> = (method == "POST").then_some(b"payload");
+    let prepared = client.prepare(&RequestParts {
+        method,
+        url,
+        headers: &[],
+        body,
+    })?;
+    let timeouts = Timeouts {
+        total: Some(DEADLINE),
+        ..Timeouts::default()
+    };
+    let mut exchange = client.send(&prepared, body, timeouts, &NeverInterrupt)?;
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt)?;
+    Ok((exchange.status(), out))
+}
+
+fn answering(body: &'static [u8]) -> Script {
+    Box::new(move |peer| {
+        peer.handshake(&[]);
+        if let Some(stream) = peer.next_request() {
+            peer.respond(stream, body);
+        }
+        peer.drain();
+    })
+}
+
+/// Reads one request, promises to answer it (GOAWAY with its stream id as
+/// the last one) and closes the connection instead.
+fn breaking_the_promise(code: u32) -> Script {
+    Box::new(move |peer| {
+        peer.handshake(&[]);
+        if let Some(stream) = peer.next_request() {
+            peer.goaway(stream, code);
+        }
+        let _ = peer.sock.shutdown(std::net::Shutdown::Both);
+    })
+}
+
+fn assert_says_the_promise_was_broken(error: &Error) {
+    assert_eq!(error.kind(), ErrorKind::RemoteProtocol, "{error:?}");
+    let message = error.message();
+    assert!(message.contains("GOAWAY"), "{message}");
+    assert!(message.contains("stream 1"), "{message}");
+    assert!(message.contains("closed the connection"), "{message}");
+    assert!(!message.contains("broken pipe"), "{message}");
+}
+
+#[test]
+fn a_broken_promise_fails_a_post_saying_so_and_never_sends_it_twice() {
+    let server = scripted(vec![
+        breaking_the_promise(NO_ERROR),
+        answering(b"must not be asked"),
+    ]);
+    let error = send(&client(), "POST", &format!("{}/x", server.url)).unwrap_err();
+    assert_says_the_promise_was_broken(&error);
+    assert!(
+        error.message().contains("promising to answer stream 1"),
+        "{error:?}"
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_broken_promise_names_the_goaway_error_code() {
+    let server = scripted(vec![breaking_the_promise(PROTOCOL_ERROR)]);
+    let error = send(&client(), "POST", &format!("{}/x", server.url)).unwrap_err();
+    assert_says_the_promise_was_broken(&error);
+    assert!(error.message().contains("PROTOCOL_ERROR"), "{error:?}");
+}
+
+#[test]
+fn a_get_whose_promise_was_broken_goes_again_on_a_new_connection() {
+    let server = scripted(vec![
+        breaking_the_promise(NO_ERROR),
+        answering(b"second connection"),
+    ]);
+    let (status, body) = send(&client(), "GET", &format!("{}/x", server.url)).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_get_whose_promise_is_broken_twice_fails_saying_so() {
+    let server = scripted(vec![
+        breaking_the_promise(NO_ERROR),
+        breaking_the_promise(NO_ERROR),
+        answering(b"never"),
+    ]);
+    let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
+    assert_says_the_promise_was_broken(&error);
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_post_above_the_last_stream_id_goes_again_whatever_the_error_code() {
+    // Last stream id 0: stream 1 was not processed (RFC 9113 §6.8), so even
+    // a POST goes again, also when the GOAWAY reports an error.
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            if peer.next_request().is_some() {
+                peer.goaway(0, PROTOCOL_ERROR);
+            }
+            peer.drain();
+        }),
+        answering(b"second connection"),
+    ]);
+    let (status, body) = send(&client(), "POST", &format!("{}/x", server.url)).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn of_two_posts_in_flight_the_one_above_the_last_stream_id_goes_again() {
+    // Two POSTs on one connection; the GOAWAY covers the first only, which
+    // is answered before the server leaves. The second goes on a new
+    // connection. Each POST is answered once: the bodies tell which.
+    let server = scripted(vec![
+        Box::new(|peer| {
+            peer.handshake(&[]);
+            let (Some(a), Some(b)) = (peer.next_request(), peer.next_request()) else {
+                return;
+            };
+            let first = a.min(b);
+            peer.goaway(first, NO_ERROR);
+            peer.respond(first, b"first connection");
+            let _ = peer.sock.shutdown(std::net::Shutdown::Write);
+            peer.drain();
+        }),
+        answering(b"second connection"),
+    ]);
+    let client = Arc::new(client());
+    let url = format!("{}/x", server.url);
+    let posts: Vec<_> = (0..2)
+        .map(|_| {
+            let (client, url) = (Arc::clone(&client), url.clone());
+            thread::spawn(move || send(&client, "POST", &url))
+        })
+        .collect();
+    let mut bodies: Vec<Vec<u8>> = posts
+        .into_iter()
+        .map(|post| post.join().unwrap().unwrap().1)
+        .collect();
+    bodies.sort();
+    assert_eq!(
+        bodies,
+        [b"first connection".to_vec(), b"second connection".to_vec()]
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_promise_broken_in_the_middle_of_a_body_says_so() {
+    // The head and part of the body arrive, then the GOAWAY covering the
+    // stream, then the connection closes.
+    let server = scripted(vec![Box::new(|peer| {
+        peer.handshake(&[]);
+        if let Some(stream) = peer.next_request() {
+            let head = header_block(STATUS_200, &[("content-length", "100")]);
+            peer.write_frame(HEADERS, END_HEADERS, stream, &head);
+            peer.data(stream, &[b'x'; 40]);
+            peer.goaway(stream, NO_ERROR);
+        }
+        let _ = peer.sock.shutdown(std::net::Shutdown::Both);
+    })]);
+    let error = send(&client(), "GET", &format!("{}/x", server.url)).unwrap_err();
+    assert_says_the_promise_was_broken(&error);
+    assert!(
+        error
+            .message()
+            .contains("before the end of the response body"),
+        "{error:?}"
+    );
+}
+
+/// Answers one request, then reads the next and closes the connection
+/// without a GOAWAY (as when the GOAWAY was lost to a reset).
+fn answering_once_then_closing() -> Script {
+    Box::new(|peer| {
+        peer.handshake(&[]);
+        let Some(stream) = peer.next_request() else {
+            return;
+        };
+        peer.respond(stream, b"first");
+        let _ = peer.next_request();
+        let _ = peer.sock.shutdown(std::net::Shutdown::Both);
+    })
+}
+
+#[test]
+fn a_get_on_a_connection_that_closes_after_answering_others_goes_again() {
+    let server = scripted(vec![
+        answering_once_then_closing(),
+        answering(b"second connection"),
+    ]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    assert_eq!(send(&client, "GET", &url).unwrap().1, b"first");
+    let (status, body) = send(&client, "GET", &url).unwrap();
+    assert_eq!((status, body.as_slice()), (200, &b"second connection"[..]));
+    assert_eq!(server.connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_post_on_a_connection_that_closes_after_answering_others_is_not_sent_again() {
+    let server = scripted(vec![
+        answering_once_then_closing(),
+        answering(b"must not be asked"),
+    ]);
+    let client = client();
+    let url = format!("{}/x", server.url);
+    assert_eq!(send(&client, "GET", &url).unwrap().1, b"first");
+    let error = send(&client, "POST", &url).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Read, "{error:?}");
+    assert_eq!(
+        error.message(),
+        "the server closed the HTTP/2 connection before answering"
+    );
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+}

@@ -1,0 +1,168 @@
+//! The ways a body is read, each as one function from request to (status,
+//! body), for the h2 tests that check a peer's framing through all of them:
+//! the sync client's whole-body read (`read_exact_into` for a known length,
+//! as `Client.get` does, else `read_to_end`), the sync stream (`BodyStream`,
+//! `read_some`), and the async client's whole and streamed reads. Included
+//! with `#[path = "support/h2_readers.rs"] mod h2_readers;` next to `h2_peer`.
+
+// Each test binary compiles this module and uses its own subset of it.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use crate::h2_peer::{Scripted, DEADLINE};
+use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient};
+use nodelay_core::{
+    runtime, BodyStream, Client, Error, Exchange, Http2Mode, NeverInterrupt, PoolConfig,
+    ProxySettings, RequestParts, Timeouts, TlsOptions, Version,
+};
+
+/// Piece size the streamed reads ask for (the Python stream's default).
+pub const PIECE_BYTES: usize = 64 * 1024;
+
+pub fn config() -> PoolConfig {
+    PoolConfig {
+        max_connections: Some(10),
+        max_keepalive: Some(10),
+        keepalive_expiry: None,
+    }
+}
+
+pub fn bounded() -> Timeouts {
+    Timeouts {
+        total: Some(DEADLINE),
+        ..Timeouts::default()
+    }
+}
+
+pub fn send(client: &Client, method: &str, url: &str) -> Result<Exchange, Error> {
+    let prepared = client.prepare(&RequestParts {
+        method,
+        url,
+        headers: &[],
+        body: None,
+    })?;
+    let exchange = client.send(&prepared, None, bounded(), &NeverInterrupt)?;
+    assert_eq!(exchange.version(), Version::Http2);
+    Ok(exchange)
+}
+
+/// The sync whole-body read, as `Client.get` does it (nodelay-py
+/// `Engine::read_whole`): a known length straight into a buffer of that
+/// size, else to the end.
+pub fn sync_whole(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
+    let mut exchange = send(client, method, url)?;
+    let body = match exchange.content_length() {
+        Some(n) => {
+            let mut body = vec![0; n as usize];
+            exchange.read_exact_into(&mut body, &NeverInterrupt)?;
+            body
+        }
+        None => {
+            let mut body = Vec::new();
+            exchange.read_to_end(&mut body, &NeverInterrupt)?;
+            body
+        }
+    };
+    assert!(exchange.is_complete());
+    let status = exchange.status();
+    exchange.finish();
+    Ok((status, body))
+}
+
+/// The sync streamed read (`client.stream(...)`, `iter_bytes()`).
+pub fn sync_streamed(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
+    let exchange = send(client, method, url)?;
+    let status = exchange.status();
+    let mut stream = BodyStream::new(exchange, Arc::new(NeverInterrupt), &[], u64::MAX)?;
+    let mut body = Vec::new();
+    let mut piece = vec![0; PIECE_BYTES];
+    loop {
+        let n = stream.read(&mut piece, 1)?;
+        if n == 0 {
+            return Ok((status, body));
+        }
+        body.extend_from_slice(&piece[..n]);
+    }
+}
+
+pub fn async_client() -> AsyncClient {
+    AsyncClient::with_options(
+        config(),
+        TlsOptions::default(),
+        Http2Mode::PriorKnowledge,
+        &ProxySettings::default(),
+    )
+    .unwrap()
+}
+
+pub fn async_whole(client: &AsyncClient, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
+    runtime::handle().block_on(async {
+        let prepared = client.prepare(&RequestParts {
+            method,
+            url,
+            headers: &[],
+            body: None,
+        })?;
+        let exchange = client.send(&prepared, None, bounded()).await?;
+        let status = exchange.status();
+        let (exchange, body) = read_whole(exchange, u64::MAX).await?;
+        exchange.finish();
+        Ok((status, body))
+    })
+}
+
+pub fn async_streamed(
+    client: &AsyncClient,
+    method: &str,
+    url: &str,
+) -> Result<(u16, Vec<u8>), Error> {
+    runtime::handle().block_on(async {
+        let prepared = client.prepare(&RequestParts {
+            method,
+            url,
+            headers: &[],
+            body: None,
+        })?;
+        let exchange = client.send(&prepared, None, bounded()).await?;
+        let status = exchange.status();
+        let mut stream = AsyncBodyStream::new(exchange, &[], u64::MAX)?;
+        let mut body = Vec::new();
+        loop {
+            let piece = stream.read(PIECE_BYTES, 1).await?;
+            if piece.is_empty() {
+                return Ok((status, body));
+            }
+            body.extend_from_slice(&piece);
+        }
+    })
+}
+
+/// One way of reading a response: its status and whole body.
+type Reader<'a> = dyn Fn() -> Result<(u16, Vec<u8>), Error> + 'a;
+
+/// Runs `method` on `server` through every reader; each must give
+/// `status` and `body`.
+pub fn every_reader_gets(server: &Scripted, method: &str, status: u16, body: &[u8]) {
+    let url = format!("{}/x", server.url);
+    let sync = Client::with_http2(config(), TlsOptions::default(), Http2Mode::PriorKnowledge);
+    let aio = async_client();
+    let readers: [(&str, Box<Reader>); 4] = [
+        ("sync whole", Box::new(|| sync_whole(&sync, method, &url))),
+        (
+            "sync streamed",
+            Box::new(|| sync_streamed(&sync, method, &url)),
+        ),
+        ("async whole", Box::new(|| async_whole(&aio, method, &url))),
+        (
+            "async streamed",
+            Box::new(|| async_streamed(&aio, method, &url)),
+        ),
+    ];
+    for (name, read) in readers {
+        let (got_status, got) = read().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(got_status, status, "{name}");
+        assert_eq!(got.len(), body.len(), "{name}: body length");
+        assert!(got == body, "{name}: body bytes differ");
+    }
+}
