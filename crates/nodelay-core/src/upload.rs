@@ -49,6 +49,16 @@ pub enum StreamFraming {
     Chunked,
 }
 
+impl StreamFraming {
+    /// The body's size, when known.
+    pub fn length(self) -> Option<u64> {
+        match self {
+            StreamFraming::Length(n) => Some(n),
+            StreamFraming::Chunked => None,
+        }
+    }
+}
+
 /// The chunked-coding terminator: the last (empty) chunk and no trailers.
 pub(crate) const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 pub(crate) const CRLF: &[u8] = b"\r\n";

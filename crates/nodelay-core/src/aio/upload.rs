@@ -105,7 +105,9 @@ impl BodyPump {
         let _ = self.server.await;
     }
 
-    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
+    /// The next piece of the body (`None` at its end), pulled by the
+    /// serving thread.
+    pub(crate) async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Next(reply))

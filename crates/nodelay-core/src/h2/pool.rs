@@ -13,7 +13,7 @@ use super::error::{is_unprocessed, stream_error};
 use super::limits::{SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
-use super::upload::{send_body, Upload, UploadError};
+use super::upload::{send_body, Body, StreamedBody, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
 use crate::aio::{AsyncPool, AsyncSlotLease};
 use crate::deadline::{poll_once, within, Deadlines};
@@ -233,6 +233,22 @@ impl H2Pool {
         request: &H2Request,
         deadlines: &Deadlines,
     ) -> Result<Sent, Error> {
+        self.send_streamed(origin, tls, request, None, deadlines)
+            .await
+    }
+
+    /// [`H2Pool::send`] for a request made by `H2Request::streamed`, its body
+    /// pulled from `body` as it is sent. A request the server did not process
+    /// goes again only when the body can start over (see
+    /// [`StreamedBody::rewind`]).
+    pub async fn send_streamed(
+        &self,
+        origin: &Origin,
+        tls: &TlsSetup,
+        request: &H2Request,
+        mut body: Option<&mut StreamedBody<'_>>,
+        deadlines: &Deadlines,
+    ) -> Result<Sent, Error> {
         let mut retries_left = UNPROCESSED_RETRIES;
         let mut avoid = None;
         loop {
@@ -247,9 +263,16 @@ impl H2Pool {
             let Some(stream) = first.or_else(|| conn.open_stream()) else {
                 continue;
             };
-            match send_on(&conn, stream, request, deadlines).await {
+            match send_on(&conn, stream, request, body.as_deref_mut(), deadlines).await {
                 Ok(response) => return Ok(Sent::H2(response)),
-                Err(failure) if failure.unprocessed && retries_left > 0 => {
+                Err(failure)
+                    if failure.unprocessed
+                        && retries_left > 0
+                        && match body.as_deref_mut() {
+                            Some(body) => body.rewind().await?,
+                            None => true,
+                        } =>
+                {
                     retries_left -= 1;
                     avoid = Some(conn.id);
                 }
@@ -266,6 +289,7 @@ async fn send_on(
     conn: &H2Conn,
     stream: OpenStream,
     request: &H2Request,
+    streamed: Option<&mut StreamedBody<'_>>,
     deadlines: &Deadlines,
 ) -> Result<H2Response, Failure> {
     let (sender, guard) = stream;
@@ -290,8 +314,13 @@ async fn send_on(
         unprocessed: error.kind() != ErrorKind::PoolTimeout,
         error,
     })?;
+    let body = match (&request.body, streamed) {
+        (Some(body), _) => Some(Body::Whole(body.clone())),
+        (None, Some(streamed)) => Some(Body::Streamed(streamed)),
+        (None, None) => None,
+    };
     let (mut response, mut body_stream) = sender
-        .send_request(request.head(), request.body.is_none())
+        .send_request(request.head(), body.is_none())
         .map_err(unsent)?;
     let idempotent = request.idempotent;
     let failed = |e: h2::Error| Failure {
@@ -299,14 +328,10 @@ async fn send_on(
         error: stream_error(e, false),
     };
     let mut answered = None;
-    if let Some(body) = &request.body {
-        match send_body(
-            &mut body_stream,
-            body.clone(),
-            &mut response,
-            deadlines,
-            || conn.flush(),
-        )
+    if let Some(body) = body {
+        match send_body(&mut body_stream, body, &mut response, deadlines, || {
+            conn.flush()
+        })
         .await
         {
             Ok(Upload::Sent) => {}
@@ -327,6 +352,17 @@ async fn send_on(
                     unprocessed: false,
                     error,
                 })
+            }
+            Err(UploadError::Source(error)) => {
+                // The server must not take the bytes sent so far for the
+                // whole body: the stream ends with RST_STREAM, not END_STREAM
+                // (the connection and its other streams go on).
+                body_stream.send_reset(h2::Reason::CANCEL);
+                conn.flush();
+                return Err(Failure {
+                    unprocessed: false,
+                    error,
+                });
             }
         }
     }
