@@ -1,7 +1,8 @@
 //! Streamed request bodies: a [`BodySource`] is pulled chunk by chunk and
 //! written behind the head, with an exact `Content-Length` when its size is
 //! known up front and `Transfer-Encoding: chunked` otherwise. Nothing is
-//! ever loaded whole.
+//! ever loaded whole. This file is the HTTP/1.1 writer; over HTTP/2 the same
+//! source is sent as DATA frames under flow control (`h2/upload.rs`).
 //!
 //! A server may answer before the body is complete (413 Content Too Large,
 //! 401, a redirect) and stop reading. Like curl and browsers we then read its
