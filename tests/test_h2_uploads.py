@@ -9,6 +9,10 @@ exception and leaves the connection usable."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,6 +240,80 @@ def test_alpn_choosing_http1_keeps_the_upload_on_the_connection_it_made(
         assert srv.connections() == 2
     finally:
         srv.close()
+
+
+# Frame types, flags and settings for the scripted server below (RFC 9113 §6).
+_DATA, _HEADERS, _SETTINGS = 0x0, 0x1, 0x4
+_END_STREAM, _ACK, _END_HEADERS = 0x1, 0x1, 0x4
+_SETTINGS_INITIAL_WINDOW_SIZE = 0x4
+_STATUS_200 = b"\x88"  # HPACK static table index 8 (RFC 7541 Appendix A)
+# How long the server below waits before answering: ample for the client to be waiting
+# for window by then (were it not, the test could only pass, never fail spuriously).
+ANSWER_DELAY_S = 0.3
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        got = conn.recv(n - len(out))
+        if not got:
+            raise ConnectionError("client left")
+        out += got
+    return out
+
+
+def _send_frame(conn: socket.socket, kind: int, flags: int, stream: int, payload: bytes) -> None:
+    head = struct.pack(">I", len(payload))[1:] + struct.pack(">BBI", kind, flags, stream)
+    conn.sendall(head + payload)
+
+
+def _serve_closed_window(listener: socket.socket) -> None:
+    """One h2c connection, in Python: announces a stream window of 0 (an upload must wait for
+    window), and answers the first request ``ANSWER_DELAY_S`` after its HEADERS arrive."""
+    conn, _ = listener.accept()
+    conn.settimeout(TIMEOUT_S)
+    with conn:
+        try:
+            _recv_exact(conn, 24)  # the client preface
+            _send_frame(conn, _SETTINGS, 0, 0, struct.pack(">HI", _SETTINGS_INITIAL_WINDOW_SIZE, 0))
+            while True:
+                head = _recv_exact(conn, 9)
+                length = int.from_bytes(head[:3], "big")
+                kind, flags, stream = struct.unpack(">BBI", head[3:])
+                _recv_exact(conn, length)
+                if kind == _SETTINGS and not flags & _ACK:
+                    _send_frame(conn, _SETTINGS, _ACK, 0, b"")
+                if kind == _HEADERS:
+                    break
+            # Give the client time to start waiting for window; waking from the sleep
+            # needs the GIL.
+            time.sleep(ANSWER_DELAY_S)
+            stream &= 0x7FFF_FFFF
+            _send_frame(conn, _HEADERS, _END_HEADERS, stream, _STATUS_200)
+            _send_frame(conn, _DATA, _END_STREAM, stream, b"answered")
+            while conn.recv(65536):
+                pass
+        except (ConnectionError, OSError):
+            pass
+
+
+def test_waiting_for_window_does_not_hold_the_gil() -> None:
+    """A server in a Python thread of this process can answer while the client waits for
+    window: were the GIL held during that wait, the server could not run and the upload
+    would end in a WriteTimeout instead of the server's answer."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = threading.Thread(target=_serve_closed_window, args=(listener,), daemon=True)
+    server.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/upload"
+    try:
+        timeout = nodelay.Timeout(TIMEOUT_S, write=5.0)
+        with nodelay.Client(http2="prior_knowledge", timeout=timeout) as client:
+            r = client.post(url, content=pieces(1024 * 1024))
+            assert_h2(r)
+            assert (r.status_code, r.content) == (200, b"answered")
+    finally:
+        listener.close()
+        server.join(TIMEOUT_S)
 
 
 # ---------------------------------------------------------------- AsyncClient
