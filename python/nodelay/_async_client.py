@@ -159,7 +159,8 @@ class AsyncClient(BaseClient):
     may be plain or async callables (an awaitable a hook returns is awaited).
     Request bodies: as ``Client`` (files and iterables streamed, never loaded whole; a
     regular file is sent with its exact ``Content-Length``), plus async iterables of bytes
-    for ``content=`` (sent with chunked coding). Files and sync iterables are read on the
+    for ``content=`` (sent with chunked coding over HTTP/1.1, over HTTP/2 whenever the
+    request goes there, like every streamed body). Files and sync iterables are read on the
     engine's threads, not the event loop's. ``proxy``/``trust_env`` and ``http2`` as in
     ``Client``: HTTP/2 requests to one origin share one connection, whatever the number of
     tasks; a cancelled task resets its stream (the connection stays up for the others).

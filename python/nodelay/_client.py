@@ -210,8 +210,11 @@ class Client(BaseClient):
     ``http2``: ``False`` (default) speaks HTTP/1.1; ``True`` offers HTTP/2 by ALPN on https
     URLs and uses it when the server agrees (HTTP/1.1 otherwise; http URLs stay HTTP/1.1);
     ``"prior_knowledge"`` also speaks HTTP/2 in cleartext (h2c) to http URLs, for servers
-    known to support it. HTTP/2 requests to one origin share one connection, whatever the
-    number of threads; ``Response.http_version`` says which protocol answered.
+    known to support it. The body plays no part: streamed bodies (iterators, files) go over
+    HTTP/2 whenever the request does, sent as the server's flow-control windows allow, each
+    wait for window bounded by the write timeout (docs/http2.md). HTTP/2 requests to one
+    origin share one connection, whatever the number of threads; requests through a proxy
+    use HTTP/1.1; ``Response.http_version`` says which protocol answered.
 
     Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
     inside the engine and each request runs on its calling thread with the GIL released.

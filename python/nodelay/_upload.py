@@ -4,7 +4,9 @@ A body is either ``bytes`` (sent in one write with the head when small) or a
 ``_core.Upload``: a list of parts (bytes, ``(file, size)``, iterables of bytes) that the
 engine pulls piece by piece with the GIL released, so files of any size are sent without
 being loaded. A body with an exact size gets ``Content-Length`` (file sizes from
-``os.fstat``); one with an iterable in it is sent with ``Transfer-Encoding: chunked``.
+``os.fstat``); one with an iterable in it is sent with ``Transfer-Encoding: chunked`` over
+HTTP/1.1 and with no length over HTTP/2 (which frames bodies itself). A streamed body goes
+over HTTP/2 whenever the client's ``http2`` setting sends the request there (docs/http2.md).
 
 ``files=`` follows httpx and requests: ``{"name": file}``, ``{"name": (filename, file)}``,
 ``(filename, file, content_type)``, ``(filename, file, content_type, headers)``, or a list

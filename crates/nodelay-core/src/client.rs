@@ -13,11 +13,11 @@ use crate::any_exchange::Exchange;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{receive_head, send_request, H1Exchange};
-use crate::h2::{block_on, H2Exchange, H2Pool, H2Request, Sent};
+use crate::h2::{block_on, H2Exchange, H2Pool, H2Request, Sent, StreamedBody};
 use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES, UPLOAD_CHUNK_BYTES};
-use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
+use crate::pool::{Pool, PooledConn};
 use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
 use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
@@ -45,6 +45,19 @@ pub enum Http2Mode {
     /// `http`: HTTP/2 with prior knowledge (h2c, RFC 9113 §3.3). `https`: as
     /// `Negotiate`.
     PriorKnowledge,
+}
+
+impl Http2Mode {
+    /// Whether a request to `target` goes over HTTP/2 in this mode (over TLS
+    /// when the server also picks `h2` by ALPN). The body plays no part:
+    /// bytes and streamed bodies go the same way.
+    pub(crate) fn applies_to(self, target: &Target) -> bool {
+        match self {
+            Http2Mode::Off => false,
+            Http2Mode::Negotiate => target.origin.scheme == "https",
+            Http2Mode::PriorKnowledge => true,
+        }
+    }
 }
 
 /// A request encoded and ready to send (possibly more than once).
@@ -238,11 +251,7 @@ impl Client {
     }
 
     fn may_use_h2(&self, target: &Target) -> bool {
-        match self.http2 {
-            Http2Mode::Off => false,
-            Http2Mode::Negotiate => target.origin.scheme == "https",
-            Http2Mode::PriorKnowledge => true,
-        }
+        self.http2.applies_to(target)
     }
 
     /// A client whose requests go through the proxies in `proxies` (parsed
@@ -349,7 +358,7 @@ impl Client {
         parts: &RequestParts<'_>,
         framing: StreamFraming,
     ) -> Result<Prepared, Error> {
-        prepare_streamed_routed(self.proxies.as_ref(), parts, framing)
+        prepare_streamed_routed(self.proxies.as_ref(), self.http2, parts, framing)
     }
 
     /// Sends a request prepared by `prepare_streamed`, pulling its body from
@@ -368,12 +377,32 @@ impl Client {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         let mut buf = Vec::with_capacity(UPLOAD_CHUNK_BYTES);
+        // ALPN may hand back the HTTP/1.1 connection it just made (nothing
+        // of the body was pulled then).
+        let mut adopted = None;
+        if let Some(request) = &prepared.h2 {
+            let mut body = StreamedBody::pulled_here(source, &mut buf, framing.length());
+            match self.send_h2(
+                prepared,
+                request,
+                Some(&mut body),
+                &deadlines,
+                started,
+                interrupt,
+            )? {
+                Ok(exchange) => return Ok(Exchange::H2(exchange)),
+                Err(transport) => adopted = transport,
+            }
+        }
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self
-                .pool
-                .checkout(&prepared.key, &deadlines, fresh, interrupt)?;
+            let mut pooled = match adopted.take() {
+                Some(pooled) => pooled,
+                None => self
+                    .pool
+                    .checkout(&prepared.key, &deadlines, fresh, interrupt)?,
+            };
             let attempt = match send_streamed(
                 &mut pooled,
                 &prepared.wire,
@@ -434,31 +463,9 @@ impl Client {
         // ALPN may hand back the HTTP/1.1 connection it just made.
         let mut adopted = None;
         if let Some(request) = &prepared.h2 {
-            let origin = &prepared.target.origin;
-            let sent = block_on(
-                async {
-                    match self
-                        .h2
-                        .send(origin, self.pool.tls(), request, &deadlines)
-                        .await?
-                    {
-                        Sent::H2(response) => {
-                            let mut exchange = H2Exchange::new(response, started);
-                            exchange.prefetch_small_body().await?;
-                            Ok(Ok(exchange))
-                        }
-                        Sent::Http1(transport) => Ok(Err(transport
-                            .map(AsyncTransport::into_blocking)
-                            .transpose()?)),
-                    }
-                },
-                interrupt,
-            )?;
-            match sent {
+            match self.send_h2(prepared, request, None, &deadlines, started, interrupt)? {
                 Ok(exchange) => return Ok(Exchange::H2(exchange)),
-                Err(transport) => {
-                    adopted = transport.map(|t| self.pool.adopt(prepared.key.clone(), t));
-                }
+                Err(transport) => adopted = transport,
             }
         }
         let large_body = if prepared.body_inlined { None } else { body };
@@ -513,6 +520,42 @@ impl Client {
         }
     }
 
+    /// Sends `request` over HTTP/2 (its body, when streamed, pulled from
+    /// `streamed` on this thread) and waits for the response head. `Err`:
+    /// the server chose HTTP/1.1 by ALPN; the connection it made for that
+    /// is returned, in the pool's keeping, for the request to go on.
+    fn send_h2(
+        &self,
+        prepared: &Prepared,
+        request: &H2Request,
+        streamed: Option<&mut StreamedBody<'_>>,
+        deadlines: &Deadlines,
+        started: Instant,
+        interrupt: &dyn Interrupt,
+    ) -> Result<Result<H2Exchange, Option<PooledConn>>, Error> {
+        let origin = &prepared.target.origin;
+        let sent = block_on(
+            async {
+                match self
+                    .h2
+                    .send_streamed(origin, self.pool.tls(), request, streamed, deadlines)
+                    .await?
+                {
+                    Sent::H2(response) => {
+                        let mut exchange = H2Exchange::new(response, started);
+                        exchange.prefetch_small_body().await?;
+                        Ok(Ok(exchange))
+                    }
+                    Sent::Http1(transport) => Ok(Err(transport
+                        .map(AsyncTransport::into_blocking)
+                        .transpose()?)),
+                }
+            },
+            interrupt,
+        )?;
+        Ok(sent.map_err(|transport| transport.map(|t| self.pool.adopt(prepared.key.clone(), t))))
+    }
+
     /// Closes all idle connections, and lets go of the HTTP/2 connections
     /// (each closes once its open streams end).
     pub fn close(&self) {
@@ -547,10 +590,13 @@ impl Client {
 
 /// A request whose body will be streamed (`parts.body` is ignored): the head
 /// with the framing `framing_with_headers` settles (`Transfer-Encoding:
-/// chunked` added unless the caller set it), routed through `proxies`.
-/// Streamed uploads stay on HTTP/1.1. Shared by the sync and async clients.
+/// chunked` added unless the caller set it), routed through `proxies`; and,
+/// when `http2` applies to it on a direct route (as for any other body), its
+/// HTTP/2 form with `Content-Length` when the size is known. Shared by the
+/// sync and async clients.
 pub(crate) fn prepare_streamed_routed(
     proxies: Option<&Proxies>,
+    http2: Http2Mode,
     parts: &RequestParts<'_>,
     framing: StreamFraming,
 ) -> Result<Prepared, Error> {
@@ -559,6 +605,17 @@ pub(crate) fn prepare_streamed_routed(
     let route = match proxies {
         None => Route::Direct,
         Some(proxies) => proxies.route(&target.origin),
+    };
+    let h2 = if route == Route::Direct && http2.applies_to(&target) {
+        Some(H2Request::streamed(
+            parts.method,
+            &target,
+            parts.headers,
+            framing.length(),
+            is_idempotent(parts.method),
+        )?)
+    } else {
+        None
     };
     let (request_target, routed) = route.request_form(&target, parts.headers);
     let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
@@ -575,10 +632,7 @@ pub(crate) fn prepare_streamed_routed(
             target: &request_target,
             host: &target.authority,
             headers: &headers,
-            content_length: match framing {
-                StreamFraming::Length(n) => Some(n),
-                StreamFraming::Chunked => None,
-            },
+            content_length: framing.length(),
         },
     )
     .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
@@ -587,7 +641,7 @@ pub(crate) fn prepare_streamed_routed(
     Ok(Prepared {
         key,
         target,
-        h2: None, // streamed uploads stay on HTTP/1.1
+        h2,
         wire,
         body_inlined: false,
         streamed: Some(framing),

@@ -1,7 +1,8 @@
 //! Streamed request bodies: a [`BodySource`] is pulled chunk by chunk and
 //! written behind the head, with an exact `Content-Length` when its size is
 //! known up front and `Transfer-Encoding: chunked` otherwise. Nothing is
-//! ever loaded whole.
+//! ever loaded whole. This file is the HTTP/1.1 writer; over HTTP/2 the same
+//! source is sent as DATA frames under flow control (`h2/upload.rs`).
 //!
 //! A server may answer before the body is complete (413 Content Too Large,
 //! 401, a redirect) and stop reading. Like curl and browsers we then read its
@@ -47,6 +48,16 @@ pub enum StreamFraming {
     Length(u64),
     /// Unknown size: `Transfer-Encoding: chunked`, encoded here.
     Chunked,
+}
+
+impl StreamFraming {
+    /// The body's size, when known.
+    pub fn length(self) -> Option<u64> {
+        match self {
+            StreamFraming::Length(n) => Some(n),
+            StreamFraming::Chunked => None,
+        }
+    }
 }
 
 /// The chunked-coding terminator: the last (empty) chunk and no trailers.

@@ -18,7 +18,7 @@ use crate::client::{
 use crate::deadline::{Deadlines, Timeouts};
 use crate::decode::decode;
 use crate::error::Error;
-use crate::h2::{H2Pool, H2Request, Sent};
+use crate::h2::{H2Pool, H2Request, Sent, StreamedBody};
 use crate::limits::STALE_CONNECTION_RETRIES;
 use crate::pool::PoolConfig;
 use crate::proxy::{Proxies, ProxySettings, Route};
@@ -84,11 +84,7 @@ impl AsyncClient {
     }
 
     fn may_use_h2(&self, target: &Target) -> bool {
-        match self.inner.http2 {
-            Http2Mode::Off => false,
-            Http2Mode::Negotiate => target.origin.scheme == "https",
-            Http2Mode::PriorKnowledge => true,
-        }
+        self.inner.http2.applies_to(target)
     }
 
     /// Parses the URL and encodes the request for this client's route
@@ -128,13 +124,19 @@ impl AsyncClient {
 
     /// Encodes a request whose body will be streamed from a [`BodyPump`]
     /// (`parts.body` is ignored), with `Client::prepare_streamed`'s framing
-    /// rules. Streamed uploads go over HTTP/1.1, as on the sync path.
+    /// rules, in HTTP/2 form too when the request may go over HTTP/2 (as on
+    /// the sync path).
     pub fn prepare_streamed(
         &self,
         parts: &RequestParts<'_>,
         framing: StreamFraming,
     ) -> Result<Prepared, Error> {
-        prepare_streamed_routed(self.inner.proxies.as_ref(), parts, framing)
+        prepare_streamed_routed(
+            self.inner.proxies.as_ref(),
+            self.inner.http2,
+            parts,
+            framing,
+        )
     }
 
     /// Sends a request made by [`AsyncClient::prepare`] (or
@@ -259,14 +261,44 @@ impl AsyncClient {
             .expect("send_streamed needs a request from prepare_streamed");
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        // Over HTTP/2 when the request would go so with any other body. ALPN
+        // may hand back the HTTP/1.1 connection it just made (nothing of the
+        // body was pulled then).
+        let mut adopted = None;
+        if let Some(request) = &prepared.h2 {
+            let inner = &self.inner;
+            let mut body = StreamedBody::pumped(pump, framing.length());
+            match inner
+                .h2
+                .send_streamed(
+                    &prepared.target.origin,
+                    inner.pool.tls(),
+                    request,
+                    Some(&mut body),
+                    &deadlines,
+                )
+                .await?
+            {
+                Sent::H2(response) => {
+                    return Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started)))
+                }
+                Sent::Http1(transport) => {
+                    adopted = transport.map(|t| inner.pool.adopt(&prepared.key, t));
+                }
+            }
+        }
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = self
-                .inner
-                .pool
-                .checkout(&prepared.key, &deadlines, fresh)
-                .await?;
+            let mut pooled = match adopted.take() {
+                Some(pooled) => pooled,
+                None => {
+                    self.inner
+                        .pool
+                        .checkout(&prepared.key, &deadlines, fresh)
+                        .await?
+                }
+            };
             // A server may answer before the body is all out (a 413): that
             // answer is the response (see aio/upload.rs).
             let attempt =

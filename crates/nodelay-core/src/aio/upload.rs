@@ -3,6 +3,7 @@
 //! unknown size) with the body pulled from a [`BodySource`] that runs on the
 //! runtime's blocking pool ([`BodyPump`]): a source may block (a file read,
 //! a Python iterator taking the GIL) without stalling the runtime's workers.
+//! The HTTP/2 driver pulls the same pump (`h2/upload.rs`).
 
 use std::future::Future;
 use std::io::IoSlice;
@@ -105,7 +106,9 @@ impl BodyPump {
         let _ = self.server.await;
     }
 
-    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
+    /// The next piece of the body (`None` at its end), pulled by the
+    /// serving thread.
+    pub(crate) async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Next(reply))

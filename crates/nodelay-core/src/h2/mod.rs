@@ -22,3 +22,4 @@ pub(crate) use pool::H2Pool;
 pub(crate) use pool::Sent;
 pub use request::H2Request;
 pub use response::H2Response;
+pub(crate) use upload::StreamedBody;

@@ -13,7 +13,7 @@ use super::error::{not_processed, stream_error, unanswered, Again};
 use super::limits::{GOAWAY_RETRIES, SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
-use super::upload::{send_body, Upload, UploadError};
+use super::upload::{send_body, Body, StreamedBody, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
 use crate::aio::{AsyncPool, AsyncSlotLease};
 use crate::deadline::{poll_once, within, Deadlines, Phase};
@@ -268,6 +268,22 @@ impl H2Pool {
         request: &H2Request,
         deadlines: &Deadlines,
     ) -> Result<Sent, Error> {
+        self.send_streamed(origin, tls, request, None, deadlines)
+            .await
+    }
+
+    /// [`H2Pool::send`] for a request made by `H2Request::streamed`, its body
+    /// pulled from `body` as it is sent. A request the server did not process
+    /// goes again only when the body can start over (see
+    /// [`StreamedBody::rewind`]).
+    pub async fn send_streamed(
+        &self,
+        origin: &Origin,
+        tls: &TlsSetup,
+        request: &H2Request,
+        mut body: Option<&mut StreamedBody<'_>>,
+        deadlines: &Deadlines,
+    ) -> Result<Sent, Error> {
         let mut retries = RetriesLeft::new();
         let mut avoid = None;
         loop {
@@ -282,11 +298,16 @@ impl H2Pool {
             let Some(stream) = first.or_else(|| conn.open_stream()) else {
                 continue;
             };
-            match send_on(&conn, stream, request, deadlines).await {
+            match send_on(&conn, stream, request, body.as_deref_mut(), deadlines).await {
                 Ok(response) => return Ok(Sent::H2(response)),
                 Err(Failure {
                     again: Some(again), ..
-                }) if retries.take(again) => {
+                }) if retries.take(again)
+                    && match body.as_deref_mut() {
+                        Some(body) => body.rewind().await?,
+                        None => true,
+                    } =>
+                {
                     // A refusal leaves the connection open for the next try.
                     avoid = (again != Again::Refused).then_some(conn.id);
                 }
@@ -303,6 +324,7 @@ async fn send_on(
     conn: &H2Conn,
     stream: OpenStream,
     request: &H2Request,
+    streamed: Option<&mut StreamedBody<'_>>,
     deadlines: &Deadlines,
 ) -> Result<H2Response, Failure> {
     let (sender, guard) = stream;
@@ -322,8 +344,13 @@ async fn send_on(
         again: (error.kind() != ErrorKind::PoolTimeout).then(|| not_processed(conn.goaway())),
         error,
     })?;
+    let body = match (&request.body, streamed) {
+        (Some(body), _) => Some(Body::Whole(body.clone())),
+        (None, Some(streamed)) => Some(Body::Streamed(streamed)),
+        (None, None) => None,
+    };
     let (mut response, mut body_stream) = sender
-        .send_request(request.head(), request.body.is_none())
+        .send_request(request.head(), body.is_none())
         .map_err(unsent)?;
     let stream_id = u32::from(response.stream_id());
     let failed = |e: h2::Error| {
@@ -331,14 +358,10 @@ async fn send_on(
         Failure { error, again }
     };
     let mut answered = None;
-    if let Some(body) = &request.body {
-        match send_body(
-            &mut body_stream,
-            body.clone(),
-            &mut response,
-            deadlines,
-            || conn.flush(),
-        )
+    if let Some(body) = body {
+        match send_body(&mut body_stream, body, &mut response, deadlines, || {
+            conn.flush()
+        })
         .await
         {
             Ok(Upload::Sent) => {}
@@ -357,6 +380,14 @@ async fn send_on(
                 }
             }
             Err(UploadError::Timeout(error)) => return Err(Failure { again: None, error }),
+            Err(UploadError::Source(error)) => {
+                // The server must not take the bytes sent so far for the
+                // whole body: the stream ends with RST_STREAM, not END_STREAM
+                // (the connection and its other streams go on).
+                body_stream.send_reset(h2::Reason::CANCEL);
+                conn.flush();
+                return Err(Failure { again: None, error });
+            }
         }
     }
     conn.flush();

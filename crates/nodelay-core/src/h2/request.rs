@@ -33,11 +33,38 @@ fn local(message: String) -> Error {
 }
 
 impl H2Request {
+    /// A request whose body (if any) is `body`, in memory.
     pub(crate) fn new(
         method: &str,
         target: &Target,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
+        idempotent: bool,
+    ) -> Result<H2Request, Error> {
+        let length = body.map(|b| b.len() as u64);
+        let mut request = Self::build(method, target, headers, length, idempotent)?;
+        request.body = body.map(Bytes::copy_from_slice);
+        Ok(request)
+    }
+
+    /// A request whose body will be streamed (sent with `send_streamed`):
+    /// `Content-Length` announces `length` when the size is known; otherwise
+    /// nothing does (HTTP/2 frames the body itself, RFC 9113 §8.1).
+    pub(crate) fn streamed(
+        method: &str,
+        target: &Target,
+        headers: &[(&str, &str)],
+        length: Option<u64>,
+        idempotent: bool,
+    ) -> Result<H2Request, Error> {
+        Self::build(method, target, headers, length, idempotent)
+    }
+
+    fn build(
+        method: &str,
+        target: &Target,
+        headers: &[(&str, &str)],
+        length: Option<u64>,
         idempotent: bool,
     ) -> Result<H2Request, Error> {
         let method = Method::from_bytes(method.as_bytes())
@@ -71,9 +98,9 @@ impl H2Request {
                 .map_err(|_| local(format!("invalid value for header {name}")))?;
             map.append(name, value);
         }
-        if let Some(body) = body {
+        if let Some(length) = length {
             if !map.contains_key(CONTENT_LENGTH) {
-                map.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+                map.insert(CONTENT_LENGTH, HeaderValue::from(length));
             }
         }
         Ok(H2Request {
@@ -81,7 +108,7 @@ impl H2Request {
             method,
             uri,
             headers: map,
-            body: body.map(Bytes::copy_from_slice),
+            body: None,
             idempotent,
         })
     }
