@@ -7,6 +7,7 @@
 #[path = "support/h2_peer.rs"]
 mod h2_peer;
 
+use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
