@@ -321,8 +321,10 @@ fn recycling(answered: Arc<AtomicUsize>) -> Scripted {
             peer.handshake(&[]);
             let mut served = 0;
             while let Some(stream) = peer.next_request() {
-                peer.respond(stream, b"recycled");
+                // Counted before the answer leaves, so the client never sees
+                // an answer the count does not hold yet.
                 answered.fetch_add(1, Ordering::SeqCst);
+                peer.respond(stream, b"recycled");
                 served += 1;
                 if served == STREAMS_PER_CONNECTION {
                     peer.goaway(stream, NO_ERROR);
