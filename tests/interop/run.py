@@ -1,0 +1,183 @@
+"""``python -m tests.interop``: start every server, run every check on every endpoint
+under nodelay and httpx, write the matrix, print a summary.
+
+Exit status: 1 if any check fails under nodelay while passing under httpx (ours), else 0.
+A check failing under both is reported as the server's. A server that cannot run here is
+skipped with its reason. Everything runs one thing at a time: on a 2-core machine,
+parallel checks would make timings (and so timeouts) flaky.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from . import checks, report, site
+from .clients import Library, libraries
+from .servers import go_server
+from .servers.base import PROTOCOLS, Endpoint, LaunchEnv, Launcher
+from .servers.paths import REPO
+
+#: A check still running after this long is recorded as failed and abandoned (its
+#: thread is left behind; every request also has its own timeout, so it ends later).
+CHECK_DEADLINE_S = 120.0
+#: Longest error text kept per cell.
+ERROR_CHARS = 400
+
+DOC = REPO / "docs" / "interop.md"
+JSON = REPO / "docs" / "interop.json"
+
+
+def run_check(check: checks.Check, lib: Library, ep: Endpoint) -> report.Outcome:
+    lacking = [ep.lacks[t] for t in (check.name, *check.tags) if t in ep.lacks]
+    if lacking:
+        return report.Outcome("n/a", lacking[0], 0.0)
+    result: list[report.Outcome] = []
+
+    def body() -> None:
+        started = time.monotonic()
+        try:
+            check.run(lib, ep)
+        except checks.NotApplicable as exc:
+            result.append(report.Outcome("n/a", str(exc), time.monotonic() - started))
+        except BaseException as exc:  # noqa: BLE001 (every failure is a cell of the matrix)
+            text = f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
+            result.append(report.Outcome("fail", text, time.monotonic() - started))
+        else:
+            result.append(report.Outcome("pass", "", time.monotonic() - started))
+
+    worker = threading.Thread(target=body, daemon=True, name=f"{check.name}-{lib.name}")
+    worker.start()
+    worker.join(CHECK_DEADLINE_S)
+    if not result:
+        return report.Outcome("fail", f"did not finish within {CHECK_DEADLINE_S:.0f} s", CHECK_DEADLINE_S)
+    return result[0]
+
+
+def run_endpoint(
+    ep: Endpoint, selected: Sequence[checks.Check], libs: Sequence[Library], results: report.Results
+) -> None:
+    started = time.monotonic()
+    for check in selected:
+        for lib in libs:
+            results.add(ep, check.name, lib.name, run_check(check, lib, ep))
+    line = results.endpoint_line(ep, [lib.name for lib in libs])
+    print(f"  {ep.server:<18} {ep.protocol:<6} {line}  ({time.monotonic() - started:.0f} s)", flush=True)
+
+
+@contextlib.contextmanager
+def launch_env() -> Iterator[LaunchEnv]:
+    work = Path(tempfile.mkdtemp(prefix="nodelay-interop-"))
+    work.chmod(0o755)
+    try:
+        built = site.build(work / "site")
+        scratch = work / "work"
+        scratch.mkdir()
+        scratch.chmod(0o777)
+        backend_url = ""
+        with contextlib.ExitStack() as stack:
+            if go_server.GoLauncher().unavailable() is None:
+                backend_url = stack.enter_context(go_server.backend(built.root, scratch))
+            else:
+                print("interop: no Go server built: web servers get no /app/ backend")
+            yield LaunchEnv(built.root, built.cert_pem, built.key_pem, built.ca_pem, backend_url, scratch)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m tests.interop", description=__doc__)
+    p.add_argument("--servers", help="comma-separated server names (default: all)")
+    p.add_argument("--protocols", help=f"comma-separated, of {','.join(PROTOCOLS)}")
+    p.add_argument("--checks", help="comma-separated check names (default: all)")
+    p.add_argument("--libs", default="nodelay,httpx", help="default: nodelay,httpx")
+    p.add_argument("--list", action="store_true", help="list servers and checks, then exit")
+    p.add_argument(
+        "--write-docs",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="rewrite docs/interop.md + docs/interop.json (auto: only for a full run)",
+    )
+    p.add_argument("--json", type=Path, help="also write the results here")
+    return p.parse_args(argv)
+
+
+def _pick(value: str | None, known: Sequence[str], what: str) -> list[str]:
+    if not value:
+        return list(known)
+    picked = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in picked if v not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return picked
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .servers.registry import LAUNCHERS
+
+    args = parse(argv)
+    names = [launcher.name for launcher in LAUNCHERS]
+    if args.list:
+        print("servers:", " ".join(names))
+        for c in checks.CHECKS:
+            print(f"  {c.name:<14} {c.doc}")
+        return 0
+    servers = _pick(args.servers, names, "servers")
+    protocols = _pick(args.protocols, PROTOCOLS, "protocols")
+    wanted = _pick(args.checks, [c.name for c in checks.CHECKS], "checks")
+    selected = [c for c in checks.CHECKS if c.name in wanted]
+    libs = libraries(_pick(args.libs, ("nodelay", "httpx"), "libraries"))
+    full = not (args.servers or args.protocols or args.checks) and len(libs) == 2
+    results = report.Results([c.name for c in selected], [lib.name for lib in libs])
+    started = time.monotonic()
+    with launch_env() as env:
+        for launcher in LAUNCHERS:
+            if launcher.name in servers:
+                run_server(launcher, env, protocols, selected, libs, results)
+    results.wall_s = time.monotonic() - started
+    print(results.summary())
+    write = args.write_docs == "yes" or (args.write_docs == "auto" and full)
+    if write:
+        report.write_doc(DOC, JSON, results)
+        print(f"interop: wrote {DOC.relative_to(REPO)} and {JSON.relative_to(REPO)}")
+    if args.json:
+        report.write_json(args.json, results)
+    return 1 if results.ours() else 0
+
+
+def run_server(
+    launcher: Launcher,
+    env: LaunchEnv,
+    protocols: Sequence[str],
+    selected: Sequence[checks.Check],
+    libs: Sequence[Library],
+    results: report.Results,
+) -> None:
+    reason = launcher.unavailable()
+    if reason is not None:
+        print(f"interop: skipping {launcher.name}: {reason}", flush=True)
+        results.skip(launcher.name, reason)
+        return
+    print(f"interop: {launcher.name}", flush=True)
+    with contextlib.ExitStack() as stack:
+        try:
+            endpoints = stack.enter_context(launcher.start(env))
+        except Exception as exc:  # noqa: BLE001 (a server that cannot start is skipped)
+            reason = f"could not start: {type(exc).__name__}: {exc}"[:ERROR_CHARS]
+            print(f"interop: skipping {launcher.name}: {reason}", flush=True)
+            results.skip(launcher.name, reason)
+            return
+        for ep in endpoints:
+            if ep.protocol in protocols:
+                run_endpoint(ep, selected, libs, results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
