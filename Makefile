@@ -91,7 +91,7 @@ soak: dev
 # httpx into .venv, and the Go server (go build; Go and Node come from PATH).
 # INTEROP_ARGS= passes options, e.g. INTEROP_ARGS="--servers go,nginx --protocols h2".
 INTEROP_DEPS := "httpx[http2,brotli,zstd]>=0.28" "hypercorn>=0.17" "uvicorn>=0.30" "httptools>=0.6" \
-	"gunicorn>=22" "waitress>=3" "httpbin>=0.10" "asgiref>=3.8" "brotli>=1.1" "zstandard>=0.22" "trustme>=1.1"
+	"gunicorn>=22" "waitress>=3" "httpbin>=0.10" "brotli>=1.1" "zstandard>=0.22" "trustme>=1.1"
 INTEROP_DEBS := nginx apache2 h2o nghttp2-server nghttp2-client caddy
 INTEROP_BUILD := build/interop
 INTEROP_ARGS ?=

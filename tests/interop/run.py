@@ -62,12 +62,20 @@ def run_check(check: checks.Check, lib: Library, ep: Endpoint) -> report.Outcome
 
 
 def run_endpoint(
-    ep: Endpoint, selected: Sequence[checks.Check], libs: Sequence[Library], results: report.Results
+    ep: Endpoint,
+    selected: Sequence[checks.Check],
+    libs: Sequence[Library],
+    results: report.Results,
+    verbose: bool = False,
 ) -> None:
     started = time.monotonic()
     for check in selected:
         for lib in libs:
-            results.add(ep, check.name, lib.name, run_check(check, lib, ep))
+            outcome = run_check(check, lib, ep)
+            results.add(ep, check.name, lib.name, outcome)
+            if verbose:
+                print(f"    {check.name:<14} {lib.name:<8} {outcome.status:<4} "
+                      f"{outcome.seconds:5.1f} s {outcome.detail[:120]}", flush=True)
     line = results.endpoint_line(ep, [lib.name for lib in libs])
     print(f"  {ep.server:<18} {ep.protocol:<6} {line}  ({time.monotonic() - started:.0f} s)", flush=True)
 
@@ -106,6 +114,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="rewrite docs/interop.md + docs/interop.json (auto: only for a full run)",
     )
     p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every check's outcome")
     return p.parse_args(argv)
 
 
@@ -140,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with launch_env() as env:
         for launcher in LAUNCHERS:
             if launcher.name in servers:
-                run_server(launcher, env, protocols, selected, libs, results)
+                run_server(launcher, env, protocols, selected, libs, results, args.verbose)
     results.wall_s = time.monotonic() - started
     print(results.summary())
     write = args.write_docs == "yes" or (args.write_docs == "auto" and full)
@@ -159,6 +168,7 @@ def run_server(
     selected: Sequence[checks.Check],
     libs: Sequence[Library],
     results: report.Results,
+    verbose: bool,
 ) -> None:
     reason = launcher.unavailable()
     if reason is not None:
@@ -176,7 +186,7 @@ def run_server(
             return
         for ep in endpoints:
             if ep.protocol in protocols:
-                run_endpoint(ep, selected, libs, results)
+                run_endpoint(ep, selected, libs, results, verbose)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The Python servers: hypercorn and uvicorn (ASGI), gunicorn and waitress (WSGI), all
-running ``pyapp/interop_app.py`` (``/static/`` plus httpbin at ``/app``) from the
-interpreter's environment. Each is set to close idle connections after
+"""The Python servers: hypercorn, uvicorn, gunicorn and waitress, all running the WSGI
+application ``pyapp/interop_app.py`` (``/static/`` plus httpbin at ``/app``) from the
+interpreter's environment (hypercorn and uvicorn through their own WSGI support). Each is set to close idle connections after
 ``SERVER_IDLE_TIMEOUT_S``; hypercorn also recycles after ``RECYCLE_AFTER_REQUESTS``
 (``keep_alive_max_requests``), the only one of them with a per-connection limit (the
 others' ``max-requests`` restart a worker, which is not connection recycling).
@@ -55,7 +55,7 @@ class HypercornLauncher:
     name: str = "hypercorn"
 
     def unavailable(self) -> str | None:
-        return _missing("hypercorn", "httpbin", "asgiref")
+        return _missing("hypercorn", "httpbin")
 
     @contextlib.contextmanager
     def start(self, env: LaunchEnv) -> Iterator[list[Endpoint]]:
@@ -66,7 +66,7 @@ class HypercornLauncher:
             str(PYTHON_BIN / "hypercorn"), "-c", str(conf),
             "--bind", f"127.0.0.1:{tls}", "--insecure-bind", f"127.0.0.1:{plain}",
             "--certfile", str(env.cert_pem), "--keyfile", str(env.key_pem),
-            "--keep-alive", str(SERVER_IDLE_TIMEOUT_S), "interop_app:asgi",
+            "--keep-alive", str(SERVER_IDLE_TIMEOUT_S), "wsgi:interop_app:wsgi",
         ]
         log = env.workdir / "hypercorn.log"
         with running(args, log, plain, env=_env(env), cwd=env.workdir) as proc:
@@ -103,11 +103,11 @@ class UvicornLauncher:
         self.name = f"uvicorn-{self.http}"
 
     def unavailable(self) -> str | None:
-        return _missing("uvicorn", self.http, "httpbin", "asgiref")
+        return _missing("uvicorn", self.http, "httpbin")
 
     def _argv(self, port: int) -> list[str]:
         return [
-            str(PYTHON_BIN / "uvicorn"), "interop_app:asgi", "--host", "127.0.0.1",
+            str(PYTHON_BIN / "uvicorn"), "interop_app:wsgi", "--interface", "wsgi", "--host", "127.0.0.1",
             "--port", str(port), "--http", self.http, "--lifespan", "off", "--no-access-log",
             "--timeout-keep-alive", str(SERVER_IDLE_TIMEOUT_S),
         ]

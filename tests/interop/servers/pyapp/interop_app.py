@@ -2,9 +2,10 @@
 gunicorn, waitress): ``/static/`` from ``$INTEROP_SITE_ROOT/static`` and httpbin (the pip
 package, a Flask app) mounted at ``/app``.
 
-``wsgi`` is the WSGI application (gunicorn, waitress); ``asgi`` the ASGI one (hypercorn,
-uvicorn): it serves ``/static/`` natively and hands ``/app`` to ``wsgi`` through asgiref's
-``WsgiToAsgi`` adapter, so both kinds of server answer ``/app`` with the same httpbin code.
+``wsgi`` is a WSGI application, run by every one of them: gunicorn and waitress are WSGI
+servers, hypercorn and uvicorn run WSGI applications themselves (each on a thread pool).
+Not through asgiref's ``WsgiToAsgi``: it runs every WSGI call on one shared thread, so one
+response stuck on HTTP/2 flow control stalls every later ``/app`` request of the server.
 This file is imported by the server processes (their PYTHONPATH holds this directory), not
 by the matrix runner.
 """
@@ -59,55 +60,36 @@ def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[byt
         status, headers, file = static_lookup(path[8:], environ.get("HTTP_IF_NONE_MATCH"))
         start_response(_REASONS[status], headers)
         if file is None or environ["REQUEST_METHOD"] == "HEAD":
-            return []
+            # One empty piece rather than none: hypercorn's WSGI wrapper sends the
+            # response head with the first piece of the body.
+            return [b""]
         wrapper = environ.get("wsgi.file_wrapper")
         handle = file.open("rb")
         return wrapper(handle, CHUNK_BYTES) if wrapper else iter(lambda: handle.read(CHUNK_BYTES), b"")
     if path.startswith("/app/"):
         environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + "/app"
         environ["PATH_INFO"] = path[4:]
-    # Every server here ends wsgi.input at the end of the body, chunked or not; without
-    # this flag Werkzeug reads nothing from a body that has no Content-Length.
+    # Every server here de-chunks a chunked body and ends wsgi.input at its end; without
+    # this flag Werkzeug reads nothing from a body that has no Content-Length. httpbin
+    # refuses any request still marked chunked unless the server is gunicorn: the mark
+    # describes the wire, not wsgi.input, so it is dropped.
     environ.setdefault("wsgi.input_terminated", True)
-    return _app(environ, start_response)
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    return _at_least_one_piece(_app(environ, start_response))
 
 
-def _asgi_app() -> Callable[..., Any]:
-    from asgiref.wsgi import WsgiToAsgi
-
-    wrapped = WsgiToAsgi(wsgi)
-
-    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        path: str = scope["path"]
-        if not path.startswith("/static/"):
-            await wrapped(scope, receive, send)
-            return
-        inm = next((v.decode() for k, v in scope["headers"] if k == b"if-none-match"), None)
-        status, headers, file = static_lookup(path[8:], inm)
-        raw = [(k.lower().encode(), v.encode()) for k, v in headers]
-        await send({"type": "http.response.start", "status": status, "headers": raw})
-        if file is None or scope["method"] == "HEAD":
-            await send({"type": "http.response.body", "body": b""})
-            return
-        with file.open("rb") as handle:
-            for piece in _pieces(handle):
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
-
-    return asgi
-
-
-def _pieces(handle: Any) -> Iterator[bytes]:
-    while piece := handle.read(CHUNK_BYTES):
-        yield piece
-
-
-asgi = _asgi_app()
+def _at_least_one_piece(body: Iterable[bytes]) -> Iterator[bytes]:
+    """``body``, or one empty piece if it has none (a 204, a 304): hypercorn's WSGI wrapper
+    sends the response head with the first piece of the body, so a body without pieces
+    never gets a head."""
+    try:
+        empty = True
+        for piece in body:
+            empty = False
+            yield piece
+        if empty:
+            yield b""
+    finally:
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
