@@ -323,7 +323,7 @@ def upload_10m(lib: Library, ep: Endpoint) -> None:
 
 @check("app")
 def upload_stream(lib: Library, ep: Endpoint) -> None:
-    """POST a generator body (16 × 64 KiB) to /app/anything over the endpoint's protocol."""
+    """POST a generator body (16 x 64 KiB) to /app/anything over the endpoint's protocol."""
     payload = text_payload(STREAM_PIECE_BYTES * STREAM_PIECES)
 
     def pieces() -> Iterator[bytes]:
@@ -391,7 +391,9 @@ def read_timeout(lib: Library, ep: Endpoint) -> None:
             took = time.monotonic() - started
             ensure(took < TIMEOUT_RAISED_WITHIN_S, f"ReadTimeout after {took:.2f} s")
             return
-    raise CheckFailed(f"no timeout: status {r.status_code} after {time.monotonic() - started:.2f} s")
+    raise CheckFailed(
+        f"no timeout: status {r.status_code} after {time.monotonic() - started:.2f} s"
+    )
 
 
 # -- many requests ---------------------------------------------------------------------------
@@ -448,7 +450,10 @@ def recycle_seq(lib: Library, ep: Endpoint) -> None:
                 r = c.get(url(ep, f"/static/{SMALL}"))
             except Exception as exc:
                 raise CheckFailed(f"request {i + 1}: {type(exc).__name__}: {exc}") from exc
-            ensure(r.status_code == 200 and r.content == want, f"request {i + 1}: status {r.status_code}")
+            ensure(
+                r.status_code == 200 and r.content == want,
+                f"request {i + 1}: status {r.status_code}",
+            )
 
 
 @check()

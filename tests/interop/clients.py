@@ -34,7 +34,7 @@ class Library:
     module: Any
 
     @property
-    def ReadTimeout(self) -> type[BaseException]:  # noqa: N802 (the class the check expects)
+    def ReadTimeout(self) -> type[BaseException]:
         return self.module.ReadTimeout  # type: ignore[no-any-return]
 
     def timeout(self, total: float = REQUEST_TIMEOUT_S, **phases: float) -> Any:
@@ -62,7 +62,8 @@ class Nodelay(Library):
         self.module = nodelay
 
     def _options(self, ep: Endpoint, kwargs: dict[str, Any]) -> dict[str, Any]:
-        http2: bool | str = {"h2": True, "h2c": "prior_knowledge"}.get(ep.protocol, False)
+        modes: dict[str, bool | str] = {"h2": True, "h2c": "prior_knowledge"}
+        http2 = modes.get(ep.protocol, False)
         kwargs.setdefault("timeout", self.timeout())
         return {"verify": ep.verify, "http2": http2, **kwargs}
 

@@ -47,7 +47,7 @@ def run_check(check: checks.Check, lib: Library, ep: Endpoint) -> report.Outcome
             check.run(lib, ep)
         except checks.NotApplicable as exc:
             result.append(report.Outcome("n/a", str(exc), time.monotonic() - started))
-        except BaseException as exc:  # noqa: BLE001 (every failure is a cell of the matrix)
+        except BaseException as exc:
             text = f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
             result.append(report.Outcome("fail", text, time.monotonic() - started))
         else:
@@ -57,7 +57,9 @@ def run_check(check: checks.Check, lib: Library, ep: Endpoint) -> report.Outcome
     worker.start()
     worker.join(CHECK_DEADLINE_S)
     if not result:
-        return report.Outcome("fail", f"did not finish within {CHECK_DEADLINE_S:.0f} s", CHECK_DEADLINE_S)
+        return report.Outcome(
+            "fail", f"did not finish within {CHECK_DEADLINE_S:.0f} s", CHECK_DEADLINE_S
+        )
     return result[0]
 
 
@@ -74,10 +76,16 @@ def run_endpoint(
             outcome = run_check(check, lib, ep)
             results.add(ep, check.name, lib.name, outcome)
             if verbose:
-                print(f"    {check.name:<14} {lib.name:<8} {outcome.status:<4} "
-                      f"{outcome.seconds:5.1f} s {outcome.detail[:120]}", flush=True)
+                print(
+                    f"    {check.name:<14} {lib.name:<8} {outcome.status:<4} "
+                    f"{outcome.seconds:5.1f} s {outcome.detail[:120]}",
+                    flush=True,
+                )
     line = results.endpoint_line(ep, [lib.name for lib in libs])
-    print(f"  {ep.server:<18} {ep.protocol:<6} {line}  ({time.monotonic() - started:.0f} s)", flush=True)
+    print(
+        f"  {ep.server:<18} {ep.protocol:<6} {line}  ({time.monotonic() - started:.0f} s)",
+        flush=True,
+    )
 
 
 @contextlib.contextmanager
@@ -95,7 +103,9 @@ def launch_env() -> Iterator[LaunchEnv]:
                 backend_url = stack.enter_context(go_server.backend(built.root, scratch))
             else:
                 print("interop: no Go server built: web servers get no /app/ backend")
-            yield LaunchEnv(built.root, built.cert_pem, built.key_pem, built.ca_pem, backend_url, scratch)
+            yield LaunchEnv(
+                built.root, built.cert_pem, built.key_pem, built.ca_pem, backend_url, scratch
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -179,7 +189,7 @@ def run_server(
     with contextlib.ExitStack() as stack:
         try:
             endpoints = stack.enter_context(launcher.start(env))
-        except Exception as exc:  # noqa: BLE001 (a server that cannot start is skipped)
+        except Exception as exc:
             reason = f"could not start: {type(exc).__name__}: {exc}"[:ERROR_CHARS]
             print(f"interop: skipping {launcher.name}: {reason}", flush=True)
             results.skip(launcher.name, reason)

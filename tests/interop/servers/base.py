@@ -125,7 +125,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running(argv: list[str], log: Path, port: int, **popen: object) -> Iterator[subprocess.Popen[bytes]]:
+def running(
+    argv: list[str], log: Path, port: int, **popen: object
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``argv`` with output to ``log`` until the block ends; wait for ``port`` first."""
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, **popen)  # type: ignore[call-overload]

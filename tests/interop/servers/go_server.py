@@ -25,7 +25,9 @@ from .paths import GO_BINARY
 BACKEND_IDLE_S = 60
 
 
-def argv(root: Path, plain: int, tls: int, cert: Path, key: Path, idle_s: int, recycle: int) -> list[str]:
+def argv(
+    root: Path, plain: int, tls: int, cert: Path, key: Path, idle_s: int, recycle: int
+) -> list[str]:
     return [
         str(GO_BINARY),
         f"-root={root}",
@@ -50,8 +52,13 @@ class GoLauncher:
     def start(self, env: LaunchEnv) -> Iterator[list[Endpoint]]:
         plain, tls = free_port(), free_port()
         args = argv(
-            env.site_root, plain, tls, env.cert_pem, env.key_pem,
-            SERVER_IDLE_TIMEOUT_S, RECYCLE_AFTER_REQUESTS,
+            env.site_root,
+            plain,
+            tls,
+            env.cert_pem,
+            env.key_pem,
+            SERVER_IDLE_TIMEOUT_S,
+            RECYCLE_AFTER_REQUESTS,
         )
         with running(args, env.workdir / "go.log", plain) as proc:
             wait_listening(tls, proc, env.workdir / "go.log")

@@ -35,8 +35,14 @@ class NodeLauncher:
         ports = [free_port() for _ in range(4)]
         node = shutil.which("node") or "node"
         args = [
-            node, str(NODE_SCRIPT), str(env.site_root), str(env.cert_pem), str(env.key_pem),
-            *map(str, ports), str(SERVER_IDLE_TIMEOUT_S * 1000), str(RECYCLE_AFTER_REQUESTS),
+            node,
+            str(NODE_SCRIPT),
+            str(env.site_root),
+            str(env.cert_pem),
+            str(env.key_pem),
+            *map(str, ports),
+            str(SERVER_IDLE_TIMEOUT_S * 1000),
+            str(RECYCLE_AFTER_REQUESTS),
         ]
         log = env.workdir / "node.log"
         with running(args, log, ports[0]) as proc:

@@ -1,9 +1,10 @@
 """The Python servers: hypercorn, uvicorn, gunicorn and waitress, all running the WSGI
 application ``pyapp/interop_app.py`` (``/static/`` plus httpbin at ``/app``) from the
-interpreter's environment (hypercorn and uvicorn through their own WSGI support). Each is set to close idle connections after
-``SERVER_IDLE_TIMEOUT_S``; hypercorn also recycles after ``RECYCLE_AFTER_REQUESTS``
-(``keep_alive_max_requests``), the only one of them with a per-connection limit (the
-others' ``max-requests`` restart a worker, which is not connection recycling).
+interpreter's environment (hypercorn and uvicorn through their own WSGI support). Each
+closes idle connections after ``SERVER_IDLE_TIMEOUT_S``; hypercorn also recycles after
+``RECYCLE_AFTER_REQUESTS`` (``keep_alive_max_requests``), the only one with a
+per-connection limit (the others' ``max-requests`` restarts a worker: not connection
+recycling).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from .base import (
     RECYCLE_AFTER_REQUESTS,
@@ -63,10 +63,20 @@ class HypercornLauncher:
         conf = env.workdir / "hypercorn.toml"
         conf.write_text(f"keep_alive_max_requests = {RECYCLE_AFTER_REQUESTS}\n")
         args = [
-            str(PYTHON_BIN / "hypercorn"), "-c", str(conf),
-            "--bind", f"127.0.0.1:{tls}", "--insecure-bind", f"127.0.0.1:{plain}",
-            "--certfile", str(env.cert_pem), "--keyfile", str(env.key_pem),
-            "--keep-alive", str(SERVER_IDLE_TIMEOUT_S), "wsgi:interop_app:wsgi",
+            str(PYTHON_BIN / "hypercorn"),
+            "-c",
+            str(conf),
+            "--bind",
+            f"127.0.0.1:{tls}",
+            "--insecure-bind",
+            f"127.0.0.1:{plain}",
+            "--certfile",
+            str(env.cert_pem),
+            "--keyfile",
+            str(env.key_pem),
+            "--keep-alive",
+            str(SERVER_IDLE_TIMEOUT_S),
+            "wsgi:interop_app:wsgi",
         ]
         log = env.workdir / "hypercorn.log"
         with running(args, log, plain, env=_env(env), cwd=env.workdir) as proc:
@@ -107,9 +117,21 @@ class UvicornLauncher:
 
     def _argv(self, port: int) -> list[str]:
         return [
-            str(PYTHON_BIN / "uvicorn"), "interop_app:wsgi", "--interface", "wsgi", "--host", "127.0.0.1",
-            "--port", str(port), "--http", self.http, "--lifespan", "off", "--no-access-log",
-            "--timeout-keep-alive", str(SERVER_IDLE_TIMEOUT_S),
+            str(PYTHON_BIN / "uvicorn"),
+            "interop_app:wsgi",
+            "--interface",
+            "wsgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--http",
+            self.http,
+            "--lifespan",
+            "off",
+            "--no-access-log",
+            "--timeout-keep-alive",
+            str(SERVER_IDLE_TIMEOUT_S),
         ]
 
     @contextlib.contextmanager
@@ -117,10 +139,20 @@ class UvicornLauncher:
         plain, tls = free_port(), free_port()
         tls_args = ["--ssl-certfile", str(env.cert_pem), "--ssl-keyfile", str(env.key_pem)]
         with (
-            running(self._argv(plain), env.workdir / f"{self.name}.log", plain,
-                    env=_env(env), cwd=env.workdir),
-            running(self._argv(tls) + tls_args, env.workdir / f"{self.name}-tls.log", tls,
-                    env=_env(env), cwd=env.workdir),
+            running(
+                self._argv(plain),
+                env.workdir / f"{self.name}.log",
+                plain,
+                env=_env(env),
+                cwd=env.workdir,
+            ),
+            running(
+                self._argv(tls) + tls_args,
+                env.workdir / f"{self.name}-tls.log",
+                tls,
+                env=_env(env),
+                cwd=env.workdir,
+            ),
         ):
             yield _two(self.name, plain, tls, env)
 
@@ -140,8 +172,15 @@ class GunicornLauncher:
 
     def _argv(self, port: int) -> list[str]:
         args = [
-            str(PYTHON_BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-k", self.worker,
-            "--keep-alive", str(SERVER_IDLE_TIMEOUT_S), "--chdir", str(PYAPP_DIR),
+            str(PYTHON_BIN / "gunicorn"),
+            "-b",
+            f"127.0.0.1:{port}",
+            "-k",
+            self.worker,
+            "--keep-alive",
+            str(SERVER_IDLE_TIMEOUT_S),
+            "--chdir",
+            str(PYAPP_DIR),
         ]
         if self.worker == "gthread":
             args += ["--workers", "1", "--threads", str(GUNICORN_THREADS)]
@@ -154,10 +193,20 @@ class GunicornLauncher:
         plain, tls = free_port(), free_port()
         tls_args = ["--certfile", str(env.cert_pem), "--keyfile", str(env.key_pem)]
         with (
-            running(self._argv(plain), env.workdir / f"{self.name}.log", plain,
-                    env=_env(env), cwd=env.workdir),
-            running(self._argv(tls)[:-1] + tls_args + ["interop_app:wsgi"],
-                    env.workdir / f"{self.name}-tls.log", tls, env=_env(env), cwd=env.workdir),
+            running(
+                self._argv(plain),
+                env.workdir / f"{self.name}.log",
+                plain,
+                env=_env(env),
+                cwd=env.workdir,
+            ),
+            running(
+                self._argv(tls)[:-1] + tls_args + ["interop_app:wsgi"],
+                env.workdir / f"{self.name}-tls.log",
+                tls,
+                env=_env(env),
+                cwd=env.workdir,
+            ),
         ):
             yield _two(self.name, plain, tls, env)
 
@@ -173,9 +222,11 @@ class WaitressLauncher:
     def start(self, env: LaunchEnv) -> Iterator[list[Endpoint]]:
         port = free_port()
         args = [
-            str(PYTHON_BIN / "waitress-serve"), f"--listen=127.0.0.1:{port}",
+            str(PYTHON_BIN / "waitress-serve"),
+            f"--listen=127.0.0.1:{port}",
             f"--channel-timeout={SERVER_IDLE_TIMEOUT_S}",
-            f"--cleanup-interval={WAITRESS_CLEANUP_INTERVAL_S}", "interop_app:wsgi",
+            f"--cleanup-interval={WAITRESS_CLEANUP_INTERVAL_S}",
+            "interop_app:wsgi",
         ]
         with running(args, env.workdir / "waitress.log", port, env=_env(env), cwd=env.workdir):
             yield _two(self.name, port, None, env)

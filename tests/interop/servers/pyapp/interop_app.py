@@ -27,7 +27,9 @@ TYPES = {".txt": "text/plain", ".html": "text/html", ".bin": "application/octet-
 StartResponse = Callable[..., Any]
 
 
-def static_lookup(name: str, if_none_match: str | None) -> tuple[int, list[tuple[str, str]], Path | None]:
+def static_lookup(
+    name: str, if_none_match: str | None
+) -> tuple[int, list[tuple[str, str]], Path | None]:
     """``(status, headers, file to send or None)`` for ``/static/<name>``."""
     path = (STATIC / name).resolve()
     if STATIC.resolve() not in path.parents or not path.is_file():
@@ -65,7 +67,9 @@ def wsgi(environ: dict[str, Any], start_response: StartResponse) -> Iterable[byt
             return [b""]
         wrapper = environ.get("wsgi.file_wrapper")
         handle = file.open("rb")
-        return wrapper(handle, CHUNK_BYTES) if wrapper else iter(lambda: handle.read(CHUNK_BYTES), b"")
+        return (
+            wrapper(handle, CHUNK_BYTES) if wrapper else iter(lambda: handle.read(CHUNK_BYTES), b"")
+        )
     if path.startswith("/app/"):
         environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + "/app"
         environ["PATH_INFO"] = path[4:]
