@@ -35,32 +35,42 @@ DOC = REPO / "docs" / "interop.md"
 JSON = REPO / "docs" / "interop.json"
 
 
-def run_check(check: checks.Check, lib: Library, ep: Endpoint) -> report.Outcome:
-    lacking = [ep.lacks[t] for t in (check.name, *check.tags) if t in ep.lacks]
-    if lacking:
-        return report.Outcome("n/a", lacking[0], 0.0)
-    result: list[report.Outcome] = []
+class CheckRun:
+    """One check under one library, in a thread of its own so that a hung check is
+    abandoned at its deadline instead of stopping the matrix."""
 
-    def body() -> None:
+    def __init__(self, check: checks.Check, lib: Library, ep: Endpoint) -> None:
+        self.check, self.lib, self.ep = check, lib, ep
+        self.result: list[report.Outcome] = []
+        lacking = [ep.lacks[t] for t in (check.name, *check.tags) if t in ep.lacks]
+        if lacking:
+            self.result.append(report.Outcome("n/a", lacking[0], 0.0))
+            self.thread = None
+        else:
+            name = f"{check.name}-{lib.name}"
+            self.thread = threading.Thread(target=self._body, daemon=True, name=name)
+            self.thread.start()
+        self.deadline = time.monotonic() + CHECK_DEADLINE_S
+
+    def _body(self) -> None:
         started = time.monotonic()
         try:
-            check.run(lib, ep)
+            self.check.run(self.lib, self.ep)
         except checks.NotApplicable as exc:
-            result.append(report.Outcome("n/a", str(exc), time.monotonic() - started))
-        except BaseException as exc:
+            self.result.append(report.Outcome("n/a", str(exc), time.monotonic() - started))
+        except BaseException as exc:  # every failure is a cell of the matrix
             text = f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
-            result.append(report.Outcome("fail", text, time.monotonic() - started))
+            self.result.append(report.Outcome("fail", text, time.monotonic() - started))
         else:
-            result.append(report.Outcome("pass", "", time.monotonic() - started))
+            self.result.append(report.Outcome("pass", "", time.monotonic() - started))
 
-    worker = threading.Thread(target=body, daemon=True, name=f"{check.name}-{lib.name}")
-    worker.start()
-    worker.join(CHECK_DEADLINE_S)
-    if not result:
-        return report.Outcome(
-            "fail", f"did not finish within {CHECK_DEADLINE_S:.0f} s", CHECK_DEADLINE_S
-        )
-    return result[0]
+    def outcome(self) -> report.Outcome:
+        if self.thread is not None:
+            self.thread.join(max(0.0, self.deadline - time.monotonic()))
+        if not self.result:
+            text = f"did not finish within {CHECK_DEADLINE_S:.0f} s"
+            return report.Outcome("fail", text, CHECK_DEADLINE_S)
+        return self.result[0]
 
 
 def run_endpoint(
@@ -72,12 +82,19 @@ def run_endpoint(
 ) -> None:
     started = time.monotonic()
     for check in selected:
-        for lib in libs:
-            outcome = run_check(check, lib, ep)
-            results.add(ep, check.name, lib.name, outcome)
+        if check.libs_together:
+            runs = [CheckRun(check, lib, ep) for lib in libs]
+        else:  # one after the other: each run starts once the previous one has ended
+            runs = []
+            for lib in libs:
+                runs.append(CheckRun(check, lib, ep))
+                runs[-1].outcome()
+        for run in runs:
+            outcome = run.outcome()
+            results.add(ep, check.name, run.lib.name, outcome)
             if verbose:
                 print(
-                    f"    {check.name:<14} {lib.name:<8} {outcome.status:<4} "
+                    f"    {check.name:<14} {run.lib.name:<8} {outcome.status:<4} "
                     f"{outcome.seconds:5.1f} s {outcome.detail[:120]}",
                     flush=True,
                 )
