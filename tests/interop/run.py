@@ -73,28 +73,51 @@ class CheckRun:
         return self.result[0]
 
 
+def run_once(
+    check: checks.Check, libs: Sequence[Library], ep: Endpoint
+) -> list[tuple[Library, report.Outcome]]:
+    if check.libs_together:
+        runs = [CheckRun(check, lib, ep) for lib in libs]
+    else:  # one after the other: each run starts once the previous one has ended
+        runs = []
+        for lib in libs:
+            runs.append(CheckRun(check, lib, ep))
+            runs[-1].outcome()
+    return [(run.lib, run.outcome()) for run in runs]
+
+
+def run_repeated(
+    check: checks.Check, libs: Sequence[Library], ep: Endpoint, repeat: int
+) -> list[tuple[Library, report.Outcome]]:
+    """The check ``repeat`` times per library (``--repeat``, for intermittent failures):
+    a library's first failure is its outcome, else its last run's."""
+    final: dict[str, tuple[Library, report.Outcome]] = {}
+    for attempt in range(1, repeat + 1):
+        for lib, outcome in run_once(check, libs, ep):
+            if lib.name in final and final[lib.name][1].status == "fail":
+                continue
+            if outcome.status == "fail" and repeat > 1:
+                detail = f"run {attempt} of {repeat}: {outcome.detail}"
+                outcome = report.Outcome("fail", detail, outcome.seconds)
+            final[lib.name] = (lib, outcome)
+    return list(final.values())
+
+
 def run_endpoint(
     ep: Endpoint,
     selected: Sequence[checks.Check],
     libs: Sequence[Library],
     results: report.Results,
     verbose: bool = False,
+    repeat: int = 1,
 ) -> None:
     started = time.monotonic()
     for check in selected:
-        if check.libs_together:
-            runs = [CheckRun(check, lib, ep) for lib in libs]
-        else:  # one after the other: each run starts once the previous one has ended
-            runs = []
-            for lib in libs:
-                runs.append(CheckRun(check, lib, ep))
-                runs[-1].outcome()
-        for run in runs:
-            outcome = run.outcome()
-            results.add(ep, check.name, run.lib.name, outcome)
+        for lib, outcome in run_repeated(check, libs, ep, repeat):
+            results.add(ep, check.name, lib.name, outcome)
             if verbose:
                 print(
-                    f"    {check.name:<14} {run.lib.name:<8} {outcome.status:<4} "
+                    f"    {check.name:<14} {lib.name:<8} {outcome.status:<4} "
                     f"{outcome.seconds:5.1f} s {outcome.detail[:120]}",
                     flush=True,
                 )
@@ -142,6 +165,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("-v", "--verbose", action="store_true", help="print every check's outcome")
+    p.add_argument(
+        "--repeat", type=int, default=1, help="run each check N times (intermittent failures)"
+    )
     return p.parse_args(argv)
 
 
@@ -171,12 +197,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     selected = [c for c in checks.CHECKS if c.name in wanted]
     libs = libraries(_pick(args.libs, ("nodelay", "httpx"), "libraries"))
     full = not (args.servers or args.protocols or args.checks) and len(libs) == 2
+    full = full and args.repeat == 1
     results = report.Results([c.name for c in selected], [lib.name for lib in libs])
     started = time.monotonic()
     with launch_env() as env:
         for launcher in LAUNCHERS:
             if launcher.name in servers:
-                run_server(launcher, env, protocols, selected, libs, results, args.verbose)
+                run_server(
+                    launcher, env, protocols, selected, libs, results, args.verbose, args.repeat
+                )
     results.wall_s = time.monotonic() - started
     print(results.summary())
     write = args.write_docs == "yes" or (args.write_docs == "auto" and full)
@@ -196,6 +225,7 @@ def run_server(
     libs: Sequence[Library],
     results: report.Results,
     verbose: bool,
+    repeat: int,
 ) -> None:
     reason = launcher.unavailable()
     if reason is not None:
@@ -213,7 +243,7 @@ def run_server(
             return
         for ep in endpoints:
             if ep.protocol in protocols:
-                run_endpoint(ep, selected, libs, results, verbose)
+                run_endpoint(ep, selected, libs, results, verbose, repeat)
 
 
 if __name__ == "__main__":
