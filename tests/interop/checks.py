@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -268,8 +269,6 @@ def chunked(lib: Library, ep: Endpoint) -> None:
     """/app/stream/20: a body of unknown length (chunked over HTTP/1.1), every line."""
     with lib.client(ep) as c:
         r = ok(c.get(url(ep, f"/app/stream/{STREAM_LINES}")), ep)
-    import json
-
     ids = [json.loads(line)["id"] for line in r.content.splitlines() if line.strip()]
     ensure(ids == list(range(STREAM_LINES)), f"line ids {ids}")
 
