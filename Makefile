@@ -83,3 +83,41 @@ fuzz-smoke:
 # grows > 10 MB, the fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
 soak: dev
 	$(PY) tests/soak/soak.py --requests $(SOAK_REQUESTS)
+
+# -- Interop matrix (issue 13, docs/interop.md) ----------------------------------------------
+# Real third-party servers on loopback × h1/h1tls/h2/h2c × one set of checks, under nodelay
+# and under httpx (the oracle). Installs what it needs: the Debian web servers when missing
+# (root only; otherwise each missing one is skipped with its reason), the PyPI servers and
+# httpx into .venv, and the Go server (go build; Go and Node come from PATH).
+# INTEROP_ARGS= passes options, e.g. INTEROP_ARGS="--servers go,nginx --protocols h2".
+INTEROP_DEPS := "httpx[http2,brotli,zstd]>=0.28" "hypercorn>=0.17" "uvicorn>=0.30" "httptools>=0.6" \
+	"gunicorn>=22" "waitress>=3" "httpbin>=0.10" "brotli>=1.1" "zstandard>=0.22" "trustme>=1.1"
+INTEROP_DEBS := nginx apache2 h2o nghttp2-server nghttp2-client caddy
+INTEROP_BUILD := build/interop
+INTEROP_ARGS ?=
+
+.PHONY: interop interop-deps
+
+interop-deps: dev
+	@missing=""; for pkg in $(INTEROP_DEBS); do \
+		dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing \
+				|| echo "interop: could not install$$missing; those servers are skipped"; \
+		else \
+			echo "interop: not root or no apt-get: missing$$missing are skipped"; \
+		fi; \
+	fi
+	$(PY) -m pip install --quiet $(INTEROP_DEPS)
+	@mkdir -p $(INTEROP_BUILD)
+	@if command -v go >/dev/null; then \
+		cd tests/interop/servers/go && go build -o $(abspath $(INTEROP_BUILD))/goserver . \
+			|| echo "interop: go build failed; the Go server is skipped"; \
+	else \
+		echo "interop: go is not on PATH; the Go server is skipped"; \
+	fi
+
+interop: interop-deps
+	$(PY) -m tests.interop $(INTEROP_ARGS)

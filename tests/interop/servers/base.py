@@ -75,7 +75,9 @@ class Endpoint:
     #: ``LaunchEnv.ca_pem`` (as a str) for TLS endpoints, ``True`` otherwise.
     verify: str | bool
     #: Check names this endpoint cannot serve, with the reason (e.g.
-    #: ``{"app": "nghttpd serves files only"}``); a lacking check is reported "n/a".
+    #: ``{"app": "nghttpd serves files only"}``); a lacking check is reported "n/a". A key
+    #: is a check name (``python -m tests.interop --list``) or a tag of
+    #: ``tests/interop/checks.py``: ``app`` covers every check under ``/app/``.
     lacks: dict[str, str] = field(default_factory=dict)
 
 

@@ -1,0 +1,8 @@
+"""Every server the matrix runs, in the order it runs them."""
+
+from __future__ import annotations
+
+from .apps import APP_LAUNCHERS
+from .base import Launcher
+
+LAUNCHERS: list[Launcher] = [*APP_LAUNCHERS]
