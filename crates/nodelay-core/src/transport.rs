@@ -53,17 +53,36 @@ impl Transport {
         if stream.sock.set_nonblocking(true).is_err() {
             return false;
         }
-        let outcome = stream.conn.read_tls(&mut stream.sock);
-        let alive = match outcome {
-            Ok(0) => false,
-            Ok(_) => match stream.conn.process_new_packets() {
-                Ok(state) => state.plaintext_bytes_to_read() == 0 && !state.peer_has_closed(),
-                Err(_) => false,
-            },
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
-        };
-        stream.sock.set_nonblocking(false).is_ok() && alive && !poll_readable(&stream.sock)
+        let alive = only_handshake_records(stream);
+        stream.sock.set_nonblocking(false).is_ok() && alive
     }
+}
+
+/// Most TLS records one liveness check reads before giving up on a socket
+/// that keeps delivering non-application records (a TLS 1.3 server sends a
+/// handful of session tickets, often as separate writes: OpenSSL's default
+/// is two).
+const LIVENESS_MAX_TLS_READS: usize = 8;
+
+/// Reads what a readable idle TLS socket holds, without blocking, until it
+/// would block: true when all of it was handshake traffic (session tickets,
+/// key updates), false on EOF, a close_notify, application data or a TLS
+/// error. Reading until the socket is empty, rather than checking it once
+/// more after one read, is what keeps a ticket that arrives a moment after
+/// the first from being taken for an answer (an upload would then stop and
+/// wait for a response the server is not going to send).
+fn only_handshake_records(stream: &mut TlsStream) -> bool {
+    for _ in 0..LIVENESS_MAX_TLS_READS {
+        match stream.conn.read_tls(&mut stream.sock) {
+            Ok(0) => return false,
+            Ok(_) => match stream.conn.process_new_packets() {
+                Ok(state) if state.plaintext_bytes_to_read() == 0 && !state.peer_has_closed() => {}
+                _ => return false,
+            },
+            Err(e) => return e.kind() == io::ErrorKind::WouldBlock,
+        }
+    }
+    false
 }
 
 fn poll_readable(sock: &TcpStream) -> bool {
