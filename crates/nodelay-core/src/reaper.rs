@@ -83,26 +83,42 @@ impl Reaper {
     }
 }
 
-/// The reaper of the current fork generation, once started.
-static REAPER: Mutex<Option<(u64, Arc<Reaper>)>> = Mutex::new(None);
+/// The reaper of the current fork generation, once started (`None` inside:
+/// it could not be started in this generation, and is not tried again).
+static REAPER: Mutex<Option<(u64, Option<Arc<Reaper>>)>> = Mutex::new(None);
 
 /// Tokens are never reused in a process (not even across fork generations),
 /// so an event or a watch of a closed connection never names a new one.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// The reaper of this fork generation, started now if needed (`None` if the
-/// system refuses an epoll instance or a thread: connections are then only
-/// checked when reused, as without a reaper).
+/// system refused an epoll instance or a thread: connections are then only
+/// checked when reused, as without a reaper, and no request pays for
+/// another attempt).
 fn reaper() -> Option<Arc<Reaper>> {
     fork::install();
     install_fork_gate();
     let generation = fork::generation();
     let mut slot = REAPER.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((built_in, reaper)) = &*slot {
-        if *built_in == generation {
-            return Some(Arc::clone(reaper));
+    match &*slot {
+        Some((built_in, reaper)) if *built_in == generation => return reaper.clone(),
+        // The reaper of an earlier generation (a parent's, in a child): its
+        // thread does not exist here and inherited watches still point to
+        // it; only this process's copy of its epoll descriptor is closed.
+        Some((_, Some(old))) => {
+            // SAFETY: the child's copy of the parent's epoll descriptor;
+            // nothing in this process waits on it (its thread was not forked).
+            unsafe { libc::close(old.epoll) };
         }
+        _ => {}
     }
+    let reaper = start();
+    *slot = Some((generation, reaper.clone()));
+    reaper
+}
+
+/// A new epoll instance and the thread that waits on it.
+fn start() -> Option<Arc<Reaper>> {
     // SAFETY: plain syscall; the descriptor is owned by the reaper from here on.
     let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
     if epoll < 0 {
@@ -121,14 +137,6 @@ fn reaper() -> Option<Arc<Reaper>> {
         // SAFETY: the descriptor was created above and is used by nothing else.
         unsafe { libc::close(epoll) };
         return None;
-    }
-    // The reaper of an earlier generation (a parent's, in a child): its
-    // thread does not exist here and inherited watches still point to it;
-    // only this process's copy of its epoll descriptor is closed.
-    if let Some((_, old)) = slot.replace((generation, Arc::clone(&reaper))) {
-        // SAFETY: the child's copy of the parent's epoll descriptor; nothing
-        // in this process waits on it (its thread was not forked).
-        unsafe { libc::close(old.epoll) };
     }
     Some(reaper)
 }
