@@ -333,7 +333,7 @@ impl Pool {
         };
         let keeps_any = self.config.max_keepalive != Some(0)
             && self.config.keepalive_expiry != Some(Duration::ZERO);
-        if keeps_any && pooled.watch.is_none() {
+        if keeps_any && pooled.watch.is_none() && pooled.generation == fork::generation() {
             // First time idle: registered with the reaper once, outside the
             // lock (a syscall), for the connection's whole life.
             let pool: Weak<Self> = Arc::downgrade(&pooled.pool);
