@@ -20,6 +20,7 @@
 //! a pool's lock (the child would find that lock held forever).
 
 use std::collections::HashMap;
+use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
@@ -188,6 +189,11 @@ fn run(reaper: &Reaper) {
                 -1,
             )
         };
+        if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            // The epoll instance is unusable (never expected): stop, and let
+            // the pools' check at reuse do the work, rather than spin.
+            return;
+        }
         if n <= 0 {
             // EINTR (signals are blocked, but a debugger may still interrupt).
             continue;
