@@ -16,8 +16,8 @@ def test_defaults_are_named_constants() -> None:
     assert _config.DEFAULT_POOL_TIMEOUT == 30.0
     assert _config.DEFAULT_MAX_REDIRECTS == 20
     assert _config.DEFAULT_MAX_CONNECTIONS == 100
-    # Idle connections bounded by the pool's own bound (docs/performance.md, Session 3).
-    assert _config.DEFAULT_MAX_KEEPALIVE == _config.DEFAULT_MAX_CONNECTIONS == 100
+    # httpx's keep-alive cap (docs/pool.md, "Keep-alive default").
+    assert _config.DEFAULT_MAX_KEEPALIVE == 20
     assert _config.DEFAULT_KEEPALIVE_EXPIRY == 5.0
 
 
@@ -66,7 +66,7 @@ def test_limits() -> None:
     limits = nodelay.Limits()
     assert (limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry) == (
         100,
-        100,
+        20,
         5.0,
     )
     assert nodelay.Limits(max_keepalive=3).max_keepalive_connections == 3

@@ -52,14 +52,15 @@ DEFAULT_MAX_REDIRECTS = 20
 DEFAULT_MAX_CONNECTIONS = 100
 """Connections per client (busy + idle), over all origins."""
 
-DEFAULT_MAX_KEEPALIVE = DEFAULT_MAX_CONNECTIONS
-"""Idle connections kept in the pool for reuse: as many as the pool may open, so the
-number of descriptors stays bounded by ``max_connections``. A lower cap (httpx's 20) costs
-a reconnect per excess response whenever more requests than the cap are in flight:
-completions arrive in bursts, so with 32 in flight a burst of 32 checkins closed 12
-connections that the next burst reopened (workload f, AsyncClient: 1.27x pyreqwest-async
-with 20, 1.97x with 100; docs/performance.md, "Session 3"). aiohttp keeps up to its
-limit (100) and pyreqwest has no idle cap."""
+DEFAULT_MAX_KEEPALIVE = 20
+"""Idle connections kept in the pool for reuse (httpx's default). Connections beyond it are
+closed as they come back, so after a burst a client does not sit on more connections than
+it needs: a server with a connection limit (waitress serves 98 at a time by default) stops
+accepting at that limit, and requests whose connections wait in its listen backlog are
+served only once a kept connection closes; with 100 kept, 2 of 200 concurrent requests
+waited for their read timeout (docs/pool.md, "Keep-alive default"). The cost: asyncio's
+bursty completions (up to 32 check-ins at once with 32 in flight) close connections that
+the next burst reopens; pass ``Limits(max_keepalive_connections=100)`` to keep them."""
 
 DEFAULT_KEEPALIVE_EXPIRY = 5.0
 """Seconds an idle connection stays pooled. Servers commonly close idle connections

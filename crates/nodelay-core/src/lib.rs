@@ -25,6 +25,7 @@ pub mod h2;
 mod interrupt;
 pub mod limits;
 mod pool;
+mod reaper;
 mod resolve;
 pub mod runtime;
 mod stream;

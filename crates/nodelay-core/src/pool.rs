@@ -1,9 +1,11 @@
 //! The per-client keep-alive pool: per-origin LIFO stacks of idle connections,
-//! a bound on open connections with a deadline-bounded wait, idle expiry, and
-//! a liveness check before reuse.
+//! a bound on open connections with a deadline-bounded wait, idle expiry, a
+//! liveness check before reuse, and idle connections closed as soon as their
+//! server closes them (`reaper.rs`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::conn::Connection;
@@ -12,6 +14,7 @@ use crate::error::Error;
 use crate::fork;
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::proxy::ConnKey;
+use crate::reaper::{self, Reap, Watch};
 use crate::target::FxBuild;
 use crate::tls::TlsSetup;
 use crate::tunnel::connect_route;
@@ -34,9 +37,17 @@ pub(crate) struct Pool {
     tls: TlsSetup,
 }
 
+/// An idle connection, with what outlives its checkouts: its socket's
+/// descriptor and its registration with the reaper.
+struct Idle {
+    conn: Connection,
+    fd: RawFd,
+    watch: Option<Watch>,
+}
+
 #[derive(Default)]
 struct State {
-    idle: HashMap<ConnKey, Vec<Connection>, FxBuild>,
+    idle: HashMap<ConnKey, Vec<Idle>, FxBuild>,
     idle_count: usize,
     /// Connections open: idle plus checked out.
     open: usize,
@@ -69,6 +80,25 @@ impl State {
         self.open -= 1;
         true
     }
+
+    /// Takes out every idle connection whose peer closed it (the caller
+    /// drops them outside the lock).
+    fn take_closed(&mut self) -> Vec<Idle> {
+        let mut closed = Vec::new();
+        for stack in self.idle.values_mut() {
+            let mut i = 0;
+            while i < stack.len() {
+                if stack[i].watch.as_ref().is_some_and(Watch::peer_closed) {
+                    closed.push(stack.remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.idle_count -= closed.len();
+        self.open -= closed.len();
+        closed
+    }
 }
 
 /// A connection checked out of the pool. Dropping it closes the connection and
@@ -80,6 +110,10 @@ pub(crate) struct PooledConn {
     pool: Arc<Pool>,
     key: ConnKey,
     generation: u64,
+    /// The socket's descriptor, for the reaper.
+    fd: RawFd,
+    /// Set once the connection has been idle in the pool (`checkin`).
+    watch: Option<Watch>,
 }
 
 impl PooledConn {
@@ -153,11 +187,13 @@ impl Pool {
         let mut state = self.lock();
         state.open += 1;
         PooledConn {
+            fd: transport.tcp().as_raw_fd(),
             conn: Some(Connection::new(transport)),
             reused: false,
             pool: Arc::clone(self),
             key,
             generation: state.generation,
+            watch: None,
         }
     }
 
@@ -176,20 +212,23 @@ impl Pool {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
             let generation = state.generation;
-            if let Some(mut conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
+            if let Some(mut idle) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
                 // The liveness check is a poll() syscall: never under the lock
-                // (threads sharing the client would queue behind it).
+                // (threads sharing the client would queue behind it). The
+                // reaper may not have seen a close that just arrived.
                 drop(state);
-                if conn.is_reusable() {
+                if idle.conn.is_reusable() {
                     return Ok(PooledConn {
-                        conn: Some(conn),
+                        conn: Some(idle.conn),
                         reused: true,
                         pool: Arc::clone(self),
                         key: key.clone(),
                         generation,
+                        fd: idle.fd,
+                        watch: idle.watch,
                     });
                 }
-                drop(conn);
+                drop(idle);
                 self.release_slot(generation);
                 state = self.lock();
                 continue;
@@ -210,11 +249,13 @@ impl Pool {
                 let stream = connect_route(key, &self.tls, deadlines, interrupt)?;
                 slot.disarm();
                 return Ok(PooledConn {
+                    fd: stream.tcp().as_raw_fd(),
                     conn: Some(Connection::new(stream)),
                     reused: false,
                     pool: Arc::clone(self),
                     key: key.clone(),
                     generation,
+                    watch: None,
                 });
             }
             if state.evict_one_idle() {
@@ -263,17 +304,17 @@ impl Pool {
 
     /// The most recently used idle connection for `key` that has not
     /// expired (expired ones are dropped); the caller checks it is alive.
-    fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<Connection> {
+    fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<Idle> {
         let now = Instant::now();
         loop {
-            let conn = state.idle.get_mut(key)?.pop()?;
+            let idle = state.idle.get_mut(key)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
                 .keepalive_expiry
-                .is_some_and(|expiry| now.saturating_duration_since(conn.idle_since) > expiry);
+                .is_some_and(|expiry| now.saturating_duration_since(idle.conn.idle_since) > expiry);
             if !expired {
-                return Some(conn);
+                return Some(idle);
             }
             state.open -= 1;
             if state.waiters > 0 {
@@ -287,22 +328,37 @@ impl Pool {
         let Some(mut conn) = pooled.conn.take() else {
             return;
         };
+        let keeps_any = self.config.max_keepalive != Some(0)
+            && self.config.keepalive_expiry != Some(Duration::ZERO);
+        if keeps_any && pooled.watch.is_none() && pooled.generation == fork::generation() {
+            // First time idle: registered with the reaper once, outside the
+            // lock (a syscall), for the connection's whole life.
+            let pool: Weak<Self> = Arc::downgrade(&pooled.pool);
+            pooled.watch = reaper::watch(pooled.fd, pool);
+        }
         let mut state = self.lock();
         if state.generation != pooled.generation {
             return;
         }
-        let keep = self
-            .config
-            .max_keepalive
-            .is_none_or(|max| state.idle_count < max)
-            && self.config.keepalive_expiry != Some(Duration::ZERO);
+        let keep = keeps_any
+            && self
+                .config
+                .max_keepalive
+                .is_none_or(|max| state.idle_count < max)
+            // Closed by its server while checked out: the reaper left it to us.
+            && !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
         if keep {
             conn.served += 1;
             conn.idle_since = Instant::now();
+            let idle = Idle {
+                conn,
+                fd: pooled.fd,
+                watch: pooled.watch.take(),
+            };
             match state.idle.get_mut(&pooled.key) {
-                Some(stack) => stack.push(conn),
+                Some(stack) => stack.push(idle),
                 None => {
-                    state.idle.insert(pooled.key.clone(), vec![conn]);
+                    state.idle.insert(pooled.key.clone(), vec![idle]);
                 }
             }
             state.idle_count += 1;
@@ -368,6 +424,22 @@ impl Pool {
 
     pub fn idle_count(&self) -> usize {
         self.lock().idle_count
+    }
+}
+
+impl Reap for Pool {
+    fn reap(&self) {
+        let mut state = self.lock();
+        let closed = state.take_closed();
+        if closed.is_empty() {
+            return;
+        }
+        let wake = state.waiters > 0;
+        drop(state);
+        drop(closed);
+        if wake {
+            self.freed.notify_all();
+        }
     }
 }
 

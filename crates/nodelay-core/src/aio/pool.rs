@@ -1,12 +1,12 @@
 //! The async keep-alive pool: the sync pool's rules (per-origin LIFO stacks,
 //! liveness check before reuse, idle expiry, a bound on open connections
-//! with a deadline-bounded wait, reset after fork) with a tokio `Notify`
-//! in place of the condition variable, so a waiting request parks its task,
-//! not a thread.
+//! with a deadline-bounded wait, reset after fork, idle connections closed
+//! as soon as their server closes them) with a tokio `Notify` in place of
+//! the condition variable, so a waiting request parks its task, not a thread.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::fork;
 use crate::pool::PoolConfig;
 use crate::proxy::ConnKey;
+use crate::reaper::{self, Reap, Watch};
 use crate::tls::TlsSetup;
 
 /// ALPN offered by the HTTP/1.1 driver.
@@ -35,11 +36,18 @@ pub(crate) struct AsyncPool {
     tls: TlsSetup,
 }
 
+/// An idle connection and its registration with the reaper (made when it
+/// first went idle, kept for its whole life).
+struct Idle {
+    conn: AsyncConn,
+    watch: Option<Watch>,
+}
+
 #[derive(Default)]
 struct State {
     /// Keyed by origin and route (a tunnelled connection is never lent to a
     /// direct request, nor the other way round).
-    idle: HashMap<ConnKey, Vec<AsyncConn>>,
+    idle: HashMap<ConnKey, Vec<Idle>>,
     idle_count: usize,
     /// Connections open: idle plus checked out.
     open: usize,
@@ -52,8 +60,8 @@ impl State {
     fn reset_after_fork(&mut self, generation: u64) {
         // The inherited connections belong to the parent's reactor: forget
         // them without running their destructors against a dead runtime.
-        for conn in self.idle.drain().flat_map(|(_, stack)| stack) {
-            conn.abandon();
+        for idle in self.idle.drain().flat_map(|(_, stack)| stack) {
+            idle.conn.abandon();
         }
         self.idle_count = 0;
         self.open = 0;
@@ -70,6 +78,25 @@ impl State {
         self.open -= 1;
         true
     }
+
+    /// Takes out every idle connection whose peer closed it (the caller
+    /// drops them outside the lock).
+    fn take_closed(&mut self) -> Vec<Idle> {
+        let mut closed = Vec::new();
+        for stack in self.idle.values_mut() {
+            let mut i = 0;
+            while i < stack.len() {
+                if stack[i].watch.as_ref().is_some_and(Watch::peer_closed) {
+                    closed.push(stack.remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.idle_count -= closed.len();
+        self.open -= closed.len();
+        closed
+    }
 }
 
 /// A connection checked out of the async pool. Dropping it (a finished
@@ -81,6 +108,8 @@ pub(crate) struct AsyncPooled {
     pool: Arc<AsyncPool>,
     key: ConnKey,
     generation: u64,
+    /// Set once the connection has been idle in the pool (`checkin`).
+    watch: Option<Watch>,
 }
 
 impl AsyncPooled {
@@ -180,8 +209,10 @@ impl AsyncPool {
             let generation = {
                 let mut state = self.lock();
                 let generation = state.generation;
-                if let Some(conn) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
-                    return Ok(self.pooled(conn, true, key, generation));
+                if let Some(idle) = (!fresh).then(|| self.pop_idle(&mut state, key)).flatten() {
+                    let mut pooled = self.pooled(idle.conn, true, key, generation);
+                    pooled.watch = idle.watch;
+                    return Ok(pooled);
                 }
                 if self
                     .config
@@ -250,20 +281,21 @@ impl AsyncPool {
             pool: Arc::clone(self),
             key: key.clone(),
             generation,
+            watch: None,
         }
     }
 
-    fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<AsyncConn> {
+    fn pop_idle(&self, state: &mut State, key: &ConnKey) -> Option<Idle> {
         let now = Instant::now();
         loop {
-            let mut conn = state.idle.get_mut(key)?.pop()?;
+            let mut idle = state.idle.get_mut(key)?.pop()?;
             state.idle_count -= 1;
             let expired = self
                 .config
                 .keepalive_expiry
-                .is_some_and(|expiry| now.saturating_duration_since(conn.idle_since) > expiry);
-            if !expired && conn.is_reusable() {
-                return Some(conn);
+                .is_some_and(|expiry| now.saturating_duration_since(idle.conn.idle_since) > expiry);
+            if !expired && idle.conn.is_reusable() {
+                return Some(idle);
             }
             state.open -= 1;
             self.freed.notify_one();
@@ -275,19 +307,33 @@ impl AsyncPool {
         let Some(mut conn) = pooled.conn.take() else {
             return;
         };
+        let keeps_any = self.config.max_keepalive != Some(0)
+            && self.config.keepalive_expiry != Some(Duration::ZERO);
+        if keeps_any && pooled.watch.is_none() && pooled.generation == fork::generation() {
+            // First time idle: registered with the reaper once, outside the
+            // lock (a syscall), for the connection's whole life.
+            let pool: Weak<Self> = Arc::downgrade(&pooled.pool);
+            pooled.watch = reaper::watch(conn.raw_fd(), pool);
+        }
         let mut state = self.lock();
         if state.generation != pooled.generation {
             conn.abandon();
             return;
         }
-        let keep = self
-            .config
-            .max_keepalive
-            .is_none_or(|max| state.idle_count < max)
-            && self.config.keepalive_expiry != Some(Duration::ZERO);
+        let keep = keeps_any
+            && self
+                .config
+                .max_keepalive
+                .is_none_or(|max| state.idle_count < max)
+            // Closed by its server while checked out: the reaper left it to us.
+            && !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
         if keep {
             conn.idle_since = Instant::now();
-            state.idle.entry(pooled.key.clone()).or_default().push(conn);
+            let idle = Idle {
+                conn,
+                watch: pooled.watch.take(),
+            };
+            state.idle.entry(pooled.key.clone()).or_default().push(idle);
             state.idle_count += 1;
         } else {
             state.open -= 1;
@@ -343,6 +389,19 @@ impl AsyncPool {
 
     pub fn idle_count(&self) -> usize {
         self.lock().idle_count
+    }
+}
+
+impl Reap for AsyncPool {
+    fn reap(&self) {
+        let closed = self.lock().take_closed();
+        if closed.is_empty() {
+            return;
+        }
+        // Outside the lock: dropping a connection deregisters it from the
+        // runtime's reactor.
+        drop(closed);
+        self.freed.notify_waiters();
     }
 }
 
