@@ -120,4 +120,5 @@ interop-deps: dev
 	fi
 
 interop: interop-deps
+	$(PY) -m pytest -q -p no:cacheprovider tests/interop/test_web_launchers.py
 	$(PY) -m tests.interop $(INTEROP_ARGS)

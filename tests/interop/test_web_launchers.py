@@ -34,15 +34,15 @@ h2_events = pytest.importorskip("h2.events", reason="httpx[http2] is not install
 pytest.importorskip("httpbin", reason="interop extra httpbin is not installed")
 pytest.importorskip("gunicorn", reason="interop extra gunicorn is not installed")
 
-from servers import webproc  # noqa: E402
-from servers.base import (  # noqa: E402
+from interop.servers import webproc  # noqa: E402
+from interop.servers.base import (  # noqa: E402
     RECYCLE_AFTER_REQUESTS,
     SERVER_IDLE_TIMEOUT_S,
     Endpoint,
     LaunchEnv,
     free_port,
 )
-from servers.web import WEB_SERVERS, WebLauncher  # noqa: E402
+from interop.servers.web import WEB_SERVERS, WebLauncher  # noqa: E402
 
 #: The site: a binary file (never compressed), and a text page gzip shrinks.
 SMALL = hashlib.sha256(b"small").digest() * 7  # 224 bytes

@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from .apps import APP_LAUNCHERS
 from .base import Launcher
+from .web import WEB_LAUNCHERS
 
-LAUNCHERS: list[Launcher] = [*APP_LAUNCHERS]
+LAUNCHERS: list[Launcher] = [*APP_LAUNCHERS, *WEB_LAUNCHERS]
