@@ -378,7 +378,11 @@ fn a_failing_source_resets_its_stream() {
     .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::BodySource, "{error:?}");
     let (received, reset) = ended.recv_timeout(DEADLINE).unwrap();
-    assert_eq!((received, reset), (2000, Some(CANCEL)));
+    // The pieces pulled before the failure may or may not have left before
+    // the reset (h2 drops data still queued on a stream it resets); what
+    // matters is that the stream ends with CANCEL, never END_STREAM.
+    assert!(received <= 2000, "{received} bytes sent of the 2000 pulled");
+    assert_eq!(reset, Some(CANCEL));
     let mut fine = Pieces::new(pieces(2, 10));
     let (_, status, body) = post(
         &client,
