@@ -152,31 +152,44 @@ impl AsyncClient {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         // ALPN may hand back the HTTP/1.1 connection it just made.
-        let mut adopted = None;
-        if let Some(request) = &prepared.h2 {
-            let inner = &self.inner;
-            match inner
-                .h2
-                .send(
-                    &prepared.target.origin,
-                    inner.pool.tls(),
-                    request,
-                    &deadlines,
-                )
-                .await?
-            {
-                Sent::H2(response) => {
-                    return Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started)))
-                }
-                Sent::Http1(transport) => {
-                    adopted = transport.map(|t| inner.pool.adopt(&prepared.key, t));
-                }
-            }
-        }
+        let adopted = match self.send_h2(prepared, None, &deadlines, started).await? {
+            Ok(exchange) => return Ok(exchange),
+            Err(adopted) => adopted,
+        };
         let exchange = self
             .send_h1(prepared, body, deadlines, started, adopted)
             .await?;
         Ok(AsyncExchange::h1(exchange))
+    }
+
+    /// Sends `prepared` over HTTP/2 when it would go so, its `body` (if
+    /// any) streamed: `Ok` with the exchange, or `Err` with the connection
+    /// the HTTP/1.1 path starts from (one ALPN handed back, else `None`).
+    async fn send_h2(
+        &self,
+        prepared: &Prepared,
+        body: Option<&mut StreamedBody<'_>>,
+        deadlines: &Deadlines,
+        started: Instant,
+    ) -> Result<Result<AsyncExchange, Option<AsyncPooled>>, Error> {
+        let Some(request) = &prepared.h2 else {
+            return Ok(Err(None));
+        };
+        let inner = &self.inner;
+        let sent = inner
+            .h2
+            .send_streamed(
+                &prepared.target.origin,
+                inner.pool.tls(),
+                request,
+                body,
+                deadlines,
+            )
+            .await?;
+        Ok(match sent {
+            Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),
+            Sent::Http1(transport) => Err(transport.map(|t| inner.pool.adopt(&prepared.key, t))),
+        })
     }
 
     /// The HTTP/1.1 part of [`AsyncClient::send`]: writes the request on
@@ -264,29 +277,16 @@ impl AsyncClient {
         // Over HTTP/2 when the request would go so with any other body. ALPN
         // may hand back the HTTP/1.1 connection it just made (nothing of the
         // body was pulled then).
-        let mut adopted = None;
-        if let Some(request) = &prepared.h2 {
-            let inner = &self.inner;
+        let mut adopted = {
             let mut body = StreamedBody::pumped(pump, framing.length());
-            match inner
-                .h2
-                .send_streamed(
-                    &prepared.target.origin,
-                    inner.pool.tls(),
-                    request,
-                    Some(&mut body),
-                    &deadlines,
-                )
+            match self
+                .send_h2(prepared, Some(&mut body), &deadlines, started)
                 .await?
             {
-                Sent::H2(response) => {
-                    return Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started)))
-                }
-                Sent::Http1(transport) => {
-                    adopted = transport.map(|t| inner.pool.adopt(&prepared.key, t));
-                }
+                Ok(exchange) => return Ok(exchange),
+                Err(adopted) => adopted,
             }
-        }
+        };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
             let fresh = retries_left < STALE_CONNECTION_RETRIES;
