@@ -162,6 +162,28 @@ impl AsyncClient {
         Ok(AsyncExchange::h1(exchange))
     }
 
+    /// The connection an HTTP/1.1 attempt goes on: `first` (the one ALPN
+    /// handed back) while there is one, else one from the pool, a new one
+    /// once a retry was spent (`retries_left` below its start).
+    async fn h1_connection(
+        &self,
+        prepared: &Prepared,
+        deadlines: &Deadlines,
+        first: &mut Option<AsyncPooled>,
+        retries_left: usize,
+    ) -> Result<AsyncPooled, Error> {
+        match first.take() {
+            Some(pooled) => Ok(pooled),
+            None => {
+                let fresh = retries_left < STALE_CONNECTION_RETRIES;
+                self.inner
+                    .pool
+                    .checkout(&prepared.key, deadlines, fresh)
+                    .await
+            }
+        }
+    }
+
     /// Sends `prepared` over HTTP/2 when it would go so, its `body` (if
     /// any) streamed: `Ok` with the exchange, or `Err` with the connection
     /// the HTTP/1.1 path starts from (one ALPN handed back, else `None`).
@@ -209,16 +231,9 @@ impl AsyncClient {
         let large_body = if prepared.body_inlined { None } else { body };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
-            let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = match first.take() {
-                Some(pooled) => pooled,
-                None => {
-                    self.inner
-                        .pool
-                        .checkout(&prepared.key, &deadlines, fresh)
-                        .await?
-                }
-            };
+            let mut pooled = self
+                .h1_connection(prepared, &deadlines, &mut first, retries_left)
+                .await?;
             // A failed write on a reused connection received nothing either:
             // idempotent requests may go again.
             let attempt = match pooled
@@ -289,16 +304,9 @@ impl AsyncClient {
         };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
-            let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = match adopted.take() {
-                Some(pooled) => pooled,
-                None => {
-                    self.inner
-                        .pool
-                        .checkout(&prepared.key, &deadlines, fresh)
-                        .await?
-                }
-            };
+            let mut pooled = self
+                .h1_connection(prepared, &deadlines, &mut adopted, retries_left)
+                .await?;
             // A server may answer before the body is all out (a 413): that
             // answer is the response (see aio/upload.rs).
             let attempt =

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use crate::h2_peer::{Scripted, DEADLINE};
-use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient};
+use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient, AsyncExchange};
 use nodelay_core::{
     runtime, BodyStream, Client, Error, Exchange, Http2Mode, NeverInterrupt, PoolConfig,
     ProxySettings, RequestParts, Timeouts, TlsOptions, Version,
@@ -142,15 +142,24 @@ pub fn async_client() -> AsyncClient {
     .unwrap()
 }
 
+/// Sends one request with no body under [`bounded`] on the async client.
+pub async fn async_start(
+    client: &AsyncClient,
+    method: &str,
+    url: &str,
+) -> Result<AsyncExchange, Error> {
+    let prepared = client.prepare(&RequestParts {
+        method,
+        url,
+        headers: &[],
+        body: None,
+    })?;
+    client.send(&prepared, None, bounded()).await
+}
+
 pub fn async_whole(client: &AsyncClient, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
     runtime::handle().block_on(async {
-        let prepared = client.prepare(&RequestParts {
-            method,
-            url,
-            headers: &[],
-            body: None,
-        })?;
-        let exchange = client.send(&prepared, None, bounded()).await?;
+        let exchange = async_start(client, method, url).await?;
         let status = exchange.status();
         let (exchange, body) = read_whole(exchange, u64::MAX).await?;
         exchange.finish();
@@ -164,13 +173,7 @@ pub fn async_streamed(
     url: &str,
 ) -> Result<(u16, Vec<u8>), Error> {
     runtime::handle().block_on(async {
-        let prepared = client.prepare(&RequestParts {
-            method,
-            url,
-            headers: &[],
-            body: None,
-        })?;
-        let exchange = client.send(&prepared, None, bounded()).await?;
+        let exchange = async_start(client, method, url).await?;
         let status = exchange.status();
         let mut stream = AsyncBodyStream::new(exchange, &[], u64::MAX)?;
         let mut body = Vec::new();
