@@ -41,6 +41,20 @@ def ca_file(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def identity(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A certificate for localhost signed by ``ca``, for a TLS test server: (cert file, key
+    file)."""
+    leaf = ca.issue_cert("localhost", "127.0.0.1")
+    folder = tmp_path_factory.mktemp("leaf")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    leaf.cert_chain_pems[0].write_to_path(str(cert))
+    for extra in leaf.cert_chain_pems[1:]:
+        extra.write_to_path(str(cert), append=True)
+    leaf.private_key_pem.write_to_path(str(key))
+    return str(cert), str(key)
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[_core.TestServer]:
     """The embedded test server (Rust), shared by the whole session."""

@@ -20,7 +20,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -33,6 +33,8 @@ __all__ = [
     "SendSlowly",
     "Sleep",
     "Step",
+    "accepted",
+    "read_head",
     "response",
 ]
 
@@ -115,6 +117,31 @@ def response(
     if content_length:
         lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def accepted(listener: socket.socket, stop: threading.Event) -> Iterator[socket.socket]:
+    """The connections ``listener`` accepts until ``stop`` is set or the listener is closed;
+    the listener's timeout is how often ``stop`` is looked at."""
+    while not stop.is_set():
+        try:
+            sock, _ = listener.accept()
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+        yield sock
+
+
+def read_head(sock: socket.socket) -> bytes | None:
+    """Reads until the end of a request head (``\\r\\n\\r\\n``): what was read (the head,
+    and any bytes after it that came with it), or ``None`` if the peer closed first."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        data = sock.recv(65536)
+        if not data:
+            return None
+        buf += data
+    return buf
 
 
 def _is_chunked(head: bytes) -> bool:
@@ -241,13 +268,7 @@ class ScriptedServer:
     # -- internals --------------------------------------------------------------------------
 
     def _accept_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                sock, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
+        for sock in accepted(self._listener, self._stop):
             with self._lock:
                 conn = Conn(index=len(self._conns))
                 self._conns.append(conn)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import nodelay
 import pytest
-from scripted import Close, Recv, ScriptedServer, Send, Sleep, response
+from scripted import Close, Recv, ScriptedServer, Send, Sleep, read_head, response
 
 Factory = Callable[..., ScriptedServer]
 
@@ -27,16 +27,12 @@ def _head_reader(heads: list[bytes]) -> Callable[[socket.socket], None]:
     """A script step that reads up to the end of the request head, leaving the body
     unread, and records the head in ``heads``."""
 
-    def read_head(sock: socket.socket) -> None:
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            data = sock.recv(65536)
-            if not data:
-                return
-            buf += data
-        heads.append(buf[: buf.index(b"\r\n\r\n") + 4])
+    def record_head(sock: socket.socket) -> None:
+        buf = read_head(sock)
+        if buf is not None:
+            heads.append(buf[: buf.index(b"\r\n\r\n") + 4])
 
-    return read_head
+    return record_head
 
 
 def _pieces(total: int, pulled: list[int]) -> Iterator[bytes]:

@@ -36,7 +36,7 @@ import trustme
 from conftest import expected_bytes
 from nodelay import _core
 from proxy_server import ProxyServer
-from scripted import Close, Recv, ScriptedServer, Send, Sleep, Step, response
+from scripted import Close, Recv, ScriptedServer, Send, Sleep, Step, accepted, read_head, response
 
 WAIT = 1.0
 """Seconds every server holds back part of its answer (the wait under test)."""
@@ -111,20 +111,6 @@ def gil_free(what: str, *, waits: float = WAIT * 0.9) -> Iterator[None]:
 
 
 # -- servers in threads of this process -----------------------------------------------------
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., ScriptedServer]]:
-    servers: list[ScriptedServer] = []
-
-    def make(*scripts: list[Step]) -> ScriptedServer:
-        srv = ScriptedServer(*scripts)
-        servers.append(srv)
-        return srv
-
-    yield make
-    for srv in servers:
-        srv.close()
 
 
 def head_then_body(
@@ -346,13 +332,7 @@ class H2Server:
         self._listener.close()
 
     def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                sock, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
+        for sock in accepted(self._listener, self._stop):
             thread = threading.Thread(target=self._run, args=(sock,), daemon=True)
             self._threads.append(thread)
             thread.start()
@@ -620,14 +600,17 @@ def test_connect() -> None:
         listener.close()
 
 
+IN_PROCESS_WAIT = 10
+"""Seconds a one-connection server in a thread of this process waits to accept, to read
+and to end: generous for a loaded machine, far past any wait under test."""
+
+
 @contextlib.contextmanager
-def tls_origin(ca: trustme.CA, *, handshake_delay: float) -> Iterator[int]:
-    """An https origin in a thread of this process: it starts the TLS handshake only
-    ``handshake_delay`` s after accepting, reads one request and answers ``BODY``."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ca.issue_cert("localhost", "127.0.0.1").configure_cert(context)
+def serving_one(handle: Callable[[socket.socket, threading.Event], None]) -> Iterator[int]:
+    """A loopback listener whose first connection ``handle`` serves in a thread of this
+    process, told by its event when the test is over: the listener's port."""
     listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(10)
+    listener.settimeout(IN_PROCESS_WAIT)
     stop = threading.Event()
 
     def serve() -> None:
@@ -636,20 +619,7 @@ def tls_origin(ca: trustme.CA, *, handshake_delay: float) -> Iterator[int]:
         except OSError:
             return
         with sock:
-            if stop.wait(handshake_delay):
-                return
-            sock.settimeout(10)
-            try:
-                with context.wrap_socket(sock, server_side=True) as tls:
-                    data = b""
-                    while b"\r\n\r\n" not in data:
-                        chunk = tls.recv(65536)
-                        if not chunk:
-                            return
-                        data += chunk
-                    tls.sendall(response(200, BODY, [("Connection", "close")]))
-            except (OSError, ssl.SSLError):
-                return
+            handle(sock, stop)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -658,7 +628,30 @@ def tls_origin(ca: trustme.CA, *, handshake_delay: float) -> Iterator[int]:
     finally:
         stop.set()
         listener.close()
-        thread.join(timeout=10)
+        thread.join(timeout=IN_PROCESS_WAIT)
+
+
+@contextlib.contextmanager
+def tls_origin(ca: trustme.CA, *, handshake_delay: float) -> Iterator[int]:
+    """An https origin in a thread of this process: it starts the TLS handshake only
+    ``handshake_delay`` s after accepting, reads one request and answers ``BODY``."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost", "127.0.0.1").configure_cert(context)
+
+    def handle(sock: socket.socket, stop: threading.Event) -> None:
+        if stop.wait(handshake_delay):
+            return
+        sock.settimeout(IN_PROCESS_WAIT)
+        try:
+            with context.wrap_socket(sock, server_side=True) as tls:
+                if read_head(tls) is None:
+                    return
+                tls.sendall(response(200, BODY, [("Connection", "close")]))
+        except (OSError, ssl.SSLError):
+            return
+
+    with serving_one(handle) as port:
+        yield port
 
 
 def test_tls_handshake(ca: trustme.CA, ca_file: str) -> None:
@@ -671,38 +664,22 @@ def test_tls_handshake(ca: trustme.CA, ca_file: str) -> None:
 def slow_connect_proxy() -> Iterator[str]:
     """A CONNECT proxy in a thread of this process that answers the CONNECT only ``WAIT``
     s after reading it, then relays bytes both ways."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(10)
-    stop = threading.Event()
 
-    def serve() -> None:
-        try:
-            client, _ = listener.accept()
-        except OSError:
+    def handle(client: socket.socket, stop: threading.Event) -> None:
+        client.settimeout(IN_PROCESS_WAIT)
+        head = read_head(client)
+        if head is None:
             return
-        with client:
-            client.settimeout(10)
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = client.recv(4096)
-                if not chunk:
-                    return
-                head += chunk
-            _, _, port = head.split(b" ")[1].decode().rpartition(":")
-            if stop.wait(WAIT):
-                return
-            with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as upstream:
-                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                relay(client, upstream, stop)
+        _, _, port = head.split(b" ")[1].decode().rpartition(":")
+        if stop.wait(WAIT):
+            return
+        upstream_address = ("127.0.0.1", int(port))
+        with socket.create_connection(upstream_address, timeout=IN_PROCESS_WAIT) as upstream:
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            relay(client, upstream, stop)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        listener.close()
-        thread.join(timeout=10)
+    with serving_one(handle) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def relay(a: socket.socket, b: socket.socket, stop: threading.Event) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 
 import nodelay
 import pytest
-import trustme
 from nodelay import _core
 
 # Larger than hyper's default HTTP/2 stream and connection windows (1 MiB each) and than
@@ -29,19 +28,6 @@ LARGE_BODY_BYTES = 10 * 1024 * 1024
 PIECE_BYTES = 64 * 1024
 # Generous bound for each request on a loaded machine.
 TIMEOUT_S = 30.0
-
-
-@pytest.fixture(scope="module")
-def identity(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    """A certificate for localhost signed by ``ca``: (cert file, key file)."""
-    leaf = ca.issue_cert("localhost", "127.0.0.1")
-    folder = tmp_path_factory.mktemp("h2upleaf")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    leaf.cert_chain_pems[0].write_to_path(str(cert))
-    for extra in leaf.cert_chain_pems[1:]:
-        extra.write_to_path(str(cert), append=True)
-    leaf.private_key_pem.write_to_path(str(key))
-    return str(cert), str(key)
 
 
 @dataclass

@@ -9,23 +9,9 @@ from collections.abc import Iterator
 
 import nodelay
 import pytest
-import trustme
 from children import exit_code_after_ctrl_c, forked_child_succeeds
 from conftest import expected_bytes
 from nodelay import _core
-
-
-@pytest.fixture(scope="module")
-def identity(ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    """A certificate for localhost signed by ``ca``: (cert file, key file)."""
-    leaf = ca.issue_cert("localhost", "127.0.0.1")
-    folder = tmp_path_factory.mktemp("h2leaf")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    leaf.cert_chain_pems[0].write_to_path(str(cert))
-    for extra in leaf.cert_chain_pems[1:]:
-        extra.write_to_path(str(cert), append=True)
-    leaf.private_key_pem.write_to_path(str(key))
-    return str(cert), str(key)
 
 
 def tls_server(identity: tuple[str, str], *, http2: bool) -> _core.TestServer:

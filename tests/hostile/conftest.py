@@ -40,6 +40,8 @@ FRESH_SCRIPT: list[Step] = [Recv(), Send(FRESH)]
 # so a hang can never pass for a slow machine.
 FAST = 2.0  # failures that need no timer at all
 TIMER_SLACK = 1.5  # added to a configured timeout
+TIMER_EARLY = 0.1  # how much sooner than its configured time a deadline may be seen to fire
+DRIP_TOTAL = 1.5  # the total deadline the cases of a dripped response set, s
 
 
 def fd_count() -> int:
@@ -180,6 +182,31 @@ def hostile_case(
         assert exc.url == url
     assert_fresh_connection(client, srv)
     return Failure(exc, elapsed, srv)
+
+
+def stopped_by_the_total(
+    scripted: Factory,
+    client: nodelay.Client,
+    bad: Sequence[Step],
+    *,
+    read: float,
+    match: str | None = None,
+) -> Failure:
+    """A ``hostile_case`` whose response comes too slowly for the total deadline
+    (``DRIP_TOTAL``) but never for the ``read`` timeout: it must fail with ``ReadTimeout``
+    at the total deadline, not before."""
+    failure = hostile_case(
+        scripted,
+        client,
+        bad,
+        nodelay.ReadTimeout,
+        within=DRIP_TOTAL + TIMER_SLACK,
+        timeout=nodelay.Timeout(5.0, read=read, total=DRIP_TOTAL),
+        match=match,
+        poison=False,
+    )
+    assert failure.elapsed >= DRIP_TOTAL - TIMER_EARLY
+    return failure
 
 
 def tls_step(

@@ -7,57 +7,16 @@
 
 #[path = "support/h2_peer.rs"]
 mod h2_peer;
+#[path = "support/h2_readers.rs"]
+mod h2_readers;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 
 use h2_peer::*;
-use nodelay_core::{
-    Client, Error, ErrorKind, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, Timeouts,
-    TlsOptions,
-};
-
-fn client() -> Client {
-    Client::with_http2(
-        PoolConfig {
-            max_connections: Some(10),
-            max_keepalive: Some(10),
-            keepalive_expiry: None,
-        },
-        TlsOptions::default(),
-        Http2Mode::PriorKnowledge,
-    )
-}
-
-/// Sends one request (a POST carries a small body) and reads the whole body.
-fn send(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    let body: Option<&[u8]> = (method == "POST").then_some(b"payload");
-    let prepared = client.prepare(&RequestParts {
-        method,
-        url,
-        headers: &[],
-        body,
-    })?;
-    let timeouts = Timeouts {
-        total: Some(DEADLINE),
-        ..Timeouts::default()
-    };
-    let mut exchange = client.send(&prepared, body, timeouts, &NeverInterrupt)?;
-    let mut out = Vec::new();
-    exchange.read_to_end(&mut out, &NeverInterrupt)?;
-    Ok((exchange.status(), out))
-}
-
-fn answering(body: &'static [u8]) -> Script {
-    Box::new(move |peer| {
-        peer.handshake(&[]);
-        if let Some(stream) = peer.next_request() {
-            peer.respond(stream, body);
-        }
-        peer.drain();
-    })
-}
+use h2_readers::{client, send};
+use nodelay_core::{Error, ErrorKind};
 
 /// Reads one request, promises to answer it (GOAWAY with its stream id as
 /// the last one) and closes the connection instead.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use h2_peer::*;
-use h2_readers::{bounded, config, every_reader_gets};
+use h2_readers::{bounded, client, config, every_reader_gets, request, start};
 use nodelay_core::aio::AsyncClient;
 use nodelay_core::batch::{fetch, HeldConnection};
 use nodelay_core::{
@@ -24,10 +24,6 @@ use nodelay_core::{
 
 /// Decoded-size cap given to the batch reads (no coding is used here).
 const MAX_DECODED_BYTES: u64 = 1 << 30;
-
-fn client() -> Client {
-    Client::with_http2(config(), TlsOptions::default(), Http2Mode::PriorKnowledge)
-}
 
 fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
@@ -64,8 +60,6 @@ fn trailers_after_the_body_end_it() {
 const TINY_WINDOW: u32 = 1;
 /// What the server grants per WINDOW_UPDATE after each DATA frame.
 const WINDOW_GRANT: u32 = 1024;
-/// The window every peer starts with, before SETTINGS change it (RFC 9113 §6.9.2).
-const DEFAULT_WINDOW: usize = 65_535;
 
 #[test]
 fn a_download_from_a_peer_with_a_one_byte_window_in_one_byte_frames() {
@@ -136,16 +130,7 @@ fn receive_upload_through_a_tiny_window(peer: &mut Peer) {
 }
 
 fn post(client: &Client, url: &str, body: &[u8]) -> Result<(u16, Vec<u8>), Error> {
-    let prepared = client.prepare(&RequestParts {
-        method: "POST",
-        url,
-        headers: &[],
-        body: Some(body),
-    })?;
-    let mut exchange = client.send(&prepared, Some(body), bounded(), &NeverInterrupt)?;
-    let mut out = Vec::new();
-    exchange.read_to_end(&mut out, &NeverInterrupt)?;
-    Ok((exchange.status(), out))
+    request(client, "POST", url, Some(body), bounded())
 }
 
 #[test]
@@ -344,17 +329,8 @@ fn goaway_after_every_hundred_streams_over_two_thousand_sequential_requests() {
     let client = client();
     let url = format!("{}/x", server.url);
     for i in 0..RECYCLED_REQUESTS {
-        let prepared = client
-            .prepare(&RequestParts {
-                method: "GET",
-                url: &url,
-                headers: &[],
-                body: None,
-            })
-            .unwrap();
-        let mut exchange = client
-            .send(&prepared, None, bounded(), &NeverInterrupt)
-            .unwrap_or_else(|e| panic!("request {i}: {e}"));
+        let mut exchange =
+            start(&client, "GET", &url).unwrap_or_else(|e| panic!("request {i}: {e}"));
         let mut body = Vec::new();
         exchange
             .read_to_end(&mut body, &NeverInterrupt)

@@ -6,6 +6,8 @@
 
 #[path = "support/h2_peer.rs"]
 mod h2_peer;
+#[path = "support/h2_readers.rs"]
+mod h2_readers;
 
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -13,52 +15,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use h2_peer::*;
+use h2_readers::{bounded, client, get, send};
 use nodelay_core::{
     Client, Error, ErrorKind, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, Timeouts,
-    TlsOptions, Version,
+    TlsOptions,
 };
-
-fn client() -> Client {
-    Client::with_http2(
-        PoolConfig {
-            max_connections: Some(10),
-            max_keepalive: Some(10),
-            keepalive_expiry: None,
-        },
-        TlsOptions::default(),
-        Http2Mode::PriorKnowledge,
-    )
-}
-
-/// Sends one request with a total deadline; returns status and body.
-fn send(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    let body: Option<&[u8]> = (method == "POST").then_some(b"payload");
-    let prepared = client.prepare(&RequestParts {
-        method,
-        url,
-        headers: &[],
-        body,
-    })?;
-    let timeouts = Timeouts {
-        total: Some(DEADLINE),
-        ..Timeouts::default()
-    };
-    let mut exchange = client.send(&prepared, body, timeouts, &NeverInterrupt)?;
-    assert_eq!(exchange.version(), Version::Http2);
-    let mut out = Vec::new();
-    exchange.read_to_end(&mut out, &NeverInterrupt)?;
-    Ok((exchange.status(), out))
-}
-
-fn answering(body: &'static [u8]) -> Script {
-    Box::new(move |peer| {
-        peer.handshake(&[]);
-        if let Some(stream) = peer.next_request() {
-            peer.respond(stream, body);
-        }
-        peer.drain();
-    })
-}
 
 #[test]
 fn goaway_with_a_stream_in_flight_is_retried_on_a_new_connection() {
@@ -285,31 +246,8 @@ fn a_dripped_headers_frame_is_bounded_by_the_read_timeout() {
 // -- Lifetime and bounds (issue 6): GOAWAY on close, idle expiry, the
 // client's max_connections, the write timeout of uploads. --
 
-/// The stream window every peer starts with, before SETTINGS change it (RFC 9113 §6.9.2).
-const DEFAULT_WINDOW: usize = 65_535;
-
 fn client_with(config: PoolConfig) -> Client {
     Client::with_http2(config, TlsOptions::default(), Http2Mode::PriorKnowledge)
-}
-
-fn get(client: &Client, url: &str, timeouts: Timeouts) -> Result<(u16, Vec<u8>), Error> {
-    let prepared = client.prepare(&RequestParts {
-        method: "GET",
-        url,
-        headers: &[],
-        body: None,
-    })?;
-    let mut exchange = client.send(&prepared, None, timeouts, &NeverInterrupt)?;
-    let mut out = Vec::new();
-    exchange.read_to_end(&mut out, &NeverInterrupt)?;
-    Ok((exchange.status(), out))
-}
-
-fn bounded() -> Timeouts {
-    Timeouts {
-        total: Some(DEADLINE),
-        ..Timeouts::default()
-    }
 }
 
 /// Answers one request, then reads until the client's GOAWAY: reports on
@@ -566,8 +504,6 @@ fn goaway_while_an_upload_waits_for_window_is_retried() {
 
 // ---------------------------------------------------------------- RST_STREAM storms (C18)
 
-const INTERNAL_ERROR: u32 = 0x2;
-const CANCEL: u32 = 0x8;
 /// RST_STREAM frames one storm sends (a bound on the test, not on the client).
 const STORM_FRAMES: u32 = 10_000;
 

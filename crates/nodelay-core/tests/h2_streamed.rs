@@ -5,14 +5,14 @@
 //! refused stream goes again only when the body can start over, a failing
 //! source resets its stream (never ends it as if the body were whole).
 
-#[path = "support/h2peer.rs"]
-mod h2peer;
+#[path = "support/h2_peer.rs"]
+mod h2_peer;
 mod support;
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use h2peer::{
+use h2_peer::{
     scripted, Peer, Script, CANCEL, DATA, DEFAULT_WINDOW, END_STREAM, HEADERS, REFUSED_STREAM,
     RST_STREAM, SETTINGS_INITIAL_WINDOW_SIZE,
 };

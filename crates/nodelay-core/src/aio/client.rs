@@ -152,31 +152,66 @@ impl AsyncClient {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         // ALPN may hand back the HTTP/1.1 connection it just made.
-        let mut adopted = None;
-        if let Some(request) = &prepared.h2 {
-            let inner = &self.inner;
-            match inner
-                .h2
-                .send(
-                    &prepared.target.origin,
-                    inner.pool.tls(),
-                    request,
-                    &deadlines,
-                )
-                .await?
-            {
-                Sent::H2(response) => {
-                    return Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started)))
-                }
-                Sent::Http1(transport) => {
-                    adopted = transport.map(|t| inner.pool.adopt(&prepared.key, t));
-                }
-            }
-        }
+        let adopted = match self.send_h2(prepared, None, &deadlines, started).await? {
+            Ok(exchange) => return Ok(exchange),
+            Err(adopted) => adopted,
+        };
         let exchange = self
             .send_h1(prepared, body, deadlines, started, adopted)
             .await?;
         Ok(AsyncExchange::h1(exchange))
+    }
+
+    /// The connection an HTTP/1.1 attempt goes on: `first` (the one ALPN
+    /// handed back) while there is one, else one from the pool, a new one
+    /// once a retry was spent (`retries_left` below its start).
+    async fn h1_connection(
+        &self,
+        prepared: &Prepared,
+        deadlines: &Deadlines,
+        first: &mut Option<AsyncPooled>,
+        retries_left: usize,
+    ) -> Result<AsyncPooled, Error> {
+        match first.take() {
+            Some(pooled) => Ok(pooled),
+            None => {
+                let fresh = retries_left < STALE_CONNECTION_RETRIES;
+                self.inner
+                    .pool
+                    .checkout(&prepared.key, deadlines, fresh)
+                    .await
+            }
+        }
+    }
+
+    /// Sends `prepared` over HTTP/2 when it would go so, its `body` (if
+    /// any) streamed: `Ok` with the exchange, or `Err` with the connection
+    /// the HTTP/1.1 path starts from (one ALPN handed back, else `None`).
+    async fn send_h2(
+        &self,
+        prepared: &Prepared,
+        body: Option<&mut StreamedBody<'_>>,
+        deadlines: &Deadlines,
+        started: Instant,
+    ) -> Result<Result<AsyncExchange, Option<AsyncPooled>>, Error> {
+        let Some(request) = &prepared.h2 else {
+            return Ok(Err(None));
+        };
+        let inner = &self.inner;
+        let sent = inner
+            .h2
+            .send_streamed(
+                &prepared.target.origin,
+                inner.pool.tls(),
+                request,
+                body,
+                deadlines,
+            )
+            .await?;
+        Ok(match sent {
+            Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),
+            Sent::Http1(transport) => Err(transport.map(|t| inner.pool.adopt(&prepared.key, t))),
+        })
     }
 
     /// The HTTP/1.1 part of [`AsyncClient::send`]: writes the request on
@@ -196,16 +231,9 @@ impl AsyncClient {
         let large_body = if prepared.body_inlined { None } else { body };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
-            let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = match first.take() {
-                Some(pooled) => pooled,
-                None => {
-                    self.inner
-                        .pool
-                        .checkout(&prepared.key, &deadlines, fresh)
-                        .await?
-                }
-            };
+            let mut pooled = self
+                .h1_connection(prepared, &deadlines, &mut first, retries_left)
+                .await?;
             // A failed write on a reused connection received nothing either:
             // idempotent requests may go again.
             let attempt = match pooled
@@ -264,41 +292,21 @@ impl AsyncClient {
         // Over HTTP/2 when the request would go so with any other body. ALPN
         // may hand back the HTTP/1.1 connection it just made (nothing of the
         // body was pulled then).
-        let mut adopted = None;
-        if let Some(request) = &prepared.h2 {
-            let inner = &self.inner;
+        let mut adopted = {
             let mut body = StreamedBody::pumped(pump, framing.length());
-            match inner
-                .h2
-                .send_streamed(
-                    &prepared.target.origin,
-                    inner.pool.tls(),
-                    request,
-                    Some(&mut body),
-                    &deadlines,
-                )
+            match self
+                .send_h2(prepared, Some(&mut body), &deadlines, started)
                 .await?
             {
-                Sent::H2(response) => {
-                    return Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started)))
-                }
-                Sent::Http1(transport) => {
-                    adopted = transport.map(|t| inner.pool.adopt(&prepared.key, t));
-                }
+                Ok(exchange) => return Ok(exchange),
+                Err(adopted) => adopted,
             }
-        }
+        };
         let mut retries_left = STALE_CONNECTION_RETRIES;
         loop {
-            let fresh = retries_left < STALE_CONNECTION_RETRIES;
-            let mut pooled = match adopted.take() {
-                Some(pooled) => pooled,
-                None => {
-                    self.inner
-                        .pool
-                        .checkout(&prepared.key, &deadlines, fresh)
-                        .await?
-                }
-            };
+            let mut pooled = self
+                .h1_connection(prepared, &deadlines, &mut adopted, retries_left)
+                .await?;
             // A server may answer before the body is all out (a 413): that
             // answer is the response (see aio/upload.rs).
             let attempt =

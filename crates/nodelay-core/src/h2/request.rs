@@ -42,25 +42,16 @@ impl H2Request {
         idempotent: bool,
     ) -> Result<H2Request, Error> {
         let length = body.map(|b| b.len() as u64);
-        let mut request = Self::build(method, target, headers, length, idempotent)?;
+        let mut request = Self::streamed(method, target, headers, length, idempotent)?;
         request.body = body.map(Bytes::copy_from_slice);
         Ok(request)
     }
 
-    /// A request whose body will be streamed (sent with `send_streamed`):
+    /// A request whose body will be streamed (sent with `send_streamed`),
+    /// and the head [`H2Request::new`] adds an in-memory body to:
     /// `Content-Length` announces `length` when the size is known; otherwise
     /// nothing does (HTTP/2 frames the body itself, RFC 9113 §8.1).
     pub(crate) fn streamed(
-        method: &str,
-        target: &Target,
-        headers: &[(&str, &str)],
-        length: Option<u64>,
-        idempotent: bool,
-    ) -> Result<H2Request, Error> {
-        Self::build(method, target, headers, length, idempotent)
-    }
-
-    fn build(
         method: &str,
         target: &Target,
         headers: &[(&str, &str)],

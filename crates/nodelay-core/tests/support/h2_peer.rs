@@ -31,11 +31,16 @@ pub const END_HEADERS: u8 = 0x4;
 // Error codes (RFC 9113 §7).
 pub const NO_ERROR: u32 = 0x0;
 pub const PROTOCOL_ERROR: u32 = 0x1;
+pub const INTERNAL_ERROR: u32 = 0x2;
 pub const REFUSED_STREAM: u32 = 0x7;
+pub const CANCEL: u32 = 0x8;
 
 // Settings (RFC 9113 §6.5.2).
 pub const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
 pub const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
+
+/// The initial flow-control window before SETTINGS change it (RFC 9113 §6.9.2).
+pub const DEFAULT_WINDOW: usize = 65_535;
 
 /// HPACK for `:status: 200` (static table index 8, RFC 7541 Appendix A).
 pub const STATUS_200: &[u8] = &[0x88];
@@ -133,6 +138,39 @@ impl Peer {
         }
     }
 
+    /// Reads frames (acknowledging the client's SETTINGS) until a frame of
+    /// `kind` arrives; `None` if the client left first.
+    pub fn until(&mut self, kind: u8) -> Option<Frame> {
+        loop {
+            let frame = self.read_frame()?;
+            if frame.kind == SETTINGS && frame.flags & ACK == 0 {
+                self.write_frame(SETTINGS, ACK, 0, &[]);
+            }
+            if frame.kind == kind {
+                return Some(frame);
+            }
+        }
+    }
+
+    /// Reads a request's body until its END_STREAM (or the client resets the
+    /// stream or leaves): the bytes, and whether it ended with END_STREAM.
+    pub fn read_body(&mut self) -> (Vec<u8>, bool) {
+        let mut body = Vec::new();
+        while let Some(frame) = self.read_frame() {
+            match frame.kind {
+                DATA => {
+                    body.extend_from_slice(&frame.payload);
+                    if frame.flags & END_STREAM != 0 {
+                        return (body, true);
+                    }
+                }
+                RST_STREAM => return (body, false),
+                _ => {}
+            }
+        }
+        (body, false)
+    }
+
     pub fn respond(&mut self, stream: u32, body: &[u8]) {
         self.write_frame(HEADERS, END_HEADERS, stream, STATUS_200);
         self.write_frame(DATA, END_STREAM, stream, body);
@@ -166,10 +204,29 @@ impl Peer {
 
 pub type Script = Box<dyn FnOnce(&mut Peer) + Send>;
 
+/// A connection that answers its first request with `body`, then reads
+/// until the client leaves.
+pub fn answering(body: &'static [u8]) -> Script {
+    Box::new(move |peer| {
+        peer.handshake(&[]);
+        if let Some(stream) = peer.next_request() {
+            peer.respond(stream, body);
+        }
+        peer.drain();
+    })
+}
+
 /// A server whose connection `i` plays `scripts[i]`; counts connections.
 pub struct Scripted {
     pub url: String,
     pub connections: Arc<AtomicUsize>,
+}
+
+impl Scripted {
+    /// How many connections the server has accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
 }
 
 pub fn scripted(scripts: Vec<Script>) -> Scripted {

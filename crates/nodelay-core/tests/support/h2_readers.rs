@@ -4,6 +4,8 @@
 //! as `Client.get` does, else `read_to_end`), the sync stream (`BodyStream`,
 //! `read_some`), and the async client's whole and streamed reads. Included
 //! with `#[path = "support/h2_readers.rs"] mod h2_readers;` next to `h2_peer`.
+//! It also holds the prior-knowledge client and the request helpers every
+//! scripted h2 test drives the peer with.
 
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
@@ -11,7 +13,7 @@
 use std::sync::Arc;
 
 use crate::h2_peer::{Scripted, DEADLINE};
-use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient};
+use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient, AsyncExchange};
 use nodelay_core::{
     runtime, BodyStream, Client, Error, Exchange, Http2Mode, NeverInterrupt, PoolConfig,
     ProxySettings, RequestParts, Timeouts, TlsOptions, Version,
@@ -35,23 +37,67 @@ pub fn bounded() -> Timeouts {
     }
 }
 
-pub fn send(client: &Client, method: &str, url: &str) -> Result<Exchange, Error> {
+/// The sync client the scripted h2 tests drive: HTTP/2 by prior knowledge.
+pub fn client() -> Client {
+    Client::with_http2(config(), TlsOptions::default(), Http2Mode::PriorKnowledge)
+}
+
+/// Sends one request carrying `body` under `timeouts`; the exchange is HTTP/2.
+pub fn send_with(
+    client: &Client,
+    method: &str,
+    url: &str,
+    body: Option<&[u8]>,
+    timeouts: Timeouts,
+) -> Result<Exchange, Error> {
     let prepared = client.prepare(&RequestParts {
         method,
         url,
         headers: &[],
-        body: None,
+        body,
     })?;
-    let exchange = client.send(&prepared, None, bounded(), &NeverInterrupt)?;
+    let exchange = client.send(&prepared, body, timeouts, &NeverInterrupt)?;
     assert_eq!(exchange.version(), Version::Http2);
     Ok(exchange)
+}
+
+/// Sends one request with no body under [`bounded`].
+pub fn start(client: &Client, method: &str, url: &str) -> Result<Exchange, Error> {
+    send_with(client, method, url, None, bounded())
+}
+
+/// Sends one request carrying `body` under `timeouts` and reads the whole
+/// body with `read_to_end`: status and body.
+pub fn request(
+    client: &Client,
+    method: &str,
+    url: &str,
+    body: Option<&[u8]>,
+    timeouts: Timeouts,
+) -> Result<(u16, Vec<u8>), Error> {
+    let mut exchange = send_with(client, method, url, body, timeouts)?;
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt)?;
+    Ok((exchange.status(), out))
+}
+
+/// A GET under `timeouts`, its whole body read with `read_to_end`.
+pub fn get(client: &Client, url: &str, timeouts: Timeouts) -> Result<(u16, Vec<u8>), Error> {
+    request(client, "GET", url, None, timeouts)
+}
+
+/// Sends one request under [`bounded`] (a POST carries a small body) and
+/// reads the whole body: status and body.
+pub fn send(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
+    let body: Option<&[u8]> = (method == "POST").then_some(b"payload");
+    request(client, method, url, body, bounded())
 }
 
 /// The sync whole-body read, as `Client.get` does it (nodelay-py
 /// `Engine::read_whole`): a known length straight into a buffer of that
 /// size, else to the end.
 pub fn sync_whole(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    let mut exchange = send(client, method, url)?;
+    let mut exchange = start(client, method, url)?;
     let body = match exchange.content_length() {
         Some(n) => {
             let mut body = vec![0; n as usize];
@@ -72,7 +118,7 @@ pub fn sync_whole(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<
 
 /// The sync streamed read (`client.stream(...)`, `iter_bytes()`).
 pub fn sync_streamed(client: &Client, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
-    let exchange = send(client, method, url)?;
+    let exchange = start(client, method, url)?;
     let status = exchange.status();
     let mut stream = BodyStream::new(exchange, Arc::new(NeverInterrupt), &[], u64::MAX)?;
     let mut body = Vec::new();
@@ -96,15 +142,24 @@ pub fn async_client() -> AsyncClient {
     .unwrap()
 }
 
+/// Sends one request with no body under [`bounded`] on the async client.
+pub async fn async_start(
+    client: &AsyncClient,
+    method: &str,
+    url: &str,
+) -> Result<AsyncExchange, Error> {
+    let prepared = client.prepare(&RequestParts {
+        method,
+        url,
+        headers: &[],
+        body: None,
+    })?;
+    client.send(&prepared, None, bounded()).await
+}
+
 pub fn async_whole(client: &AsyncClient, method: &str, url: &str) -> Result<(u16, Vec<u8>), Error> {
     runtime::handle().block_on(async {
-        let prepared = client.prepare(&RequestParts {
-            method,
-            url,
-            headers: &[],
-            body: None,
-        })?;
-        let exchange = client.send(&prepared, None, bounded()).await?;
+        let exchange = async_start(client, method, url).await?;
         let status = exchange.status();
         let (exchange, body) = read_whole(exchange, u64::MAX).await?;
         exchange.finish();
@@ -118,13 +173,7 @@ pub fn async_streamed(
     url: &str,
 ) -> Result<(u16, Vec<u8>), Error> {
     runtime::handle().block_on(async {
-        let prepared = client.prepare(&RequestParts {
-            method,
-            url,
-            headers: &[],
-            body: None,
-        })?;
-        let exchange = client.send(&prepared, None, bounded()).await?;
+        let exchange = async_start(client, method, url).await?;
         let status = exchange.status();
         let mut stream = AsyncBodyStream::new(exchange, &[], u64::MAX)?;
         let mut body = Vec::new();
@@ -145,7 +194,7 @@ type Reader<'a> = dyn Fn() -> Result<(u16, Vec<u8>), Error> + 'a;
 /// `status` and `body`.
 pub fn every_reader_gets(server: &Scripted, method: &str, status: u16, body: &[u8]) {
     let url = format!("{}/x", server.url);
-    let sync = Client::with_http2(config(), TlsOptions::default(), Http2Mode::PriorKnowledge);
+    let sync = client();
     let aio = async_client();
     let readers: [(&str, Box<Reader>); 4] = [
         ("sync whole", Box::new(|| sync_whole(&sync, method, &url))),
