@@ -96,7 +96,7 @@ INTEROP_DEBS := nginx apache2 h2o nghttp2-server nghttp2-client caddy
 INTEROP_BUILD := build/interop
 INTEROP_ARGS ?=
 
-.PHONY: interop interop-deps
+.PHONY: interop interop-deps interop-launchers
 
 interop-deps: dev
 	@missing=""; for pkg in $(INTEROP_DEBS); do \
@@ -104,7 +104,7 @@ interop-deps: dev
 	done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
 				|| echo "interop: could not install$$missing; those servers are skipped"; \
 		else \
 			echo "interop: not root or no apt-get: missing$$missing are skipped"; \
@@ -120,5 +120,9 @@ interop-deps: dev
 	fi
 
 interop: interop-deps
-	$(PY) -m pytest -q -p no:cacheprovider tests/interop/test_web_launchers.py
 	$(PY) -m tests.interop $(INTEROP_ARGS)
+
+# The web servers' launchers checked on their own, with httpx and curl as the clients
+# (protocol per port, compression, proxying, recycling, idle close): for work on a launcher.
+interop-launchers: interop-deps
+	$(PY) -m pytest -q -p no:cacheprovider tests/interop/test_web_launchers.py
