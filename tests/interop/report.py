@@ -136,9 +136,17 @@ def write_json(path: Path, results: Results) -> None:
 
 
 def _versions() -> str:
-    from importlib.metadata import version
+    """The libraries' versions for the doc's header ("not installed" when the matrix's
+    own extras are absent, as in the unit tests of the report, which run without httpx)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return ", ".join(f"{lib} {version(lib)}" for lib in ("nodelay", "httpx"))
+    def of(lib: str) -> str:
+        try:
+            return version(lib)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return ", ".join(f"{lib} {of(lib)}" for lib in ("nodelay", "httpx"))
 
 
 def markdown(results: Results) -> str:
