@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .base import (
@@ -101,6 +101,25 @@ def _two(name: str, plain: int, tls: int | None, env: LaunchEnv) -> list[Endpoin
     return eps
 
 
+@contextlib.contextmanager
+def _plain_and_tls(
+    name: str, env: LaunchEnv, argv: Callable[[int, bool], list[str]]
+) -> Iterator[list[Endpoint]]:
+    """A server that binds one socket per process: one process in clear text and one
+    with TLS (``argv(port, tls)``), each logging to its own file; their h1 and h1tls
+    endpoints."""
+    plain, tls = free_port(), free_port()
+    with (
+        running(
+            argv(plain, False), env.workdir / f"{name}.log", plain, env=_env(env), cwd=env.workdir
+        ),
+        running(
+            argv(tls, True), env.workdir / f"{name}-tls.log", tls, env=_env(env), cwd=env.workdir
+        ),
+    ):
+        yield _two(name, plain, tls, env)
+
+
 @dataclass
 class UvicornLauncher:
     """uvicorn with one HTTP/1.1 implementation (``h11`` or ``httptools``); one process per
@@ -134,27 +153,11 @@ class UvicornLauncher:
             str(SERVER_IDLE_TIMEOUT_S),
         ]
 
-    @contextlib.contextmanager
-    def start(self, env: LaunchEnv) -> Iterator[list[Endpoint]]:
-        plain, tls = free_port(), free_port()
+    def start(self, env: LaunchEnv) -> contextlib.AbstractContextManager[list[Endpoint]]:
         tls_args = ["--ssl-certfile", str(env.cert_pem), "--ssl-keyfile", str(env.key_pem)]
-        with (
-            running(
-                self._argv(plain),
-                env.workdir / f"{self.name}.log",
-                plain,
-                env=_env(env),
-                cwd=env.workdir,
-            ),
-            running(
-                self._argv(tls) + tls_args,
-                env.workdir / f"{self.name}-tls.log",
-                tls,
-                env=_env(env),
-                cwd=env.workdir,
-            ),
-        ):
-            yield _two(self.name, plain, tls, env)
+        return _plain_and_tls(
+            self.name, env, lambda port, tls: self._argv(port) + (tls_args if tls else [])
+        )
 
 
 @dataclass
@@ -188,27 +191,15 @@ class GunicornLauncher:
             args += ["--workers", str(GUNICORN_SYNC_WORKERS)]
         return [*args, "interop_app:wsgi"]
 
-    @contextlib.contextmanager
-    def start(self, env: LaunchEnv) -> Iterator[list[Endpoint]]:
-        plain, tls = free_port(), free_port()
+    def start(self, env: LaunchEnv) -> contextlib.AbstractContextManager[list[Endpoint]]:
         tls_args = ["--certfile", str(env.cert_pem), "--keyfile", str(env.key_pem)]
-        with (
-            running(
-                self._argv(plain),
-                env.workdir / f"{self.name}.log",
-                plain,
-                env=_env(env),
-                cwd=env.workdir,
-            ),
-            running(
-                self._argv(tls)[:-1] + tls_args + ["interop_app:wsgi"],
-                env.workdir / f"{self.name}-tls.log",
-                tls,
-                env=_env(env),
-                cwd=env.workdir,
-            ),
-        ):
-            yield _two(self.name, plain, tls, env)
+
+        def argv(port: int, tls: bool) -> list[str]:
+            # The application stays the last argument.
+            *options, app = self._argv(port)
+            return [*options, *(tls_args if tls else []), app]
+
+        return _plain_and_tls(self.name, env, argv)
 
 
 @dataclass
