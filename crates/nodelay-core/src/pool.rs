@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::conn::Connection;
@@ -25,6 +25,14 @@ pub struct PoolConfig {
     pub max_connections: Option<usize>,
     pub max_keepalive: Option<usize>,
     pub keepalive_expiry: Option<Duration>,
+}
+
+impl PoolConfig {
+    /// Whether any connection is kept idle at all (neither a keep-alive
+    /// bound of 0 nor an expiry of 0).
+    pub(crate) fn keeps_idle(&self) -> bool {
+        self.max_keepalive != Some(0) && self.keepalive_expiry != Some(Duration::ZERO)
+    }
 }
 
 pub(crate) struct Pool {
@@ -84,17 +92,7 @@ impl State {
     /// Takes out every idle connection whose peer closed it (the caller
     /// drops them outside the lock).
     fn take_closed(&mut self) -> Vec<Idle> {
-        let mut closed = Vec::new();
-        for stack in self.idle.values_mut() {
-            let mut i = 0;
-            while i < stack.len() {
-                if stack[i].watch.as_ref().is_some_and(Watch::peer_closed) {
-                    closed.push(stack.remove(i));
-                } else {
-                    i += 1;
-                }
-            }
-        }
+        let closed = reaper::take_peer_closed(self.idle.values_mut(), |idle| idle.watch.as_ref());
         self.idle_count -= closed.len();
         self.open -= closed.len();
         closed
@@ -328,13 +326,14 @@ impl Pool {
         let Some(mut conn) = pooled.conn.take() else {
             return;
         };
-        let keeps_any = self.config.max_keepalive != Some(0)
-            && self.config.keepalive_expiry != Some(Duration::ZERO);
-        if keeps_any && pooled.watch.is_none() && pooled.generation == fork::generation() {
-            // First time idle: registered with the reaper once, outside the
-            // lock (a syscall), for the connection's whole life.
-            let pool: Weak<Self> = Arc::downgrade(&pooled.pool);
-            pooled.watch = reaper::watch(pooled.fd, pool);
+        let keeps_any = self.config.keeps_idle();
+        if keeps_any {
+            reaper::watch_when_first_idle(
+                &mut pooled.watch,
+                pooled.fd,
+                pooled.generation,
+                &pooled.pool,
+            );
         }
         let mut state = self.lock();
         if state.generation != pooled.generation {

@@ -142,6 +142,35 @@ fn start() -> Option<Arc<Reaper>> {
     Some(reaper)
 }
 
+/// Registers a connection going back to `pool` the first time it goes idle
+/// (`watch` still empty), for its whole life: one syscall per connection,
+/// none per request. A connection from before a fork is left alone (its pool
+/// drops it). Call it outside the pool's lock.
+pub(crate) fn watch_when_first_idle<P: Reap + 'static>(
+    watch: &mut Option<Watch>,
+    fd: RawFd,
+    generation: u64,
+    pool: &Arc<P>,
+) {
+    if watch.is_none() && generation == fork::generation() {
+        let pool: Weak<P> = Arc::downgrade(pool);
+        *watch = self::watch(fd, pool);
+    }
+}
+
+/// Takes out of a pool's idle stacks every connection whose [`Watch`] the
+/// reaper marked closed (the caller drops them outside its lock).
+pub(crate) fn take_peer_closed<'a, T: 'a>(
+    stacks: impl Iterator<Item = &'a mut Vec<T>>,
+    watch_of: impl Fn(&T) -> Option<&Watch>,
+) -> Vec<T> {
+    let mut closed = Vec::new();
+    for stack in stacks {
+        closed.extend(stack.extract_if(.., |idle| watch_of(idle).is_some_and(Watch::peer_closed)));
+    }
+    closed
+}
+
 /// Registers the connection on `fd` (a TCP socket owned by a connection of
 /// `pool`) so that a close by its peer marks the returned watch and makes the
 /// reaper call `pool.reap()`.

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -82,17 +82,7 @@ impl State {
     /// Takes out every idle connection whose peer closed it (the caller
     /// drops them outside the lock).
     fn take_closed(&mut self) -> Vec<Idle> {
-        let mut closed = Vec::new();
-        for stack in self.idle.values_mut() {
-            let mut i = 0;
-            while i < stack.len() {
-                if stack[i].watch.as_ref().is_some_and(Watch::peer_closed) {
-                    closed.push(stack.remove(i));
-                } else {
-                    i += 1;
-                }
-            }
-        }
+        let closed = reaper::take_peer_closed(self.idle.values_mut(), |idle| idle.watch.as_ref());
         self.idle_count -= closed.len();
         self.open -= closed.len();
         closed
@@ -307,13 +297,14 @@ impl AsyncPool {
         let Some(mut conn) = pooled.conn.take() else {
             return;
         };
-        let keeps_any = self.config.max_keepalive != Some(0)
-            && self.config.keepalive_expiry != Some(Duration::ZERO);
-        if keeps_any && pooled.watch.is_none() && pooled.generation == fork::generation() {
-            // First time idle: registered with the reaper once, outside the
-            // lock (a syscall), for the connection's whole life.
-            let pool: Weak<Self> = Arc::downgrade(&pooled.pool);
-            pooled.watch = reaper::watch(conn.raw_fd(), pool);
+        let keeps_any = self.config.keeps_idle();
+        if keeps_any {
+            reaper::watch_when_first_idle(
+                &mut pooled.watch,
+                conn.raw_fd(),
+                pooled.generation,
+                &pooled.pool,
+            );
         }
         let mut state = self.lock();
         if state.generation != pooled.generation {
