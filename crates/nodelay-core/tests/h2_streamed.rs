@@ -20,7 +20,7 @@ use nodelay_core::{
     BodySource, Client, Error, ErrorKind, Http2Mode, NeverInterrupt, PoolConfig, RequestParts,
     StreamFraming, Timeouts, TlsOptions, Version,
 };
-use nodelay_server::{ServerConfig, ServerHandle, TlsIdentity, TEST_CA_PEM};
+use nodelay_server::{ServerConfig, ServerHandle, TlsIdentity};
 
 /// Longest any request here may take: past it the test failed (a hang).
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -79,9 +79,7 @@ fn pieces(n: usize, size: usize) -> Vec<Vec<u8>> {
 }
 
 fn client(mode: Http2Mode) -> Client {
-    let ca =
-        std::env::temp_dir().join(format!("nodelay-h2-streamed-ca-{}.pem", std::process::id()));
-    std::fs::write(&ca, TEST_CA_PEM).unwrap();
+    let ca = support::ca_file();
     Client::with_http2(
         PoolConfig {
             max_connections: Some(10),

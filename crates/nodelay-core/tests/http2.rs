@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -12,7 +11,7 @@ use std::time::Duration;
 use nodelay_core::{
     Client, Error, Http2Mode, NeverInterrupt, RequestParts, Timeouts, TlsOptions, Version,
 };
-use nodelay_server::{pattern, ServerConfig, ServerHandle, TlsIdentity, TEST_CA_PEM};
+use nodelay_server::{pattern, ServerConfig, ServerHandle, TlsIdentity};
 
 fn server(http2: bool, tls: bool) -> ServerHandle {
     nodelay_server::start(ServerConfig {
@@ -23,26 +22,11 @@ fn server(http2: bool, tls: bool) -> ServerHandle {
     .expect("start the embedded server")
 }
 
-fn ca_file() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("nodelay-test-ca-{}.pem", std::process::id()));
-    // Tests run in parallel and each writes the file: write a private copy and
-    // rename it into place, so no test reads a half-written file (a flaky
-    // TLS setup error under load).
-    let unique = std::env::temp_dir().join(format!(
-        "nodelay-test-ca-{}-{:?}.pem",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::write(&unique, TEST_CA_PEM).unwrap();
-    std::fs::rename(&unique, &path).unwrap();
-    path
-}
-
 fn client(mode: Http2Mode) -> Client {
     Client::with_http2(
         support::pool(Some(100), 20),
         TlsOptions {
-            ca_file: Some(ca_file()),
+            ca_file: Some(support::ca_file()),
             ..TlsOptions::default()
         },
         mode,

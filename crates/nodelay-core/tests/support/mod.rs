@@ -4,10 +4,11 @@
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use nodelay_core::{PoolConfig, Timeouts};
-use nodelay_server::{ServerConfig, ServerHandle};
+use nodelay_server::{ServerConfig, ServerHandle, TEST_CA_PEM};
 
 /// How long the tests keep an idle connection: longer than any test runs.
 pub const TEST_KEEPALIVE: Duration = Duration::from_secs(30);
@@ -38,4 +39,20 @@ pub fn each_phase_within(limit: Duration) -> Timeouts {
         total: None,
         total_configured: None,
     }
+}
+
+/// The embedded server's test CA as a PEM file, for `TlsOptions::ca_file`.
+pub fn ca_file() -> PathBuf {
+    let path = std::env::temp_dir().join(format!("nodelay-test-ca-{}.pem", std::process::id()));
+    // Tests run in parallel and each writes the file: write a private copy and
+    // rename it into place, so no test reads a half-written file (a flaky
+    // TLS setup error under load).
+    let unique = std::env::temp_dir().join(format!(
+        "nodelay-test-ca-{}-{:?}.pem",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::write(&unique, TEST_CA_PEM).unwrap();
+    std::fs::rename(&unique, &path).unwrap();
+    path
 }
