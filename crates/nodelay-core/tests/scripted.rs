@@ -915,8 +915,15 @@ fn read_timeout_mid_body_closes_the_connection() {
 
 #[test]
 fn h28_idle_connection_closed_by_server_is_replaced() {
+    // The close comes a moment after the answer, so the connection is seen
+    // idle in the pool first (the reaper drops it once the FIN arrives).
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response("first")), Close],
+        vec![
+            ReadRequest,
+            write(ok_response("first")),
+            Sleep(Duration::from_millis(200)),
+            Close,
+        ],
         vec![ReadRequest, write(ok_response("second")), Hang],
     ]);
     let client = client();
@@ -925,7 +932,7 @@ fn h28_idle_connection_closed_by_server_is_replaced() {
         (200, b"first".to_vec())
     );
     assert_eq!(client.idle_connections(), 1);
-    server.wait_for_steps(0, 3);
+    server.wait_for_steps(0, 4);
     thread::sleep(Duration::from_millis(20));
     assert_eq!(
         fetch(&client, "GET", &server.url("/")).unwrap(),
