@@ -158,19 +158,6 @@ pub(crate) fn watch_when_first_idle<P: Reap + 'static>(
     }
 }
 
-/// Takes out of a pool's idle stacks every connection whose [`Watch`] the
-/// reaper marked closed (the caller drops them outside its lock).
-pub(crate) fn take_peer_closed<'a, T: 'a>(
-    stacks: impl Iterator<Item = &'a mut Vec<T>>,
-    watch_of: impl Fn(&T) -> Option<&Watch>,
-) -> Vec<T> {
-    let mut closed = Vec::new();
-    for stack in stacks {
-        closed.extend(stack.extract_if(.., |idle| watch_of(idle).is_some_and(Watch::peer_closed)));
-    }
-    closed
-}
-
 /// Registers the connection on `fd` (a TCP socket owned by a connection of
 /// `pool`) so that a close by its peer marks the returned watch and makes the
 /// reaper call `pool.reap()`.

@@ -6,7 +6,6 @@ use std::time::Duration;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use nodelay_core::aio::AsyncClient;
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{
     Client, EncodedHeaders, Error, Exchange, Http2Mode, PoolConfig, Prepared, RequestParts,
@@ -36,9 +35,6 @@ pub(crate) struct Engine {
     pub(crate) client: Client,
     /// Cap on a decoded (decompressed) body, in bytes.
     pub(crate) max_decoded_size: u64,
-    /// The batch API's HTTP/1.1 connections (async, on the runtime; see
-    /// batch.rs), kept across batches with this client's limits and TLS.
-    pub(crate) batch_h1: AsyncClient,
     /// The last timeout tuple converted, and what it converted to. A client
     /// passes the same tuple object with every request, so the five
     /// float → `Duration` conversions run once (a tuple is immutable, and the
@@ -246,14 +242,12 @@ impl Engine {
             https: https_proxy,
             no_proxy,
         };
-        let batch_h1 = AsyncClient::with_tls(pool, tls.clone());
         let client = Client::with_http2(pool, tls, http2)
             .proxied(&proxies)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {
             client,
             max_decoded_size,
-            batch_h1,
             last_timeouts: Mutex::new(None),
             header_memo: Mutex::new(HeaderMemo::default()),
         })
@@ -335,7 +329,6 @@ impl Engine {
     fn close(&self, py: Python<'_>) {
         py.detach(|| {
             self.client.close();
-            self.batch_h1.close();
         });
     }
 

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::io::{self, IoSlice};
 use std::os::fd::RawFd;
 use std::task::{Context, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -22,7 +22,6 @@ pub(crate) struct AsyncConn {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    pub idle_since: Instant,
 }
 
 impl AsyncConn {
@@ -32,7 +31,6 @@ impl AsyncConn {
             buf: vec![0; READ_BUFFER_BYTES],
             start: 0,
             end: 0,
-            idle_since: Instant::now(),
         }
     }
 
@@ -47,6 +45,17 @@ impl AsyncConn {
             libc::close(self.io.raw_fd());
         }
         std::mem::forget(self);
+    }
+
+    /// The byte stream (the pool's handover between drivers looks at its kind).
+    pub(crate) fn transport(&self) -> &AsyncTransport {
+        &self.io
+    }
+
+    /// The byte stream, for another driver (the pool's handover; the
+    /// connection is idle, nothing is buffered).
+    pub(crate) fn into_transport(self) -> AsyncTransport {
+        self.io
     }
 
     /// Received bytes not consumed yet.
