@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use tokio::sync::Notify;
+
 use super::handover::{fits_async, into_async};
 use super::state::{CheckedIn, Opened};
 use super::{Driven, Idle, Pool, SlotGuard, SlotLease, Step};
@@ -126,11 +128,6 @@ impl Pool {
     ) -> Result<AsyncPooled, Error> {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
-            // Registered before the state is inspected, so a slot freed
-            // between the check and the wait still wakes us.
-            let notified = self.freed_async.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
             let (step, generation, waiting) = {
                 let mut state = self.lock();
                 let step = Pool::step(&mut state, key, fresh, fits_async);
@@ -159,7 +156,7 @@ impl Pool {
                 Step::Wait => {
                     let until = *wait_until
                         .get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-                    wait(notified, until, deadlines).await?;
+                    wait(&self.freed_async, until, deadlines).await?;
                     drop(waiting);
                 }
             }
@@ -210,11 +207,8 @@ impl Pool {
     /// A slot for a new HTTP/2 connection, waiting for one (a release of
     /// either kind wakes us) until the pool deadline (`PoolTimeout`).
     pub async fn lease(self: &Arc<Self>, deadlines: &Deadlines) -> Result<SlotLease, Error> {
-        let until = deadlines.until(deadlines.timeouts.pool);
+        let mut until = None;
         loop {
-            let notified = self.freed_async.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
             let (opened, generation, waiting) = {
                 let mut state = self.lock();
                 let opened = state.open_slot();
@@ -226,7 +220,9 @@ impl Pool {
                 Opened::Slot => None,
                 Opened::Evicted(idle) => Some(idle),
                 Opened::Full => {
-                    wait(notified, until, deadlines).await?;
+                    let until =
+                        *until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+                    wait(&self.freed_async, until, deadlines).await?;
                     drop(waiting);
                     continue;
                 }
@@ -240,12 +236,13 @@ impl Pool {
     }
 }
 
-/// Waits for `notified` until `until` (`None`: no limit), then `PoolTimeout`.
-async fn wait(
-    notified: std::pin::Pin<&mut tokio::sync::futures::Notified<'_>>,
-    until: Option<Instant>,
-    deadlines: &Deadlines,
-) -> Result<(), Error> {
+/// Waits for a release until `until` (`None`: no limit), then `PoolTimeout`.
+/// The caller counted itself in `waiting_tasks` under the pool's lock, after
+/// finding no slot: a release after that calls `notify_one`, which leaves a
+/// permit when it comes before this wait registers, so no release is missed
+/// (and no `Notified` is made on the path that finds a slot).
+async fn wait(freed: &Notify, until: Option<Instant>, deadlines: &Deadlines) -> Result<(), Error> {
+    let notified = freed.notified();
     match until {
         None => {
             notified.await;

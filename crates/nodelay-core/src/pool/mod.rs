@@ -186,6 +186,9 @@ impl Pool {
         }
         if self.waiting_tasks.load(Ordering::Relaxed) > 0 {
             self.freed_async.notify_waiters();
+            // `notify_waiters` leaves no permit: a task counted but not yet
+            // parked (`asynchronous.rs`'s `wait`) takes this one.
+            self.freed_async.notify_one();
         }
     }
 
