@@ -11,9 +11,8 @@ import threading
 import time
 from collections.abc import Callable
 
-import pytest
-
 import nodelay
+import pytest
 from conftest import expected_bytes
 from nodelay import _core
 

@@ -232,7 +232,9 @@ impl AsyncClient {
             .await?;
         Ok(match sent {
             Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),
-            Sent::Http1(transport) => Err(transport.map(|t| inner.pool.adopt_async(&prepared.key, t))),
+            Sent::Http1(transport) => {
+                Err(transport.map(|t| inner.pool.adopt_async(&prepared.key, t)))
+            }
         })
     }
 

@@ -154,8 +154,8 @@ impl Pool {
                     return Ok(self.pooled_async(conn, false, key, generation, None));
                 }
                 Step::Wait => {
-                    let until = *wait_until
-                        .get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+                    let until =
+                        *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
                     wait(&self.freed_async, until, deadlines).await?;
                     drop(waiting);
                 }
@@ -189,13 +189,9 @@ impl Pool {
             conn: Driven::Async(conn),
             watch: pooled.watch.take(),
         };
-        let outcome = self.lock().checkin(
-            &pooled.key,
-            idle,
-            pooled.generation,
-            Instant::now(),
-            alive,
-        );
+        let outcome =
+            self.lock()
+                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
         match outcome {
             CheckedIn::Kept => {}
             CheckedIn::Closed(idle) => drop(idle),

@@ -136,8 +136,8 @@ impl Pool {
                     return Ok(self.pooled(Connection::new(stream), false, key, generation, None));
                 }
                 Step::Wait => {
-                    let until = *wait_until
-                        .get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+                    let until =
+                        *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
                     state = self.wait_for_slot(state, until, deadlines, interrupt)?;
                     continue;
                 }
@@ -214,13 +214,7 @@ impl Pool {
             watch: pooled.watch.take(),
         };
         let mut state = self.lock();
-        let outcome = state.checkin(
-            &pooled.key,
-            idle,
-            pooled.generation,
-            Instant::now(),
-            alive,
-        );
+        let outcome = state.checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
         drop(state);
         match outcome {
             CheckedIn::Kept => {}

@@ -144,7 +144,11 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
     /// Takes a slot for a new connection: a free one, or one freed by
     /// evicting the least recently used idle connection of any origin.
     pub fn open_slot(&mut self) -> Opened<C> {
-        if self.config.max_connections.is_none_or(|max| self.open < max) {
+        if self
+            .config
+            .max_connections
+            .is_none_or(|max| self.open < max)
+        {
             self.open += 1;
             return Opened::Slot;
         }
@@ -296,7 +300,7 @@ mod tests {
             s.checkin(&"a", c, 0, t0, true);
         }
         // Odd numbers stand for the connections this driver cannot take.
-        let even = |c: &u32| c % 2 == 0;
+        let even = |c: &u32| c.is_multiple_of(2);
         assert_eq!(fresh(s.pop_idle(&"a", t0, even)), Some(2));
         assert_eq!(fresh(s.pop_idle(&"a", t0, even)), None);
         assert_eq!(fresh(s.pop_idle(&"a", t0, any)), Some(3));
@@ -365,7 +369,10 @@ mod tests {
         let later = t0 + Duration::from_millis(5_001);
         // 2 went idle 2 s before `later`; 1 went idle 5.001 s before it.
         assert_eq!(fresh(s.pop_idle(&"a", later, any)), Some(2));
-        assert!(matches!(s.pop_idle(&"a", later, any), Some(Popped::Expired(1))));
+        assert!(matches!(
+            s.pop_idle(&"a", later, any),
+            Some(Popped::Expired(1))
+        ));
         assert_eq!((s.idle_count(), s.open()), (0, 1));
         // Exactly at the expiry a connection is still good.
         s.checkin(&"a", 2, 0, t0, true);
@@ -403,9 +410,9 @@ mod tests {
     fn reaped_and_cleared_idle_connections_free_their_slots() {
         let t0 = Instant::now();
         let mut s = State::new(config(Some(4), None, None), 0);
-        for c in 1..=4 {
+        for c in 1..=4u32 {
             assert!(opened(&mut s));
-            s.checkin(&if c % 2 == 0 { "a" } else { "b" }, c, 0, t0, true);
+            s.checkin(&if c.is_multiple_of(2) { "a" } else { "b" }, c, 0, t0, true);
         }
         let mut reaped = s.take_idle_where(|&c| c > 2);
         reaped.sort();
