@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use super::handover::{fits_async, into_async};
-use super::state::{CheckedIn, Opened};
+use super::state::Opened;
 use super::{Driven, Idle, Pool, SlotGuard, SlotLease, Step};
 use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::AsyncConn;
@@ -192,12 +192,7 @@ impl Pool {
         let outcome =
             self.lock()
                 .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
-        match outcome {
-            CheckedIn::Kept => {}
-            CheckedIn::Closed(idle) => drop(idle),
-            CheckedIn::Foreign(idle) => idle.dispose_inherited(),
-        }
-        self.wake_one();
+        Pool::checked_in(&pooled.pool, outcome);
     }
 
     /// A slot for a new HTTP/2 connection, waiting for one (a release of

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::handover::{fits_blocking, into_blocking};
-use super::state::CheckedIn;
 use super::{Driven, Idle, Pool, SlotGuard, Step};
 use crate::conn::Connection;
 use crate::deadline::{Deadlines, Phase};
@@ -213,14 +212,9 @@ impl Pool {
             conn: Driven::Blocking(conn),
             watch: pooled.watch.take(),
         };
-        let mut state = self.lock();
-        let outcome = state.checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
-        drop(state);
-        match outcome {
-            CheckedIn::Kept => {}
-            CheckedIn::Closed(idle) => drop(idle),
-            CheckedIn::Foreign(idle) => idle.dispose_inherited(),
-        }
-        self.wake_one();
+        let outcome =
+            self.lock()
+                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
+        Pool::checked_in(&pooled.pool, outcome);
     }
 }

@@ -20,7 +20,7 @@ mod handover;
 mod state;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -28,13 +28,14 @@ use tokio::sync::Notify;
 pub(crate) use asynchronous::AsyncPooled;
 pub(crate) use blocking::PooledConn;
 pub use state::PoolConfig;
-use state::{Opened, PoolState, Popped};
+use state::{CheckedIn, Opened, PoolState, Popped};
 
 use crate::aio::AsyncConn;
 use crate::conn::Connection;
 use crate::fork;
+use crate::limits::SURPLUS_IDLE_GRACE;
 use crate::proxy::ConnKey;
-use crate::reaper::{Reap, Watch};
+use crate::reaper::{self, Reap, Watch};
 use crate::tls::TlsSetup;
 
 pub(crate) struct Pool {
@@ -102,7 +103,11 @@ impl Pool {
     pub fn new(config: PoolConfig, tls: TlsSetup) -> Self {
         fork::install();
         Pool {
-            state: Mutex::new(PoolState::new(config, fork::generation())),
+            state: Mutex::new(PoolState::new(
+                config,
+                fork::generation(),
+                SURPLUS_IDLE_GRACE,
+            )),
             freed: Condvar::new(),
             freed_async: Notify::new(),
             waiting_threads: AtomicUsize::new(0),
@@ -192,6 +197,18 @@ impl Pool {
         }
     }
 
+    /// Finishes a checkin (outside the lock): closes what was not kept, has
+    /// the reaper end a surplus connection's grace, wakes a waiter.
+    fn checked_in(pool: &Arc<Pool>, outcome: CheckedIn<Idle>) {
+        match outcome {
+            CheckedIn::Kept => {}
+            CheckedIn::Surplus(until) => reaper::sweep_at(until, pool),
+            CheckedIn::Closed(idle) => drop(idle),
+            CheckedIn::Foreign(idle) => idle.dispose_inherited(),
+        }
+        pool.wake_one();
+    }
+
     /// Frees the slot of a closed connection of `generation`.
     fn release_slot(&self, generation: u64) {
         self.lock().release(generation);
@@ -222,6 +239,17 @@ impl Reap for Pool {
         // the runtime's reactor.
         drop(closed);
         self.wake_all();
+    }
+
+    fn sweep(self: Arc<Self>) {
+        let (closed, next) = self.lock().take_surplus_expired(Instant::now());
+        if let Some(next) = next {
+            reaper::sweep_at(next, &self);
+        }
+        if !closed.is_empty() {
+            drop(closed);
+            self.wake_all();
+        }
     }
 }
 

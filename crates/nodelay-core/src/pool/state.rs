@@ -35,6 +35,16 @@ impl PoolConfig {
 struct Entry<C> {
     conn: C,
     since: Instant,
+    /// For a connection kept beyond the keep-alive cap: when it closes
+    /// unless reused before.
+    surplus_until: Option<Instant>,
+}
+
+impl<C> Entry<C> {
+    fn expired(&self, now: Instant, expiry: Option<Duration>) -> bool {
+        expiry.is_some_and(|expiry| now.saturating_duration_since(self.since) > expiry)
+            || self.surplus_until.is_some_and(|until| now > until)
+    }
 }
 
 /// What [`PoolState::pop_idle`] found.
@@ -61,6 +71,10 @@ pub(crate) enum Opened<C> {
 /// What [`PoolState::checkin`] did with a connection given back.
 pub(crate) enum CheckedIn<C> {
     Kept,
+    /// Kept beyond the keep-alive cap until this instant: the caller has
+    /// [`PoolState::take_surplus_expired`] run then (nothing else may touch
+    /// the pool meanwhile).
+    Surplus(Instant),
     /// Not kept (the keep-alive cap, a zero expiry, or its peer closed it):
     /// its slot is freed, the caller closes it.
     Closed(C),
@@ -76,16 +90,20 @@ pub(crate) struct PoolState<K, C> {
     open: usize,
     generation: u64,
     config: PoolConfig,
+    /// How long a connection coming back beyond the keep-alive cap is kept
+    /// (zero: closed at once).
+    surplus_grace: Duration,
 }
 
 impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
-    pub fn new(config: PoolConfig, generation: u64) -> Self {
+    pub fn new(config: PoolConfig, generation: u64, surplus_grace: Duration) -> Self {
         PoolState {
             idle: HashMap::default(),
             idle_count: 0,
             open: 0,
             generation,
             config,
+            surplus_grace,
         }
     }
 
@@ -130,11 +148,7 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         let at = stack.iter().rposition(|entry| fits(&entry.conn))?;
         let entry = stack.remove(at);
         self.idle_count -= 1;
-        let expired = self
-            .config
-            .keepalive_expiry
-            .is_some_and(|expiry| now.saturating_duration_since(entry.since) > expiry);
-        if expired {
+        if entry.expired(now, self.config.keepalive_expiry) {
             self.open -= 1;
             return Some(Popped::Expired(entry.conn));
         }
@@ -179,6 +193,12 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
 
     /// Gives back a connection of `generation` for `key` whose response was
     /// read whole, at `now`; `alive` false for one its peer closed meanwhile.
+    /// Beyond the keep-alive cap a connection is kept for the surplus grace
+    /// only: a burst of answers followed by a burst of requests (many
+    /// requests in flight) then reuses its connections instead of closing
+    /// and reopening those above the cap, while a server that stops
+    /// accepting at a connection limit still sees them close soon after
+    /// the burst (docs/pool.md, "Keep-alive default").
     pub fn checkin(
         &mut self,
         key: &K,
@@ -190,17 +210,22 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         if generation != self.generation {
             return CheckedIn::Foreign(conn);
         }
-        let keep = alive
-            && self.config.keeps_idle()
-            && self
-                .config
-                .max_keepalive
-                .is_none_or(|max| self.idle_count < max);
+        let within_cap = self
+            .config
+            .max_keepalive
+            .is_none_or(|max| self.idle_count < max);
+        let keep =
+            alive && self.config.keeps_idle() && (within_cap || !self.surplus_grace.is_zero());
         if !keep {
             self.open -= 1;
             return CheckedIn::Closed(conn);
         }
-        let entry = Entry { conn, since: now };
+        let surplus_until = (!within_cap).then(|| now + self.surplus_grace);
+        let entry = Entry {
+            conn,
+            since: now,
+            surplus_until,
+        };
         match self.idle.get_mut(key) {
             Some(stack) => stack.push(entry),
             // The first connection of an origin: the only allocation.
@@ -209,7 +234,28 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
             }
         }
         self.idle_count += 1;
-        CheckedIn::Kept
+        match surplus_until {
+            Some(until) => CheckedIn::Surplus(until),
+            None => CheckedIn::Kept,
+        }
+    }
+
+    /// Takes out the surplus connections whose grace ended by `now` (their
+    /// slots are freed), and tells when the next of those left ends.
+    pub fn take_surplus_expired(&mut self, now: Instant) -> (Vec<C>, Option<Instant>) {
+        let mut taken = Vec::new();
+        let mut next: Option<Instant> = None;
+        for stack in self.idle.values_mut() {
+            let expired =
+                stack.extract_if(.., |entry| entry.surplus_until.is_some_and(|t| now > t));
+            taken.extend(expired.map(|entry| entry.conn));
+            for until in stack.iter().filter_map(|entry| entry.surplus_until) {
+                next = Some(next.map_or(until, |next| next.min(until)));
+            }
+        }
+        self.idle_count -= taken.len();
+        self.open -= taken.len();
+        (taken, next)
     }
 
     /// Takes out every idle connection `closed` says is closed (the reaper's
@@ -275,7 +321,7 @@ mod tests {
     #[test]
     fn idle_connections_come_back_last_in_first_out_per_origin() {
         let t0 = Instant::now();
-        let mut s = State::new(config(None, None, None), 0);
+        let mut s = State::new(config(None, None, None), 0, Duration::ZERO);
         for _ in 0..3 {
             assert!(opened(&mut s));
         }
@@ -294,7 +340,7 @@ mod tests {
     #[test]
     fn a_driver_takes_the_most_recent_idle_connection_it_can_drive() {
         let t0 = Instant::now();
-        let mut s = State::new(config(None, None, None), 0);
+        let mut s = State::new(config(None, None, None), 0, Duration::ZERO);
         for c in 1..=3 {
             assert!(opened(&mut s));
             s.checkin(&"a", c, 0, t0, true);
@@ -310,7 +356,7 @@ mod tests {
     #[test]
     fn max_connections_bounds_open_and_evicts_the_least_recently_used_idle_one() {
         let t0 = Instant::now();
-        let mut s = State::new(config(Some(2), None, None), 0);
+        let mut s = State::new(config(Some(2), None, None), 0, Duration::ZERO);
         assert!(opened(&mut s));
         assert!(opened(&mut s));
         assert!(matches!(s.open_slot(), Opened::Full));
@@ -329,7 +375,7 @@ mod tests {
     #[test]
     fn the_keepalive_cap_closes_what_comes_back_beyond_it() {
         let t0 = Instant::now();
-        let mut s = State::new(config(None, Some(1), None), 0);
+        let mut s = State::new(config(None, Some(1), None), 0, Duration::ZERO);
         assert!(opened(&mut s));
         assert!(opened(&mut s));
         assert!(matches!(s.checkin(&"a", 1, 0, t0, true), CheckedIn::Kept));
@@ -341,15 +387,54 @@ mod tests {
     }
 
     #[test]
+    fn beyond_the_cap_a_connection_is_kept_for_the_surplus_grace_only() {
+        let t0 = Instant::now();
+        let grace = Duration::from_millis(100);
+        let mut s = State::new(config(None, Some(1), None), 0, grace);
+        for _ in 0..3 {
+            assert!(opened(&mut s));
+        }
+        assert!(matches!(s.checkin(&"a", 1, 0, t0, true), CheckedIn::Kept));
+        let until = t0 + grace;
+        assert!(matches!(s.checkin(&"a", 2, 0, t0, true), CheckedIn::Surplus(u) if u == until));
+        // A request within the grace takes the surplus one (the most recent).
+        assert_eq!(fresh(s.pop_idle(&"a", until, any)), Some(2));
+        assert!(matches!(
+            s.checkin(&"a", 2, 0, t0, true),
+            CheckedIn::Surplus(_)
+        ));
+        assert!(matches!(
+            s.checkin(&"b", 3, 0, t0, true),
+            CheckedIn::Surplus(_)
+        ));
+        assert_eq!((s.idle_count(), s.open()), (3, 3));
+        // Nothing ends before the grace does.
+        let (taken, next) = s.take_surplus_expired(until);
+        assert!(taken.is_empty());
+        assert_eq!(next, Some(until));
+        let (mut taken, next) = s.take_surplus_expired(until + Duration::from_millis(1));
+        taken.sort();
+        assert_eq!((taken, next), (vec![2, 3], None));
+        assert_eq!((s.idle_count(), s.open()), (1, 1));
+        // Past its grace, a surplus connection is not handed out either.
+        assert!(opened(&mut s));
+        s.checkin(&"a", 4, 0, t0, true);
+        assert!(matches!(
+            s.pop_idle(&"a", until + Duration::from_millis(1), any),
+            Some(Popped::Expired(4))
+        ));
+    }
+
+    #[test]
     fn a_connection_closed_by_its_peer_or_a_zero_expiry_is_not_kept() {
         let t0 = Instant::now();
-        let mut s = State::new(config(None, None, None), 0);
+        let mut s = State::new(config(None, None, None), 0, Duration::ZERO);
         assert!(opened(&mut s));
         assert!(matches!(
             s.checkin(&"a", 1, 0, t0, false),
             CheckedIn::Closed(1)
         ));
-        let mut s = State::new(config(None, None, Some(0)), 0);
+        let mut s = State::new(config(None, None, Some(0)), 0, Duration::ZERO);
         assert!(opened(&mut s));
         assert!(matches!(
             s.checkin(&"a", 1, 0, t0, true),
@@ -361,7 +446,7 @@ mod tests {
     #[test]
     fn idle_connections_expire_by_the_injected_clock() {
         let t0 = Instant::now();
-        let mut s = State::new(config(None, None, Some(5_000)), 0);
+        let mut s = State::new(config(None, None, Some(5_000)), 0, Duration::ZERO);
         assert!(opened(&mut s));
         assert!(opened(&mut s));
         s.checkin(&"a", 1, 0, t0, true);
@@ -385,7 +470,7 @@ mod tests {
     #[test]
     fn a_fork_forgets_every_slot_and_hands_over_the_inherited_idle_ones() {
         let t0 = Instant::now();
-        let mut s = State::new(config(Some(3), None, None), 7);
+        let mut s = State::new(config(Some(3), None, None), 7, Duration::ZERO);
         for _ in 0..3 {
             assert!(opened(&mut s));
         }
@@ -409,7 +494,7 @@ mod tests {
     #[test]
     fn reaped_and_cleared_idle_connections_free_their_slots() {
         let t0 = Instant::now();
-        let mut s = State::new(config(Some(4), None, None), 0);
+        let mut s = State::new(config(Some(4), None, None), 0, Duration::ZERO);
         for c in 1..=4u32 {
             assert!(opened(&mut s));
             s.checkin(&if c.is_multiple_of(2) { "a" } else { "b" }, c, 0, t0, true);
