@@ -6,8 +6,8 @@
 //! Every operation is a few field updates under the caller's lock. What to
 //! do with a connection that leaves the pool (close it, abandon it after a
 //! fork, check it is alive) and whom to wake when a slot frees up are the
-//! caller's business (`shared.rs`, the blocking face in `blocking.rs`, the
-//! tokio face in `aio/pool.rs`).
+//! caller's business (`mod.rs`, the blocking face in `blocking.rs`, the
+//! tokio face in `asynchronous.rs`).
 
 use std::collections::HashMap;
 use std::hash::Hash;
