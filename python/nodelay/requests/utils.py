@@ -1,0 +1,334 @@
+"""The helpers of ``requests.utils`` that programs call, and those the facade uses."""
+
+from __future__ import annotations
+
+import codecs
+import ipaddress
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import quote, unquote, urlparse, urlunparse
+from urllib.request import getproxies, proxy_bypass
+
+from .._core import __version__
+from .._cookies import CookieJar
+from .cookies import RequestsCookieJar, cookiejar_from_dict
+from .exceptions import InvalidURL
+from .structures import CaseInsensitiveDict
+
+__all__ = [
+    "add_dict_to_cookiejar",
+    "default_headers",
+    "default_user_agent",
+    "dict_from_cookiejar",
+    "get_auth_from_url",
+    "get_encoding_from_headers",
+    "get_environ_proxies",
+    "get_netrc_auth",
+    "guess_json_utf",
+    "parse_header_links",
+    "requote_uri",
+    "select_proxy",
+    "should_bypass_proxies",
+    "super_len",
+    "to_key_val_list",
+    "unquote_unreserved",
+    "urldefragauth",
+]
+
+NETRC_FILES = (".netrc", "_netrc")
+UNRESERVED_SET = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" + "0123456789-._~"
+)
+
+
+def default_user_agent(name: str = "nodelay-requests") -> str:
+    """The User-Agent the facade sends: ``nodelay-requests/<nodelay version>``."""
+    return f"{name}/{__version__}"
+
+
+def default_headers() -> CaseInsensitiveDict[str]:
+    """A new session's headers (requests' four, with nodelay's decoders in
+    Accept-Encoding: the engine decodes gzip, deflate, br and zstd)."""
+    return CaseInsensitiveDict(
+        {
+            "User-Agent": default_user_agent(),
+            "Accept-Encoding": "gzip, deflate, br, zstd",
+            "Accept": "*/*",
+            "Connection": "keep-alive",
+        }
+    )
+
+
+def dict_from_cookiejar(cj: Iterable[Any]) -> dict[str, str]:
+    """Name → value of every cookie of a jar (nodelay's or ``http.cookiejar``'s)."""
+    if isinstance(cj, CookieJar):
+        return {c.name: c.value for c in cj.cookies()}
+    return {cookie.name: cookie.value for cookie in cj}
+
+
+def add_dict_to_cookiejar(cj: CookieJar, cookie_dict: Mapping[str, str]) -> CookieJar:
+    """``cj`` with the cookies of ``cookie_dict`` set (any-host cookies)."""
+    return cookiejar_from_dict(cookie_dict, cj)
+
+
+def to_key_val_list(value: Any) -> list[tuple[Any, Any]] | None:
+    """A mapping or a list of pairs as a list of pairs (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, bool, int)):
+        raise ValueError("cannot encode objects that are not 2-tuples")
+    if isinstance(value, Mapping):
+        value = value.items()
+    return list(value)
+
+
+def _parse_content_type_header(header: str) -> tuple[str, dict[str, str]]:
+    tokens = header.split(";")
+    content_type, params = tokens[0].strip(), tokens[1:]
+    params_dict: dict[str, str] = {}
+    for param in params:
+        param = param.strip()
+        if param:
+            key, sep, value = param.partition("=")
+            params_dict[key.strip(" \"'").lower()] = value.strip(" \"'") if sep else ""
+    return content_type, params_dict
+
+
+def get_encoding_from_headers(headers: Mapping[str, str]) -> str | None:
+    """The charset of Content-Type; ISO-8859-1 for ``text/*`` without one (RFC 2616, as
+    requests), utf-8 for ``application/json`` without one, else ``None``."""
+    content_type = headers.get("content-type")
+    if not content_type:
+        return None
+    content_type, params = _parse_content_type_header(content_type)
+    if "charset" in params:
+        return params["charset"].strip("'\"")
+    if "text" in content_type:
+        return "ISO-8859-1"
+    if "application/json" in content_type:
+        return "utf-8"
+    return None
+
+
+_NULL = b"\x00"
+_NULL2 = _NULL * 2
+_NULL3 = _NULL * 3
+
+
+def guess_json_utf(data: bytes) -> str | None:
+    """The UTF of a JSON text, from its BOM or the NUL bytes of its first 4 (RFC 4627)."""
+    sample = data[:4]
+    if sample in (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE):
+        return "utf-32"
+    if sample[:3] == codecs.BOM_UTF8:
+        return "utf-8-sig"
+    if sample[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return "utf-16"
+    nullcount = sample.count(_NULL)
+    if nullcount == 0:
+        return "utf-8"
+    if nullcount == 2:
+        if sample[::2] == _NULL2:
+            return "utf-16-be"
+        if sample[1::2] == _NULL2:
+            return "utf-16-le"
+    if nullcount == 3:
+        if sample[:3] == _NULL3:
+            return "utf-32-be"
+        if sample[1:] == _NULL3:
+            return "utf-32-le"
+    return None
+
+
+def unquote_unreserved(uri: str) -> str:
+    """Un-escape the percent-escapes of unreserved characters only."""
+    parts = uri.split("%")
+    for i in range(1, len(parts)):
+        h = parts[i][0:2]
+        if len(h) == 2 and h.isalnum():
+            try:
+                c = chr(int(h, 16))
+            except ValueError as exc:
+                raise InvalidURL(f"Invalid percent-escape sequence: '{h}'") from exc
+            parts[i] = c + parts[i][2:] if c in UNRESERVED_SET else f"%{parts[i]}"
+        else:
+            parts[i] = f"%{parts[i]}"
+    return "".join(parts)
+
+
+def requote_uri(uri: str) -> str:
+    """The URI fully and consistently quoted (unquote of the unreserved, then quote)."""
+    try:
+        return quote(unquote_unreserved(uri), safe="!#$%&'()*+,/:;=?@[]~")
+    except InvalidURL:
+        return quote(uri, safe="!#$&'()*+,/:;=?@[]~")
+
+
+def get_auth_from_url(url: str) -> tuple[str, str]:
+    """The (user, password) of a URL's userinfo, unquoted (``("", "")`` without)."""
+    parsed = urlparse(url)
+    try:
+        return (unquote(parsed.username or ""), unquote(parsed.password or ""))
+    except (AttributeError, TypeError):
+        return ("", "")
+
+
+def urldefragauth(url: str) -> str:
+    """The URL without its fragment and userinfo."""
+    scheme, netloc, path, params, query, _fragment = urlparse(url)
+    if not netloc:
+        netloc, path = path, netloc
+    netloc = netloc.rsplit("@", 1)[-1]
+    return urlunparse((scheme, netloc, path, params, query, ""))
+
+
+def get_netrc_auth(url: str, raise_errors: bool = False) -> tuple[str, str] | None:
+    """The (login, password) of ``$NETRC`` or ``~/.netrc`` for the URL's host."""
+    from netrc import NetrcParseError, netrc
+
+    netrc_file = os.environ.get("NETRC")
+    locations: Iterable[str] = (netrc_file,) if netrc_file is not None else (
+        f"~/{f}" for f in NETRC_FILES
+    )
+    path = next(
+        (p for p in map(os.path.expanduser, locations) if os.path.exists(p)), None
+    )
+    host = urlparse(url).hostname
+    if path is None or host is None:
+        return None
+    try:
+        found = netrc(path).authenticators(host)
+    except (NetrcParseError, OSError):
+        if raise_errors:
+            raise
+        return None
+    if found and any(found):
+        login = found[0] or found[1]
+        return (login or "", found[2] or "")
+    return None
+
+
+def should_bypass_proxies(url: str, no_proxy: str | None) -> bool:
+    """Whether ``url`` is exempt from proxies by ``no_proxy`` (or ``$no_proxy``)."""
+    if no_proxy is None:
+        no_proxy = os.environ.get("no_proxy") or os.environ.get("NO_PROXY")
+    parsed = urlparse(url)
+    hostname = parsed.hostname
+    if hostname is None:
+        return True
+    if no_proxy:
+        hosts = [h for h in no_proxy.replace(" ", "").split(",") if h]
+        try:
+            address = ipaddress.ip_address(hostname)
+        except ValueError:
+            address = None
+        if address is not None:
+            for entry in hosts:
+                try:
+                    if address in ipaddress.ip_network(entry, strict=False):
+                        return True
+                except ValueError:
+                    continue
+        else:
+            with_port = f"{hostname}:{parsed.port}" if parsed.port else hostname
+            for entry in hosts:
+                entry = entry.lstrip(".")
+                if entry in (hostname, with_port) or hostname.endswith("." + entry):
+                    return True
+                if with_port.endswith("." + entry):
+                    return True
+        return False
+    try:
+        return bool(proxy_bypass(hostname))
+    except (TypeError, OSError):
+        return False
+
+
+def get_environ_proxies(url: str, no_proxy: str | None = None) -> dict[str, str]:
+    """The environment's proxies for ``url`` (none when ``no_proxy`` exempts it)."""
+    return {} if should_bypass_proxies(url, no_proxy=no_proxy) else getproxies()
+
+
+def select_proxy(url: str, proxies: Mapping[str, str] | None) -> str | None:
+    """The proxy for ``url``: keys ``scheme://host``, ``scheme``, ``all://host``, ``all``."""
+    proxies = proxies or {}
+    parts = urlparse(url)
+    if parts.hostname is None:
+        return proxies.get(parts.scheme, proxies.get("all"))
+    for key in (
+        f"{parts.scheme}://{parts.hostname}",
+        parts.scheme,
+        f"all://{parts.hostname}",
+        "all",
+    ):
+        if key in proxies:
+            return proxies[key]
+    return None
+
+
+def super_len(o: Any) -> int:
+    """The bytes left to read in ``o`` (a str, bytes, file...), 0 when unknown."""
+    if isinstance(o, str):
+        return len(o.encode("utf-8"))
+    if hasattr(o, "__len__"):
+        return len(o)
+    if hasattr(o, "len"):
+        return int(o.len)
+    total = current = None
+    if hasattr(o, "fileno"):
+        try:
+            total = os.fstat(o.fileno()).st_size
+        except (OSError, AttributeError):
+            total = None
+    if hasattr(o, "tell"):
+        try:
+            current = o.tell()
+        except OSError:
+            current = total
+        else:
+            if total is None and hasattr(o, "seek"):
+                try:
+                    o.seek(0, 2)
+                    total = o.tell()
+                    o.seek(current)
+                except (OSError, AttributeError):
+                    total = 0
+    return max(0, (total or 0) - (current or 0))
+
+
+_LINK_SPLIT = re.compile(r", *<")
+
+
+def parse_header_links(value: str) -> list[dict[str, str]]:
+    """A ``Link`` header as a list of dicts (``url`` plus each parameter)."""
+    links: list[dict[str, str]] = []
+    replace_chars = " '\""
+    value = value.strip(replace_chars)
+    if not value:
+        return links
+    for val in _LINK_SPLIT.split(value):
+        url, _, params = val.partition(";")
+        link = {"url": url.strip("<> '\"")}
+        for param in params.split(";"):
+            key, sep, v = param.partition("=")
+            if not sep:
+                break
+            link[key.strip(replace_chars)] = v.strip(replace_chars)
+        links.append(link)
+    return links
+
+
+def iter_slices(string: bytes, slice_length: int | None) -> Iterator[bytes]:
+    """``string`` in pieces of ``slice_length`` (the whole of it for ``None`` or < 1)."""
+    pos = 0
+    if slice_length is None or slice_length <= 0:
+        slice_length = len(string)
+    while pos < len(string):
+        yield string[pos : pos + slice_length]
+        pos += slice_length
+
+
+def new_cookie_jar() -> RequestsCookieJar:
+    return RequestsCookieJar()
