@@ -56,9 +56,7 @@ def test_every_verb(requests: Any, httpbin: str) -> None:
     assert requests.post(f"{httpbin}/post", data={"key": "value"}).json()["form"] == {
         "key": "value"
     }
-    assert requests.put(f"{httpbin}/put", data={"key": "value"}).json()["form"] == {
-        "key": "value"
-    }
+    assert requests.put(f"{httpbin}/put", data={"key": "value"}).json()["form"] == {"key": "value"}
     assert requests.delete(f"{httpbin}/delete").status_code == 200
     head = requests.head(f"{httpbin}/get")
     assert head.status_code == 200 and head.content == b""
@@ -95,9 +93,7 @@ def test_text_and_encoding(requests: Any, httpbin: str) -> None:
 
 
 def test_text_without_charset_is_latin1(requests: Any, httpbin: str) -> None:
-    r = requests.get(
-        f"{httpbin}/response-headers", params={"Content-Type": "text/plain", "x": "é"}
-    )
+    r = requests.get(f"{httpbin}/response-headers", params={"Content-Type": "text/plain", "x": "é"})
     assert r.encoding == "ISO-8859-1"
     assert r.text == r.content.decode("ISO-8859-1")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from .._client import Client
@@ -101,7 +101,13 @@ class HTTPAdapter(BaseAdapter):
     pool slot beyond its limits. ``max_retries``: see ``_retry_policy``.
     """
 
-    __attrs__ = ["max_retries", "config", "_pool_connections", "_pool_maxsize", "_pool_block"]
+    __attrs__: ClassVar[list[str]] = [
+        "max_retries",
+        "config",
+        "_pool_connections",
+        "_pool_maxsize",
+        "_pool_block",
+    ]
 
     def __init__(
         self,

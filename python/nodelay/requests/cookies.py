@@ -31,7 +31,7 @@ class RequestsCookieJar(CookieJar):
 
     __slots__ = ()
 
-    def set(  # type: ignore[override]
+    def set(
         self,
         name: str,
         value: str | None,
@@ -175,9 +175,7 @@ def cookiejar_from_dict(
     return cookiejar
 
 
-def merge_cookies(
-    cookiejar: CookieJar, cookies: Mapping[str, str] | CookieJar | None
-) -> CookieJar:
+def merge_cookies(cookiejar: CookieJar, cookies: Mapping[str, str] | CookieJar | None) -> CookieJar:
     """``cookiejar`` with ``cookies`` (a dict or another jar) added to it."""
     if not isinstance(cookiejar, CookieJar):
         raise ValueError("You can only merge into CookieJar")

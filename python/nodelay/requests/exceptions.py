@@ -57,7 +57,7 @@ class RequestException(IOError):
         self.response = response
         self.request = kwargs.pop("request", None)
         if response is not None and not self.request and hasattr(response, "request"):
-            self.request = self.response.request  # type: ignore[union-attr]
+            self.request = response.request
         super().__init__(*args, **kwargs)
 
 
@@ -72,7 +72,7 @@ class JSONDecodeError(InvalidJSONError, _StdJSONDecodeError):
         _StdJSONDecodeError.__init__(self, *args)
         InvalidJSONError.__init__(self, *self.args, **kwargs)
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> str | tuple[Any, ...]:
         return _StdJSONDecodeError.__reduce__(self)
 
 
@@ -80,7 +80,7 @@ class HTTPError(RequestException):
     """An HTTP error occurred (``raise_for_status``)."""
 
 
-class ConnectionError(RequestException):  # noqa: A001 - requests' name
+class ConnectionError(RequestException):
     """A Connection error occurred."""
 
 

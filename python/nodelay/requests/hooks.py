@@ -18,9 +18,7 @@ def default_hooks() -> dict[str, list[Hook]]:
     return {event: [] for event in HOOKS}
 
 
-def dispatch_hook(
-    key: str, hooks: Mapping[str, Any] | None, hook_data: Any, **kwargs: Any
-) -> Any:
+def dispatch_hook(key: str, hooks: Mapping[str, Any] | None, hook_data: Any, **kwargs: Any) -> Any:
     """Run the ``key`` hooks on ``hook_data``; a hook's non-None result replaces it."""
     hooks = hooks or {}
     found = hooks.get(key)

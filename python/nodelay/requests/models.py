@@ -15,7 +15,7 @@ import os
 from binascii import hexlify
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http.cookiejar import CookieJar as _StdCookieJar
-from typing import IO, TYPE_CHECKING, Any, TypeAlias
+from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeAlias
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from .._cookies import CookieJar
@@ -275,7 +275,7 @@ class PreparedRequest(RequestHooksMixin):
         p = PreparedRequest()
         p.method = self.method
         p.url = self.url
-        p.headers = self.headers.copy() if self.headers is not None else None  # type: ignore[assignment]
+        p.headers = self.headers.copy()
         p._cookies = None if self._cookies is None else RequestsCookieJar(self._cookies)
         p.body = self.body
         p.hooks = self.hooks
@@ -529,7 +529,7 @@ class _RawBody:
 class Response:
     """The response to a request, with requests' attributes and methods."""
 
-    __attrs__ = [
+    __attrs__: ClassVar[list[str]] = [
         "_content",
         "status_code",
         "headers",
@@ -612,15 +612,16 @@ class Response:
     def apparent_encoding(self) -> str | None:
         """The encoding guessed from the body (charset_normalizer or chardet when
         installed, else ``utf-8``)."""
-        try:
-            import charset_normalizer as detector
-        except ImportError:
+        import importlib
+
+        for name in ("charset_normalizer", "chardet"):
             try:
-                import chardet as detector  # type: ignore[no-redef]
+                detector = importlib.import_module(name)
             except ImportError:
-                return "utf-8"
-        found: str | None = detector.detect(self.content or b"")["encoding"]
-        return found
+                continue
+            found: str | None = detector.detect(self.content or b"")["encoding"]
+            return found
+        return "utf-8"
 
     def iter_content(
         self, chunk_size: int | None = 1, decode_unicode: bool = False
@@ -673,11 +674,12 @@ class Response:
     ) -> Iterator[Any]:
         """The body line by line (bytes, or str with ``decode_unicode``), line endings
         removed; reads ``chunk_size`` at a time from a stream."""
-        pending = None
+        pending: Any = None
+        chunk: Any
         for chunk in self.iter_content(chunk_size=chunk_size, decode_unicode=decode_unicode):
             if pending is not None:
                 chunk = pending + chunk
-            lines = chunk.split(delimiter) if delimiter else chunk.splitlines()  # type: ignore[arg-type]
+            lines = chunk.split(delimiter) if delimiter else chunk.splitlines()
             if lines and lines[-1] and chunk and lines[-1][-1] == chunk[-1]:
                 pending = lines.pop()
             else:
@@ -771,9 +773,7 @@ class Response:
             self._nd.close()
 
 
-def build_response(
-    request: PreparedRequest, nd: _models.Response, stream: bool
-) -> Response:
+def build_response(request: PreparedRequest, nd: _models.Response, stream: bool) -> Response:
     """A facade ``Response`` over the nodelay response ``nd`` (whose body is already read
     unless ``stream``)."""
     response = Response()
@@ -796,5 +796,3 @@ def build_response(
         response._content = nd.content
         response._content_consumed = True
     return response
-
-

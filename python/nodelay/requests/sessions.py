@@ -13,7 +13,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from http.cookiejar import CookieJar as _StdCookieJar
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urljoin, urlparse
 
 from .._cookies import CookieJar
@@ -117,7 +117,11 @@ class SessionRedirectMixin:
         changed_port = old_parsed.port != new_parsed.port
         changed_scheme = old_parsed.scheme != new_parsed.scheme
         default_port = (DEFAULT_PORTS.get(old_parsed.scheme, None), None)
-        if not changed_scheme and old_parsed.port in default_port and new_parsed.port in default_port:
+        if (
+            not changed_scheme
+            and old_parsed.port in default_port
+            and new_parsed.port in default_port
+        ):
             return False
         return changed_port or changed_scheme
 
@@ -137,14 +141,14 @@ class SessionRedirectMixin:
         next request without sending it)."""
         hist: list[Response] = []
         url = self.get_redirect_target(resp)
-        previous_fragment = urlparse(req.url).fragment
+        previous_fragment = urlparse(req.url or "").fragment
         while url:
             prepared_request = req.copy()
             resp.history = hist[:]
             hist.append(resp)
             try:
                 resp.content  # noqa: B018 - read the body so the connection is reused
-            except Exception:  # noqa: BLE001 - a broken redirect body does not matter
+            except Exception:
                 resp.raw.read(decode_content=False)
             if len(resp.history) >= self.max_redirects:
                 raise TooManyRedirects(f"Exceeded {self.max_redirects} redirects.", response=resp)
@@ -213,10 +217,12 @@ class SessionRedirectMixin:
     ) -> dict[str, str]:
         """The proxies for the redirect's URL, and its Proxy-Authorization for http."""
         headers = prepared_request.headers
-        scheme = urlparse(prepared_request.url).scheme
+        scheme = urlparse(prepared_request.url or "").scheme
         new_proxies = resolve_proxies(prepared_request, proxies, self.trust_env)
         headers.pop("Proxy-Authorization", None)
-        username, password = get_auth_from_url(new_proxies[scheme]) if scheme in new_proxies else ("", "")
+        username, password = (
+            get_auth_from_url(new_proxies[scheme]) if scheme in new_proxies else ("", "")
+        )
         if not scheme.startswith("https") and username and password:
             headers["Proxy-Authorization"] = _basic_auth_str(username, password)
         return new_proxies
@@ -240,7 +246,7 @@ class Session(SessionRedirectMixin):
     ``adapters`` are plain attributes, read when each request is sent.
     """
 
-    __attrs__ = [
+    __attrs__: ClassVar[list[str]] = [
         "headers",
         "cookies",
         "auth",
@@ -400,7 +406,7 @@ class Session(SessionRedirectMixin):
         hooks = request.hooks
         adapter = self.get_adapter(url=request.url or "")
         request._jar = self.cookies
-        r = adapter.send(request, **kwargs)
+        r: Response = adapter.send(request, **kwargs)
         r = dispatch_hook("response", hooks, r, **kwargs)
         if allow_redirects:
             history = list(self.resolve_redirects(r, request, **kwargs))

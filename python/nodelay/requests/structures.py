@@ -74,5 +74,5 @@ class LookupDict(dict[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self.__dict__.get(key, None)
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         return self.__dict__.get(key, default)

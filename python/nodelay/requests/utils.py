@@ -11,8 +11,8 @@ from typing import Any
 from urllib.parse import quote, unquote, urlparse, urlunparse
 from urllib.request import getproxies, proxy_bypass
 
-from .._core import __version__
 from .._cookies import CookieJar
+from .._core import __version__
 from .cookies import RequestsCookieJar, cookiejar_from_dict
 from .exceptions import InvalidURL
 from .structures import CaseInsensitiveDict
@@ -189,12 +189,10 @@ def get_netrc_auth(url: str, raise_errors: bool = False) -> tuple[str, str] | No
     from netrc import NetrcParseError, netrc
 
     netrc_file = os.environ.get("NETRC")
-    locations: Iterable[str] = (netrc_file,) if netrc_file is not None else (
-        f"~/{f}" for f in NETRC_FILES
+    locations: Iterable[str] = (
+        (netrc_file,) if netrc_file is not None else (f"~/{f}" for f in NETRC_FILES)
     )
-    path = next(
-        (p for p in map(os.path.expanduser, locations) if os.path.exists(p)), None
-    )
+    path = next((p for p in map(os.path.expanduser, locations) if os.path.exists(p)), None)
     host = urlparse(url).hostname
     if path is None or host is None:
         return None
