@@ -19,8 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
-from tests.httpbin_server import HttpbinServer
+from httpbin_server import HttpbinServer
 
 LIBRARIES = ("requests", "nodelay.requests")
 SLOW_ENDPOINT_DELAY_S = 3
@@ -548,7 +547,7 @@ def test_link_headers(requests: Any, httpbin: str) -> None:
 
 
 def test_proxies(requests: Any, httpbin: str) -> None:
-    from tests.proxy_server import ProxyServer
+    from proxy_server import ProxyServer
 
     with ProxyServer() as proxy:
         r = requests.get(f"{httpbin}/get", proxies={"http": proxy.url})

@@ -216,16 +216,21 @@ class HTTPAdapter(BaseAdapter):
                 timeout=timeout,
                 follow_redirects=False,
                 auth=request._digest,
-                stream=stream,
+                # Always streamed, as urllib3's preload_content=False in requests: the
+                # body is read by ``Response.content`` (the session reads it at once
+                # unless ``stream``), so errors while reading it are requests' body
+                # errors (ChunkedEncodingError...), not connection errors.
+                stream=True,
             )
         except _errors.NODELAY_ERRORS as exc:
             raise _errors.while_sending(exc, request) from exc
-        response = build_response(request, nd, stream)
+        response = build_response(request, nd)
         response.connection = self
         return response
 
     def build_response(self, req: PreparedRequest, resp: Any) -> Response:
-        response = build_response(req, resp, stream=False)
+        """A ``Response`` over the nodelay response ``resp``."""
+        response = build_response(req, resp)
         response.connection = self
         return response
 

@@ -441,8 +441,8 @@ class PreparedRequest(RequestHooksMixin):
 class _RawBody:
     """``Response.raw``: a binary file-like object over the body as it comes off the
     connection (content codings left in place unless ``decode_content``), for a response
-    sent with ``stream=True``. A response read whole has nothing left: ``read()`` gives
-    ``b""``, as urllib3's response does once requests has read it.
+    sent with ``stream=True``. Once ``content`` or ``iter_content`` has read the body,
+    ``read()`` gives ``b""``, as urllib3's response does once requests has read it.
     """
 
     def __init__(self, response: _models.Response | None, request: PreparedRequest | None) -> None:
@@ -645,6 +645,8 @@ class Response:
     def _generate(self, chunk_size: int | None) -> Iterator[bytes]:
         nd = self._nd
         if nd is not None:
+            if isinstance(self.raw, _RawBody):
+                self.raw._done = True
             try:
                 yield from nd.iter_bytes(chunk_size)
             except _errors.NODELAY_ERRORS as exc:
@@ -702,6 +704,8 @@ class Response:
                     self._content = nd.content
                 except _errors.NODELAY_ERRORS as exc:
                     raise _errors.while_reading(exc, self.request) from exc
+                if isinstance(self.raw, _RawBody):
+                    self.raw._done = True  # read whole: nothing left for ``raw``
             else:
                 self._content = b"".join(self.iter_content(CONTENT_CHUNK_SIZE)) or b""  # type: ignore[arg-type]
         self._content_consumed = True
@@ -773,9 +777,9 @@ class Response:
             self._nd.close()
 
 
-def build_response(request: PreparedRequest, nd: _models.Response, stream: bool) -> Response:
-    """A facade ``Response`` over the nodelay response ``nd`` (whose body is already read
-    unless ``stream``)."""
+def build_response(request: PreparedRequest, nd: _models.Response) -> Response:
+    """A facade ``Response`` over the streamed nodelay response ``nd``, its body still on
+    the connection (read by ``content``, ``iter_content`` or ``raw``)."""
     response = Response()
     response.status_code = nd.status_code
     headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
@@ -789,10 +793,7 @@ def build_response(request: PreparedRequest, nd: _models.Response, stream: bool)
     response.elapsed = nd.elapsed
     response.request = request
     response._nd = nd
-    response.raw = _RawBody(nd if stream else None, request)
+    response.raw = _RawBody(nd, request)
     if "set-cookie" in headers:
         response.cookies = RequestsCookieJar(nd.cookies)
-    if not stream:
-        response._content = nd.content
-        response._content_consumed = True
     return response
