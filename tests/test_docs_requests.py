@@ -13,6 +13,7 @@ import importlib
 import io
 import json
 import os
+import shutil
 import socket
 from collections.abc import Iterator
 from types import ModuleType
@@ -123,6 +124,14 @@ def test_raw_response_content(requests: Any, httpbin: str) -> None:
     assert json.loads(gzip.decompress(first + rest))["gzipped"] is True
     r = requests.get(f"{httpbin}/gzip", stream=True)
     assert json.loads(r.raw.read(decode_content=True))["gzipped"] is True
+    # The recipe for saving a download: copy raw into a file, decoded.
+    r = requests.get(f"{httpbin}/gzip", stream=True)
+    r.raw.decode_content = True
+    out = io.BytesIO()
+    shutil.copyfileobj(r.raw, out)
+    assert json.loads(out.getvalue())["gzipped"] is True
+    # Without stream=True the body was read already: nothing is left on raw.
+    assert requests.get(f"{httpbin}/gzip").raw.read() == b""
 
 
 def test_stream_to_a_file(requests: Any, httpbin: str) -> None:
@@ -439,6 +448,8 @@ def test_auth(requests: Any, httpbin: str) -> None:
     digest = f"{httpbin}/digest-auth/auth/user/pass"
     r = requests.get(digest, auth=requests.auth.HTTPDigestAuth("user", "pass"))
     assert r.status_code == 200 and r.json() == {"authenticated": True, "user": "user"}
+    assert [h.status_code for h in r.history] == [401]  # the challenge
+    assert r.request.headers["Authorization"].startswith("Digest ")
     r = requests.get(digest, auth=requests.auth.HTTPDigestAuth("user", "wrong"))
     assert r.status_code == 401
 

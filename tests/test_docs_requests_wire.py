@@ -99,6 +99,8 @@ def test_cookie_jar_is_dict_like(requests: Any) -> None:
     assert jar.get_dict() == {"a": "1", "b": "2"}
     assert jar.get_dict(domain="example.com") == {"b": "2"}
     assert sorted(jar.keys()) == ["a", "b"] and len(jar) == 2
+    # Iterating gives the cookies themselves, with their attributes.
+    assert sorted((c.name, c.value, c.path) for c in jar) == [("a", "1", "/"), ("b", "2", "/x")]
     jar.set("a", None)  # None removes, as in requests
     assert "a" not in jar
     jar.update({"c": "3"})

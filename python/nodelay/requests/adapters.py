@@ -8,6 +8,7 @@ since those are fixed for a client's connection pool; that is what lets ``Sessio
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -122,6 +123,7 @@ class HTTPAdapter(BaseAdapter):
         self._pool_maxsize = pool_maxsize
         self._pool_block = pool_block
         self._clients: OrderedDict[tuple[Any, ...], Client] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         return {attr: getattr(self, attr, None) for attr in self.__attrs__}
@@ -130,13 +132,20 @@ class HTTPAdapter(BaseAdapter):
         for attr, value in state.items():
             setattr(self, attr, value)
         self._clients = OrderedDict()
+        self._lock = threading.Lock()
 
     def _client(self, verify: Any, cert: Any, proxy: str | None) -> Client:
         key = (verify, cert if not isinstance(cert, list) else tuple(cert), proxy)
-        client = self._clients.get(key)
-        if client is not None:
-            self._clients.move_to_end(key)
-            return client
+        with self._lock:  # sessions are shared by threads: one client per key
+            client = self._clients.get(key)
+            if client is not None:
+                self._clients.move_to_end(key)
+                return client
+            return self._new_client(key, verify, cert, proxy)
+
+    def _new_client(
+        self, key: tuple[Any, ...], verify: Any, cert: Any, proxy: str | None
+    ) -> Client:
         if isinstance(verify, str) and verify.lower() in ("true", "false"):
             verify = verify.lower() == "true"
         client = Client(
@@ -193,6 +202,9 @@ class HTTPAdapter(BaseAdapter):
             for name, value in request.headers.items()
             if name.lower() not in _FRAMING_HEADERS
         }
+        if proxy is not None and "@" in urlsplit(proxy).netloc:
+            # The client sends the proxy URL's credentials to the proxy itself.
+            headers.pop("Proxy-Authorization", None)
         for name in _ENGINE_DEFAULT_HEADERS:
             if name not in request.headers:
                 headers[name] = None
@@ -215,7 +227,6 @@ class HTTPAdapter(BaseAdapter):
                 content=body,
                 timeout=timeout,
                 follow_redirects=False,
-                auth=request._digest,
                 # Always streamed, as urllib3's preload_content=False in requests: the
                 # body is read by ``Response.content`` (the session reads it at once
                 # unless ``stream``), so errors while reading it are requests' body
@@ -236,7 +247,8 @@ class HTTPAdapter(BaseAdapter):
 
     def close(self) -> None:
         """Close every pooled connection."""
-        clients = list(self._clients.values())
-        self._clients.clear()
+        with self._lock:
+            clients = list(self._clients.values())
+            self._clients.clear()
         for client in clients:
             client.close()

@@ -8,7 +8,7 @@ requests' extra methods (``get_dict``, ``list_domains``, ``set(..., value=None)`
 from __future__ import annotations
 
 import http.cookiejar
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .._cookies import Cookie, CookieJar
@@ -101,6 +101,11 @@ class RequestsCookieJar(CookieJar):
         """Whether the jar holds cookies for more than one domain."""
         return len(self.list_domains()) > 1
 
+    def __iter__(self) -> Iterator[Cookie]:  # type: ignore[override]
+        """Every cookie with its attributes (``.name``, ``.value``, ``.domain``...), as
+        iterating requests' ``http.cookiejar``-based jar does; ``keys()`` gives names."""
+        return iter(self.cookies())
+
     def iterkeys(self) -> list[str]:
         return [c.name for c in self.cookies()]
 
@@ -168,7 +173,7 @@ def cookiejar_from_dict(
     if cookiejar is None:
         cookiejar = RequestsCookieJar()
     if cookie_dict is not None:
-        names = set(cookiejar)
+        names = set(cookiejar.keys())
         for name, value in cookie_dict.items():
             if overwrite or name not in names:
                 cookiejar.set(name, value)

@@ -45,7 +45,6 @@ from .utils import (
 
 if TYPE_CHECKING:
     from .. import _models
-    from .._auth import DigestAuth
     from .adapters import BaseAdapter
 
 __all__ = ["PreparedRequest", "Request", "Response"]
@@ -244,7 +243,6 @@ class PreparedRequest(RequestHooksMixin):
         self.body: Any = None
         self.hooks = default_hooks()
         self._body_position: int | object | None = None
-        self._digest: DigestAuth | None = None
         self._jar: CookieJar | None = None
 
     def prepare(
@@ -280,7 +278,6 @@ class PreparedRequest(RequestHooksMixin):
         p.body = self.body
         p.hooks = self.hooks
         p._body_position = self._body_position
-        p._digest = self._digest
         p._jar = self._jar
         return p
 

@@ -207,7 +207,6 @@ class SessionRedirectMixin:
         url = prepared_request.url or ""
         if self.should_strip_auth(response.request.url or "", url):
             headers.pop("Authorization", None)
-            prepared_request._digest = None
         new_auth = get_netrc_auth(url) if self.trust_env else None
         if new_auth is not None:
             prepared_request.prepare_auth(new_auth)
