@@ -524,6 +524,29 @@ def test_urllib3_retry_object(requests: Any, httpbin: str, closed_port: int) -> 
         assert s.get(f"{httpbin}/get").status_code == 200
         with pytest.raises(requests.ConnectionError):
             s.get(f"http://127.0.0.1:{closed_port}/", timeout=5)
+    # Statuses of status_forcelist are retried; once the retries are spent, RetryError.
+    with requests.Session() as s:
+        policy = retry(total=2, status_forcelist=[503], backoff_factor=0)
+        s.mount("http://", adapters.HTTPAdapter(max_retries=policy))
+        with pytest.raises(requests.exceptions.RetryError):
+            s.get(f"{httpbin}/status/503")
+        assert s.get(f"{httpbin}/status/500").status_code == 500  # not in the list
+        policy = retry(total=2, status_forcelist=[503], backoff_factor=0, raise_on_status=False)
+        s.mount("http://", adapters.HTTPAdapter(max_retries=policy))
+        assert s.get(f"{httpbin}/status/503").status_code == 503
+
+
+def test_socks_proxy_is_refused(requests: Any, httpbin: str) -> None:
+    # requests needs the PySocks extra for SOCKS; nodelay has no SOCKS client.
+    pytest.importorskip("requests")
+    try:
+        import socks  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("PySocks is installed: requests would use it")
+    with pytest.raises(requests.exceptions.InvalidSchema):
+        requests.get(f"{httpbin}/get", proxies={"http": "socks5://127.0.0.1:9"})
 
 
 # -- streaming, links, body workflow -------------------------------------------------------

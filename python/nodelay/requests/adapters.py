@@ -19,7 +19,7 @@ from .._config import Limits
 from .._retry import Retry as _NodelayRetry
 from . import _errors
 from .cookies import RequestsCookieJar
-from .exceptions import InvalidProxyURL, InvalidSchema
+from .exceptions import InvalidProxyURL, InvalidSchema, RetryError
 from .models import Response, build_response
 from .utils import select_proxy
 
@@ -48,7 +48,8 @@ _FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding"))
 def _retry_policy(max_retries: Any) -> _NodelayRetry:
     """requests' ``max_retries``: an int (connection failures only, as requests'
     ``Retry(n, read=False)``), nodelay's ``Retry``, or a urllib3 ``Retry`` (its counts,
-    backoff, ``status_forcelist``, ``allowed_methods`` and ``Retry-After`` are honoured)."""
+    backoff, ``status_forcelist``, ``allowed_methods``, ``Retry-After`` and
+    ``raise_on_status`` are honoured; ``redirect``, ``other`` and hooks are not)."""
     if isinstance(max_retries, _NodelayRetry):
         return max_retries
     if isinstance(max_retries, int):
@@ -118,6 +119,11 @@ class HTTPAdapter(BaseAdapter):
         pool_block: bool = DEFAULT_POOLBLOCK,
     ) -> None:
         self.max_retries = _retry_policy(max_retries)
+        # urllib3's raise_on_status (default True): retries spent on statuses raise
+        # RetryError rather than return the last response.
+        self._raise_on_status = not isinstance(max_retries, (int, _NodelayRetry)) and bool(
+            getattr(max_retries, "raise_on_status", True)
+        )
         self.config: dict[str, Any] = {}
         self._pool_connections = pool_connections
         self._pool_maxsize = pool_maxsize
@@ -188,6 +194,8 @@ class HTTPAdapter(BaseAdapter):
         if proxy is not None:
             if "://" not in proxy:
                 proxy = "http://" + proxy
+            if proxy.lower().startswith("socks"):
+                raise InvalidSchema(f"SOCKS proxies are not supported by nodelay: {proxy!r}")
             if not urlsplit(proxy).hostname:
                 raise InvalidProxyURL(
                     "Please check proxy URL. It is malformed and could be missing the host."
@@ -235,6 +243,15 @@ class HTTPAdapter(BaseAdapter):
             )
         except _errors.NODELAY_ERRORS as exc:
             raise _errors.while_sending(exc, request) from exc
+        if self._raise_on_status and self.max_retries.is_retry_status(
+            request.method or "GET", nd.status_code, "retry-after" in nd.headers
+        ):
+            nd.close()
+            raise RetryError(
+                f"Max retries exceeded with url: {request.path_url} (Caused by "
+                f"ResponseError('too many {nd.status_code} error responses'))",
+                request=request,
+            )
         response = build_response(request, nd)
         response.connection = self
         return response
