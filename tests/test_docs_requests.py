@@ -609,6 +609,8 @@ def test_tls_verify_path_set_after_construction(requests: Any, tmp_path: Any) ->
             s.verify = str(ca)
             assert s.get(url, timeout=10).content == b"abcdefghij"
             assert requests.get(url, verify=False, timeout=10).status_code == 200
+            with pytest.raises(OSError, match="invalid path"):
+                s.get(url, verify=str(tmp_path / "missing.pem"), timeout=10)
     finally:
         server.close()
 

@@ -8,6 +8,7 @@ since those are fixed for a client's connection pool; that is what lets ``Sessio
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -169,6 +170,21 @@ class HTTPAdapter(BaseAdapter):
             self._clients.popitem(last=False)[1].close()
         return client
 
+    def cert_verify(self, url: str, verify: Any, cert: Any) -> None:
+        """Refuse missing CA bundle and client certificate files before connecting, with
+        requests' ``OSError`` messages."""
+        if isinstance(verify, str) and verify.lower() not in ("true", "false"):
+            if not os.path.exists(verify):
+                raise OSError(
+                    f"Could not find a suitable TLS CA certificate bundle, invalid path: {verify}"
+                )
+        if cert:
+            cert_file, key_file = (cert, None) if isinstance(cert, str) else (cert[0], cert[1])
+            if cert_file and not os.path.exists(cert_file):
+                raise OSError(f"Could not find the TLS certificate file, invalid path: {cert_file}")
+            if key_file and not os.path.exists(key_file):
+                raise OSError(f"Could not find the TLS key file, invalid path: {key_file}")
+
     def add_headers(self, request: PreparedRequest, **kwargs: Any) -> None:
         """Override to add headers to every request this adapter sends (no-op)."""
 
@@ -200,6 +216,8 @@ class HTTPAdapter(BaseAdapter):
                 raise InvalidProxyURL(
                     "Please check proxy URL. It is malformed and could be missing the host."
                 )
+        if scheme == "https":
+            self.cert_verify(url, verify, cert)
         self.add_headers(request, stream=stream, timeout=timeout, verify=verify, cert=cert)
         client = self._client(verify, cert, proxy)
         jar = request._jar if request._jar is not None else RequestsCookieJar()
