@@ -122,3 +122,38 @@ def test_connect_timeout_translation() -> None:
     assert type(err) is exceptions.SSLError
     err = _errors.while_sending(nodelay.ProxyError("407"), None)
     assert type(err) is exceptions.ProxyError
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"http_proxy": "http://a:1"},
+        {"HTTP_PROXY": "http://b:1"},
+        {"HTTP_PROXY": "http://b:1", "http_proxy": ""},
+        {"HTTPS_PROXY": "http://c:1", "all_proxy": "http://d:1", "NO_PROXY": "x"},
+        {"HTTP_PROXY": "http://b:1", "REQUEST_METHOD": "GET"},
+        {"http_proxy": "http://a:1", "REQUEST_METHOD": "GET"},
+    ],
+)
+def test_environment_proxies_read_as_urllib_reads_them(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The facade reads the 8 proxy variables an http(s) request can use instead of
+    # walking the environment as urllib does: same answer for those schemes.
+    import os
+    import urllib.request
+
+    from nodelay.requests import utils
+
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy") or name == "REQUEST_METHOD":
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    expected = {
+        k: v
+        for k, v in urllib.request.getproxies_environment().items()
+        if k in ("http", "https", "all", "no")
+    }
+    assert utils._proxies_from_environment() == expected

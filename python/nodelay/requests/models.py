@@ -18,6 +18,7 @@ from http.cookiejar import CookieJar as _StdCookieJar
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeAlias
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+from .. import _core
 from .._cookies import CookieJar
 from . import _errors
 from .auth import HTTPBasicAuth
@@ -56,6 +57,9 @@ CONTENT_CHUNK_SIZE = 10 * 1024
 """Bytes per chunk when ``Response.__iter__`` and ``content`` read a stream (requests')."""
 ITER_CHUNK_SIZE = 512
 """``iter_lines``' default chunk size (requests')."""
+_JSON_NATIVE_ENCODINGS = (None, "utf-8", "UTF-8", "utf8")
+"""Encodings for which ``Response.json`` may parse the bytes natively (JSON is UTF-8
+unless a BOM or NUL pattern says UTF-16/32, which the native parser detects too)."""
 RAW_READ_SIZE = 2**16
 """``raw.stream()``'s default piece size (urllib3's)."""
 
@@ -726,6 +730,12 @@ class Response:
     def json(self, **kwargs: Any) -> Any:
         """The body parsed as JSON; ``requests.JSONDecodeError`` if it is not JSON."""
         content = self.content
+        if not kwargs and type(content) is bytes and self.encoding in _JSON_NATIVE_ENCODINGS:
+            # nodelay's parser: json.loads' results, UTF-8/16/32 detected (RFC 8259).
+            try:
+                return _core.json_loads(content)
+            except ValueError:
+                pass  # the path below raises requests' JSONDecodeError for it
         if not self.encoding and content and len(content) > 3:
             encoding = guess_json_utf(content)
             if encoding is not None:
