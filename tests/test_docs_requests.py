@@ -318,6 +318,15 @@ def test_bad_urls(requests: Any) -> None:
         requests.get("nowhere")
 
 
+def test_invalid_headers(requests: Any, httpbin: str) -> None:
+    with pytest.raises(requests.exceptions.InvalidHeader):
+        requests.get(f"{httpbin}/get", headers={"X-Evil": "a\r\nInjected: 1"})
+    with pytest.raises(requests.exceptions.InvalidHeader):
+        requests.get(f"{httpbin}/get", headers={"X-Number": 1})
+    with pytest.raises(ValueError):  # InvalidHeader is a ValueError too
+        requests.get(f"{httpbin}/get", headers={" X-Space": "v"})
+
+
 def test_exception_hierarchy(requests: Any) -> None:
     exc = requests.exceptions
     assert issubclass(exc.RequestException, IOError)

@@ -157,3 +157,73 @@ def test_environment_proxies_read_as_urllib_reads_them(
         if k in ("http", "https", "all", "no")
     }
     assert utils._proxies_from_environment() == expected
+
+
+FACADE_MODULES = (
+    "",
+    "adapters",
+    "api",
+    "auth",
+    "cookies",
+    "exceptions",
+    "hooks",
+    "models",
+    "sessions",
+    "status_codes",
+    "structures",
+    "utils",
+)
+NOT_PROVIDED = {
+    # urllib3 and packaging details (docs/migrate-requests.md says why).
+    "": {"DependencyWarning", "NullHandler", "chardet_version", "charset_normalizer_version"},
+    "exceptions": {"BaseHTTPError", "CompatJSONDecodeError"},
+    "adapters": {"SOCKSProxyManager"},
+    # http.cookiejar adapters: the facade's jar is nodelay's, not cookielib's.
+    "cookies": {"MockRequest", "MockResponse"},
+}
+
+
+@pytest.mark.parametrize("module", FACADE_MODULES)
+def test_facade_has_requests_public_classes_and_functions(module: str) -> None:
+    # Every public class and function requests defines in a module (not the names it
+    # imports from urllib3 or typing) exists in the facade module of the same name.
+    real = importlib.import_module(f"requests.{module}" if module else "requests")
+    facade = importlib.import_module(f"nodelay.requests.{module}".rstrip("."))
+    defined_here = {
+        name
+        for name, value in vars(real).items()
+        if not name.startswith("_")
+        and callable(value)
+        and getattr(value, "__module__", "") == real.__name__
+    }
+    if not module:  # the top level re-exports; check what it re-exports
+        defined_here = {
+            n for n in dir(real) if not n.startswith("_") and callable(getattr(real, n))
+        }
+        defined_here -= {"annotations", "check_compatibility"}
+    missing = defined_here - set(dir(facade)) - NOT_PROVIDED.get(module, set())
+    assert not missing
+
+
+def test_facade_all_is_exactly_its_public_names() -> None:
+    import types
+
+    import nodelay.requests as facade
+
+    public = {
+        name
+        for name, value in vars(facade).items()
+        if not name.startswith("_") and name != "annotations"
+    }
+    assert set(facade.__all__) == public | {"__version__"}
+    for name in facade.__all__:
+        value = getattr(facade, name)
+        assert (
+            isinstance(value, (types.ModuleType, type))
+            or callable(value)
+            or name
+            in (
+                "codes",
+                "__version__",
+            )
+        )

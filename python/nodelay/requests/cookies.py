@@ -14,11 +14,21 @@ from typing import Any
 from .._cookies import Cookie, CookieJar
 
 __all__ = [
+    "CookieConflictError",
     "RequestsCookieJar",
     "cookiejar_from_dict",
     "create_cookie",
+    "extract_cookies_to_jar",
+    "get_cookie_header",
     "merge_cookies",
+    "morsel_to_cookie",
+    "remove_cookie_by_name",
 ]
+
+
+class CookieConflictError(RuntimeError):
+    """More than one cookie matches a name (requests' jar raises it for ``jar[name]``;
+    nodelay's returns the first match instead, so this is never raised)."""
 
 
 def _domain_arg(domain: str | None) -> str:
@@ -189,3 +199,57 @@ def merge_cookies(cookiejar: CookieJar, cookies: Mapping[str, str] | CookieJar |
     elif cookies is not None:
         cookiejar_from_dict(cookies, cookiejar=cookiejar, overwrite=False)
     return cookiejar
+
+
+def get_cookie_header(jar: CookieJar, request: Any) -> str | None:
+    """The ``Cookie`` header ``jar`` gives ``request``'s URL (``None`` for no cookie)."""
+    return jar.header_for(request.url or "")
+
+
+def remove_cookie_by_name(
+    cookiejar: CookieJar, name: str, domain: str | None = None, path: str | None = None
+) -> None:
+    """Remove the cookies called ``name`` (narrowed by ``domain``/``path``)."""
+    cookiejar.delete(name, _domain_arg(domain) or None, path)
+
+
+def extract_cookies_to_jar(jar: CookieJar, request: Any, response: Any) -> None:
+    """Store the Set-Cookie fields of ``response`` (a ``Response.raw``) into ``jar`` for
+    ``request``'s URL. The session does this itself (the engine stores every response's
+    cookies into the session jar); this is for jars of the program's own."""
+    nd = getattr(response, "_response", None)
+    if nd is None:
+        return
+    values = [v for k, v in nd.headers.multi_items() if k.lower() == "set-cookie"]
+    if values and jar._jar.store(request.url or "", values):
+        jar._changed()
+
+
+def morsel_to_cookie(morsel: Any) -> http.cookiejar.Cookie:
+    """An ``http.cookies.Morsel`` as a cookie for ``jar.set_cookie``."""
+    import calendar
+    import time
+
+    expires = None
+    if morsel["max-age"]:
+        try:
+            expires = int(time.time() + int(morsel["max-age"]))
+        except ValueError as exc:
+            raise TypeError(f"max-age: {morsel['max-age']} must be integer") from exc
+    elif morsel["expires"]:
+        expires = calendar.timegm(time.strptime(morsel["expires"], "%a, %d-%b-%Y %H:%M:%S GMT"))
+    return create_cookie(
+        comment=morsel["comment"],
+        comment_url=bool(morsel["comment"]),
+        discard=False,
+        domain=morsel["domain"],
+        expires=expires,
+        name=morsel.key,
+        path=morsel["path"],
+        port=None,
+        rest={"HttpOnly": morsel["httponly"]},
+        rfc2109=False,
+        secure=bool(morsel["secure"]),
+        value=morsel.value,
+        version=morsel["version"] or 0,
+    )

@@ -34,6 +34,7 @@ from .exceptions import (
 from .hooks import default_hooks
 from .structures import CaseInsensitiveDict
 from .utils import (
+    check_header_validity,
     get_auth_from_url,
     get_encoding_from_headers,
     guess_json_utf,
@@ -159,6 +160,21 @@ def _encode_files(files: Any, data: Any) -> tuple[bytes, str]:
     return bytes(body), f"multipart/form-data; boundary={boundary}"
 
 
+class RequestEncodingMixin:
+    """``path_url`` and the body encoders, as requests' ``PreparedRequest`` inherits them."""
+
+    url: str | None
+
+    @property
+    def path_url(self) -> str:
+        """The path and query of the URL (what goes on the request line)."""
+        parts = urlsplit(self.url or "")
+        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+    _encode_params = staticmethod(_encode_params)
+    _encode_files = staticmethod(_encode_files)
+
+
 class RequestHooksMixin:
     hooks: dict[str, list[Callable[..., Any]]]
 
@@ -236,7 +252,7 @@ class Request(RequestHooksMixin):
         return p
 
 
-class PreparedRequest(RequestHooksMixin):
+class PreparedRequest(RequestEncodingMixin, RequestHooksMixin):
     """The exact bytes-to-be of a request: ``method``, ``url``, ``headers``, ``body``."""
 
     def __init__(self) -> None:
@@ -339,6 +355,7 @@ class PreparedRequest(RequestHooksMixin):
         self.headers = CaseInsensitiveDict()
         if headers:
             for name, value in headers.items():
+                check_header_validity((name, value))
                 if isinstance(name, bytes):
                     name = name.decode("ascii")
                 if isinstance(value, bytes):
@@ -431,12 +448,6 @@ class PreparedRequest(RequestHooksMixin):
     def prepare_hooks(self, hooks: Mapping[str, Any] | None) -> None:
         for event in hooks or []:
             self.register_hook(event, (hooks or {})[event])
-
-    @property
-    def path_url(self) -> str:
-        """The path and query of the URL (what goes on the request line)."""
-        parts = urlsplit(self.url or "")
-        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 class _RawBody:

@@ -30,11 +30,11 @@ from .utils import (
     get_environ_proxies,
     get_netrc_auth,
     requote_uri,
-    should_bypass_proxies,
+    resolve_proxies,
     to_key_val_list,
 )
 
-__all__ = ["Session", "merge_hooks", "merge_setting", "session"]
+__all__ = ["Session", "merge_hooks", "merge_setting", "resolve_proxies", "session"]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -62,24 +62,6 @@ def merge_hooks(request_hooks: Any, session_hooks: Any, dict_class: Any = Ordere
     if request_hooks is None or request_hooks.get("response") == []:
         return session_hooks
     return merge_setting(request_hooks, session_hooks, dict_class)
-
-
-def resolve_proxies(
-    request: PreparedRequest, proxies: Mapping[str, str] | None, trust_env: bool = True
-) -> dict[str, str]:
-    """``proxies`` plus the environment's proxy for the request's scheme (if trusted and
-    the URL is not exempted by ``no_proxy``)."""
-    proxies = proxies if proxies is not None else {}
-    url = request.url or ""
-    scheme = urlparse(url).scheme
-    no_proxy = proxies.get("no_proxy")
-    new_proxies = dict(proxies)
-    if trust_env and not should_bypass_proxies(url, no_proxy=no_proxy):
-        environ_proxies = get_environ_proxies(url, no_proxy=no_proxy)
-        proxy = environ_proxies.get(scheme, environ_proxies.get("all"))
-        if proxy:
-            new_proxies.setdefault(scheme, proxy)
-    return new_proxies
 
 
 class SessionRedirectMixin:

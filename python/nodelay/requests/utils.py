@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import ipaddress
 import os
 import re
+import socket
+import struct
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlparse, urlunparse
@@ -15,25 +19,46 @@ from urllib.request import getproxies, proxy_bypass
 from .._cookies import CookieJar
 from .._core import __version__
 from .cookies import RequestsCookieJar, cookiejar_from_dict
-from .exceptions import InvalidURL
+from .exceptions import InvalidHeader, InvalidURL, UnrewindableBodyError
 from .structures import CaseInsensitiveDict
 
 __all__ = [
     "add_dict_to_cookiejar",
+    "address_in_network",
+    "atomic_open",
+    "check_header_validity",
     "default_headers",
     "default_user_agent",
     "dict_from_cookiejar",
+    "dict_to_sequence",
+    "dotted_netmask",
+    "extract_zipped_paths",
+    "from_key_val_list",
     "get_auth_from_url",
     "get_encoding_from_headers",
+    "get_encodings_from_content",
     "get_environ_proxies",
     "get_netrc_auth",
+    "get_unicode_from_response",
+    "guess_filename",
     "guess_json_utf",
+    "is_ipv4_address",
+    "is_valid_cidr",
+    "parse_dict_header",
     "parse_header_links",
+    "parse_list_header",
+    "prepend_scheme_if_needed",
     "requote_uri",
+    "resolve_proxies",
+    "rewind_body",
     "select_proxy",
+    "set_environ",
     "should_bypass_proxies",
+    "stream_decode_response_unicode",
     "super_len",
     "to_key_val_list",
+    "to_native_string",
+    "unquote_header_value",
     "unquote_unreserved",
     "urldefragauth",
 ]
@@ -365,3 +390,229 @@ def iter_slices(string: bytes, slice_length: int | None) -> Iterator[bytes]:
 
 def new_cookie_jar() -> RequestsCookieJar:
     return RequestsCookieJar()
+
+
+def from_key_val_list(value: Any) -> dict[Any, Any] | None:
+    """A mapping or pairs as a dict (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, bool, int)):
+        raise ValueError("cannot encode objects that are not 2-tuples")
+    return dict(value)
+
+
+def guess_filename(obj: Any) -> str | None:
+    """The base name of a file object's ``name`` (``None`` for ``<stdin>``-like names)."""
+    name = getattr(obj, "name", None)
+    if name and isinstance(name, str) and name[0] != "<" and name[-1] != ">":
+        return os.path.basename(name)
+    return None
+
+
+def to_native_string(string: str | bytes, encoding: str = "ascii") -> str:
+    """``string`` as ``str`` (bytes decoded with ``encoding``)."""
+    return string if isinstance(string, str) else string.decode(encoding)
+
+
+def unquote_header_value(value: str, is_filename: bool = False) -> str:
+    """A header parameter value without its quotes (browser-style unescaping)."""
+    if value and value[0] == value[-1] == '"':
+        value = value[1:-1]
+        if not is_filename or value[:2] != "\\\\":
+            return value.replace("\\\\", "\\").replace('\\"', '"')
+    return value
+
+
+def parse_list_header(value: str) -> list[str]:
+    """A comma-separated header (RFC 2068 lists, quoted strings kept whole) as a list."""
+    from urllib.request import parse_http_list
+
+    result = []
+    for item in parse_http_list(value):
+        if item[:1] == item[-1:] == '"':
+            item = unquote_header_value(item[1:-1])
+        result.append(item)
+    return result
+
+
+def parse_dict_header(value: str) -> dict[str, str | None]:
+    """``key=value`` pairs of a header (quotes removed) as a dict; a key alone → ``None``."""
+    from .auth import parse_dict_header as parse
+
+    return parse(value)
+
+
+def prepend_scheme_if_needed(url: str, new_scheme: str) -> str:
+    """``url`` with ``new_scheme://`` in front when it has no scheme."""
+    parsed = urlparse(url if "://" in url else f"{new_scheme}://{url}")
+    return urlunparse(parsed)
+
+
+def resolve_proxies(
+    request: Any, proxies: Mapping[str, str] | None, trust_env: bool = True
+) -> dict[str, str]:
+    """``proxies`` plus the environment's proxy for the request's scheme (if trusted and
+    the URL is not exempted by ``no_proxy``)."""
+    proxies = proxies if proxies is not None else {}
+    url = request.url or ""
+    scheme = urlparse(url).scheme
+    no_proxy = proxies.get("no_proxy")
+    new_proxies = dict(proxies)
+    if trust_env and not should_bypass_proxies(url, no_proxy=no_proxy):
+        environ_proxies = get_environ_proxies(url, no_proxy=no_proxy)
+        proxy = environ_proxies.get(scheme, environ_proxies.get("all"))
+        if proxy:
+            new_proxies.setdefault(scheme, proxy)
+    return new_proxies
+
+
+def dict_to_sequence(d: Any) -> Any:
+    """``d.items()`` for a mapping, ``d`` itself otherwise."""
+    return d.items() if hasattr(d, "items") else d
+
+
+def dotted_netmask(mask: int) -> str:
+    """``24`` → ``"255.255.255.0"``."""
+    bits = 0xFFFFFFFF ^ (1 << 32 - mask) - 1
+    return socket.inet_ntoa(struct.pack(">I", bits))
+
+
+def is_ipv4_address(string_ip: str) -> bool:
+    try:
+        socket.inet_aton(string_ip)
+    except OSError:
+        return False
+    return True
+
+
+def is_valid_cidr(string_network: str) -> bool:
+    """Whether ``string_network`` is ``a.b.c.d/n`` with 1 <= n <= 32."""
+    if string_network.count("/") != 1:
+        return False
+    address, _, mask_text = string_network.partition("/")
+    try:
+        mask = int(mask_text)
+    except ValueError:
+        return False
+    return 1 <= mask <= 32 and is_ipv4_address(address)
+
+
+def address_in_network(ip: str, net: str) -> bool:
+    """Whether IPv4 ``ip`` is inside ``net`` (``a.b.c.d/n``)."""
+    try:
+        return ipaddress.ip_address(ip) in ipaddress.ip_network(net, strict=False)
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def set_environ(env_name: str, value: str | None) -> Iterator[None]:
+    """Set ``os.environ[env_name]`` for the ``with`` block (nothing for ``None``)."""
+    changed = value is not None
+    if changed:
+        old = os.environ.get(env_name)
+        os.environ[env_name] = value  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if changed:
+            if old is None:
+                del os.environ[env_name]
+            else:
+                os.environ[env_name] = old
+
+
+@contextlib.contextmanager
+def atomic_open(filename: str) -> Iterator[Any]:
+    """Write a file atomically: a temporary file renamed over ``filename`` on success."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(filename) or None)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        os.replace(tmp, filename)
+    except BaseException:
+        os.remove(tmp)
+        raise
+
+
+def extract_zipped_paths(path: str) -> str:
+    """``path`` (requests unpacks CA bundles shipped inside zip imports; nodelay's CA
+    bundle is a real file, so the path is returned as it is)."""
+    return path
+
+
+_HEADER_VALUE_RE = re.compile(r"^\S[^\r\n]*$|^$")
+_HEADER_NAME_RE = re.compile(r"^[^:\s][^:\r\n]*$")
+
+
+def check_header_validity(header: tuple[Any, Any]) -> None:
+    """Raise ``InvalidHeader`` for a name or value with CR/LF, a leading space or a
+    non-str/bytes type."""
+    name, value = header
+    for part, pattern, what in (
+        (name, _HEADER_NAME_RE, "name"),
+        (value, _HEADER_VALUE_RE, "value"),
+    ):
+        if isinstance(part, bytes):
+            part = part.decode("latin1")
+        if not isinstance(part, str):
+            raise InvalidHeader(
+                f"Header part ({part!r}) from {header} must be of type str or bytes, "
+                f"not {type(part)}"
+            )
+        if not pattern.match(part):
+            raise InvalidHeader(
+                f"Invalid leading whitespace, reserved character(s), or return character(s) "
+                f"in header {what}: {part!r}"
+            )
+
+
+def rewind_body(prepared_request: Any) -> None:
+    """Seek a file body back to where it started (for a resend)."""
+    seek = getattr(prepared_request.body, "seek", None)
+    position = prepared_request._body_position
+    if seek is None or not isinstance(position, int):
+        raise UnrewindableBodyError("Unable to rewind request body for redirect.")
+    try:
+        seek(position)
+    except OSError as exc:
+        raise UnrewindableBodyError(
+            "An error occurred when rewinding request body for redirect."
+        ) from exc
+
+
+_CHARSET_RE = re.compile(r'<meta.*?charset=["\']*(.+?)["\'>]', flags=re.I)
+_PRAGMA_RE = re.compile(r'<meta.*?content=["\']*;?charset=(.+?)["\'>]', flags=re.I)
+_XML_RE = re.compile(r'^<\?xml.*?encoding=["\']*(.+?)["\'>]')
+
+
+def get_encodings_from_content(content: str) -> list[str]:
+    """The charsets an HTML/XML text declares (meta tags, XML declaration)."""
+    return _CHARSET_RE.findall(content) + _PRAGMA_RE.findall(content) + _XML_RE.findall(content)
+
+
+def stream_decode_response_unicode(iterator: Iterable[bytes], r: Any) -> Iterator[Any]:
+    """Decode ``iterator``'s chunks with ``r.encoding`` (bytes as they are without one)."""
+    if r.encoding is None:
+        yield from iterator
+        return
+    decoder = codecs.getincrementaldecoder(r.encoding)(errors="replace")
+    for chunk in iterator:
+        if rv := decoder.decode(chunk):
+            yield rv
+    if rv := decoder.decode(b"", final=True):
+        yield rv
+
+
+def get_unicode_from_response(r: Any) -> str:
+    """``r.content`` decoded with the Content-Type charset (``r.text`` is the better way)."""
+    encoding = get_encoding_from_headers(r.headers)
+    if encoding:
+        try:
+            return str(r.content, encoding)
+        except UnicodeError:
+            pass
+    try:
+        return str(r.content, encoding or "utf-8", errors="replace")
+    except (LookupError, TypeError):
+        return str(r.content)
