@@ -5,6 +5,7 @@ runs under the real ``requests`` (the oracle) and under the facade."""
 from __future__ import annotations
 
 import importlib
+import io
 import pickle
 from collections.abc import Callable
 from types import ModuleType
@@ -227,3 +228,28 @@ def test_facade_all_is_exactly_its_public_names() -> None:
                 "__version__",
             )
         )
+
+
+def test_session_pickles(requests: Any) -> None:
+    s = requests.Session()
+    s.cookies.set("a", "1")
+    s.headers["X-Kept"] = "yes"
+    s.mount("http://", requests.adapters.HTTPAdapter(max_retries=3))
+    copy = pickle.loads(pickle.dumps(s))
+    assert copy.cookies.get_dict() == {"a": "1"}
+    assert copy.headers["X-Kept"] == "yes"
+    assert copy.adapters["http://"].max_retries.total == 3
+
+
+def test_hand_made_response(requests: Any) -> None:
+    # Programs build responses by hand to test their own code.
+    r = requests.Response()
+    r.status_code = 200
+    r.raw = io.BytesIO(b"line1\nline2\n")
+    assert list(r.iter_lines()) == [b"line1", b"line2"] and r.ok
+    r = requests.Response()
+    r.status_code = 404
+    r._content = b'{"a": 1}'
+    assert r.json() == {"a": 1} and not r.ok
+    with pytest.raises(requests.HTTPError):
+        r.raise_for_status()

@@ -106,6 +106,7 @@ class HTTPAdapter(BaseAdapter):
 
     __attrs__: ClassVar[list[str]] = [
         "max_retries",
+        "_raise_on_status",
         "config",
         "_pool_connections",
         "_pool_maxsize",

@@ -663,8 +663,11 @@ class Response:
                 yield from nd.iter_bytes(chunk_size)
             except _errors.NODELAY_ERRORS as exc:
                 raise _errors.while_reading(exc, self.request) from exc
-        elif self.raw is not None:
+        elif hasattr(self.raw, "stream"):
             yield from self.raw.stream(chunk_size, decode_content=True)
+        elif self.raw is not None:  # a file-like object set by hand (tests, mocks)
+            while chunk := self.raw.read(chunk_size):
+                yield chunk
         self._content_consumed = True
 
     def _decode_unicode(self, chunks: Iterator[bytes]) -> Iterator[Any]:
