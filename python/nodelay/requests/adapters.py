@@ -201,8 +201,10 @@ class HTTPAdapter(BaseAdapter):
         cert: Any = None,
         proxies: Mapping[str, str] | None = None,
     ) -> Response:
-        """Send ``request`` once and return its ``Response`` (body read unless ``stream``).
-        ``timeout``: seconds, ``(connect, read)`` or ``None`` (wait forever, as requests)."""
+        """Send ``request`` once and return its ``Response``, the body still on the
+        connection (``Response.content`` reads it; ``Session.send`` does at once unless
+        ``stream``). ``timeout``: seconds, ``(connect, read)`` or ``None`` (no limit, as
+        in requests)."""
         url = request.url or ""
         scheme = urlsplit(url).scheme.lower()
         if scheme not in ("http", "https"):
