@@ -207,17 +207,17 @@ class AsyncClient(BaseClient):
         flow, ttuple = self._build_flow(
             method,
             url,
-            params,
-            headers,
-            body,  # type: ignore[arg-type]  # an Upload is passed through as it is
-            data,
-            files,
-            json,
-            timeout,
-            follow_redirects,
-            allow_redirects,
-            cookies,
-            auth,
+            params=params,
+            headers=headers,
+            content=body,  # type: ignore[arg-type]  # an Upload is passed through as it is
+            data=data,
+            files=files,
+            json=json,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+            cookies=cookies,
+            auth=auth,
         )
         try:
             return await self._drive(steps(self, flow, ttuple, stream))

@@ -378,21 +378,22 @@ class BaseClient:
         self,
         method: str,
         url: str,
-        params: ParamTypes | None,
-        headers: RequestHeaderTypes | None,
-        content: RequestContent | None,
-        data: RequestData | None,
-        files: RequestFiles | None,
-        json: Any,
-        timeout: TimeoutTypes | _Unset,
-        follow_redirects: bool | None,
-        allow_redirects: bool | None,
-        cookies: CookieTypes | None,
-        auth: AuthTypes | None,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: Any = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+        cookies: CookieTypes | None = None,
+        auth: AuthTypes | None = None,
     ) -> tuple[Send | Generator[Send, Response, Response], TimeoutTuple]:
-        """A call's arguments merged with the client's defaults (no I/O): a flow, or just
-        its one ``Send`` when there is nothing to follow (no auth, no redirects): the
-        common case skips the generator."""
+        """A request's arguments (those of ``request`` but ``stream``) merged with the
+        client's defaults (no I/O): a flow, or just its one ``Send`` when there is nothing
+        to follow (no auth, no redirects): the common case skips the generator."""
         method, url, pairs, body = self._build_request(
             method, url, params, headers, content, data, json, files
         )

@@ -29,12 +29,11 @@ if TYPE_CHECKING:
 
     from ._auth import AuthTypes
     from ._config import TimeoutTypes
-    from ._cookies import CookieTypes
     from ._exceptions import RequestError
     from ._flow import Steps
     from ._options import BodyOptions, RequestOptions
-    from ._prepare import RequestContent, RequestData, RequestHeaderTypes
-    from ._upload import Body, RequestFiles
+    from ._prepare import RequestHeaderTypes
+    from ._upload import Body
     from ._urls import ParamTypes
 
     BatchItem: TypeAlias = "Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]"
@@ -222,24 +221,7 @@ class Client(BaseClient):
 
     # -- sending ----------------------------------------------------------------------------
 
-    def _request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    def _request(self, method: str, url: str, *, stream: bool = False, **options: Any) -> Response:
         """Send a request and read the whole response.
 
         ``content`` (bytes, str sent as UTF-8, a binary file or an iterable of bytes, both
@@ -252,21 +234,7 @@ class Client(BaseClient):
         name) returns before the body is read: iterate it with ``iter_bytes()``... and
         ``close()`` the response, or use ``client.stream()``.
         """
-        flow, ttuple = self._build_flow(
-            method,
-            url,
-            params,
-            headers,
-            content,
-            data,
-            files,
-            json,
-            timeout,
-            follow_redirects,
-            allow_redirects,
-            cookies,
-            auth,
-        )
+        flow, ttuple = self._build_flow(method, url, **options)
         return self._drive(steps(self, flow, ttuple, stream))
 
     def send(
