@@ -181,7 +181,10 @@ def test_get_command_speaks_h2c(
     assert capsysbinary.readouterr().out.startswith(b"HTTP/2 200 OK\r\n")
 
 
-@pytest.mark.sync_only("fork of a process blocked in a sync call: about Client")
+@pytest.mark.sync_only(
+    "a forked child would run the session's event loop, whose epoll instance it shares"
+    " with the parent; test_async_client.py forks an AsyncClient with a loop of its own"
+)
 def test_forked_child_gets_its_own_connection(h2c_server: _core.TestServer) -> None:
     url = f"{h2c_server.url}/bytes/64"
     with nodelay.Client(http2="prior_knowledge") as client:

@@ -310,8 +310,12 @@ class AsyncClient(BaseClient):
                 if error is None:
                     operation = operations.send(outcome)
                 else:
-                    operation = operations.throw(error)
-                    error = None
+                    # Thrown outside the ``except`` block, so what the flow raises next is
+                    # not chained to this error; dropped after, so no frame keeps it alive.
+                    try:
+                        operation = operations.throw(error)
+                    finally:
+                        error = None
         except StopIteration as stop:
             result: Response = stop.value
             return result
