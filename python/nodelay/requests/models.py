@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import datetime
 import json as _json
-import os
-from binascii import hexlify
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http.cookiejar import CookieJar as _StdCookieJar
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeAlias
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from .. import _core
 from .._cookies import CookieJar
 from . import _errors
+from ._bodies import encode_files, encode_params
+from ._raw import RawBody
 from .auth import HTTPBasicAuth
 from .cookies import RequestsCookieJar, cookiejar_from_dict
 from .exceptions import (
@@ -42,7 +42,6 @@ from .utils import (
     parse_header_links,
     requote_uri,
     super_len,
-    to_key_val_list,
 )
 
 if TYPE_CHECKING:
@@ -61,103 +60,9 @@ ITER_CHUNK_SIZE = 512
 _JSON_NATIVE_ENCODINGS = (None, "utf-8", "UTF-8", "utf8")
 """Encodings for which ``Response.json`` may parse the bytes natively (JSON is UTF-8
 unless a BOM or NUL pattern says UTF-16/32, which the native parser detects too)."""
-RAW_READ_SIZE = 2**16
-"""``raw.stream()``'s default piece size (urllib3's)."""
 
 Params: TypeAlias = "Mapping[Any, Any] | Iterable[tuple[Any, Any]] | str | bytes | None"
 Body: TypeAlias = "bytes | str | IO[bytes] | Iterable[bytes] | None"
-
-
-def _encode_params(data: Any) -> Any:
-    """Form/query encoding of a dict or pairs (list values repeat the key, ``None``
-    values are dropped); strings, bytes and files are returned as they are."""
-    if isinstance(data, (str, bytes)) or hasattr(data, "read"):
-        return data
-    if hasattr(data, "__iter__"):
-        result = []
-        for k, vs in to_key_val_list(data) or []:
-            if isinstance(vs, (str, bytes)) or not hasattr(vs, "__iter__"):
-                vs = [vs]
-            for v in vs:
-                if v is not None:
-                    result.append(
-                        (
-                            k.encode("utf-8") if isinstance(k, str) else k,
-                            v.encode("utf-8") if isinstance(v, str) else v,
-                        )
-                    )
-        return urlencode(result, doseq=True)
-    return data
-
-
-def _guess_filename(obj: Any) -> str | None:
-    name = getattr(obj, "name", None)
-    if name and isinstance(name, (str, bytes)) and name[0] != "<" and name[-1] != ">":
-        return os.path.basename(name) if isinstance(name, str) else os.fsdecode(name)
-    return None
-
-
-def _quote_param(value: str) -> str:
-    # WHATWG HTML multipart/form-data: '"' as %22, CR and LF as %0D / %0A.
-    return value.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _encode_files(files: Any, data: Any) -> tuple[bytes, str]:
-    """A multipart/form-data body of ``data`` fields and ``files`` (requests' forms:
-    ``{"f": file}``, ``(filename, fileobj[, content_type[, headers]])``)."""
-    if not files:
-        raise ValueError("Files must be provided.")
-    if isinstance(data, (str, bytes)):
-        raise ValueError("Data must not be a string.")
-    parts: list[tuple[str, str | None, bytes, str | None, Mapping[str, str] | None]] = []
-    for field, val in to_key_val_list(data or {}) or []:
-        if isinstance(val, (str, bytes)) or not hasattr(val, "__iter__"):
-            val = [val]
-        for v in val:
-            if v is not None:
-                if not isinstance(v, bytes):
-                    v = str(v).encode("utf-8")
-                name = field.decode("utf-8") if isinstance(field, bytes) else str(field)
-                parts.append((name, None, v, None, None))
-    for k, v in to_key_val_list(files or {}) or []:
-        ft = fh = None
-        if isinstance(v, (tuple, list)):
-            if len(v) == 2:
-                fn, fp = v
-            elif len(v) == 3:
-                fn, fp, ft = v
-            else:
-                fn, fp, ft, fh = v
-        else:
-            fn = _guess_filename(v) or k
-            fp = v
-        if isinstance(fp, (str, bytes, bytearray)):
-            fdata = fp
-        elif hasattr(fp, "read"):
-            fdata = fp.read()
-        elif fp is None:
-            continue
-        else:
-            fdata = fp
-        if isinstance(fdata, str):
-            fdata = fdata.encode("utf-8")
-        parts.append((str(k), None if fn is None else str(fn), bytes(fdata), ft, fh))
-    boundary = hexlify(os.urandom(16)).decode("ascii")
-    body = bytearray()
-    for name, filename, payload, content_type, extra in parts:
-        body += f"--{boundary}\r\n".encode()
-        disposition = f'form-data; name="{_quote_param(name)}"'
-        if filename is not None:
-            disposition += f'; filename="{_quote_param(filename)}"'
-        lines = [f"Content-Disposition: {disposition}"]
-        if content_type:
-            lines.append(f"Content-Type: {content_type}")
-        for hname, hvalue in (extra or {}).items():
-            lines.append(f"{hname}: {hvalue}")
-        body += ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
-        body += payload + b"\r\n"
-    body += f"--{boundary}--\r\n".encode()
-    return bytes(body), f"multipart/form-data; boundary={boundary}"
 
 
 class RequestEncodingMixin:
@@ -171,8 +76,8 @@ class RequestEncodingMixin:
         parts = urlsplit(self.url or "")
         return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
-    _encode_params = staticmethod(_encode_params)
-    _encode_files = staticmethod(_encode_files)
+    _encode_params = staticmethod(encode_params)
+    _encode_files = staticmethod(encode_files)
 
 
 class RequestHooksMixin:
@@ -346,7 +251,7 @@ class PreparedRequest(RequestEncodingMixin, RequestHooksMixin):
         query = parts.query
         if isinstance(params, (str, bytes)):
             params = params.decode("utf-8") if isinstance(params, bytes) else params
-        enc_params = _encode_params(params)
+        enc_params = encode_params(params)
         if enc_params:
             query = f"{query}&{enc_params}" if query else enc_params
         self.url = requote_uri(urlunsplit((parts.scheme, netloc_str, path, query, parts.fragment)))
@@ -396,9 +301,9 @@ class PreparedRequest(RequestEncodingMixin, RequestHooksMixin):
                 self.headers["Transfer-Encoding"] = "chunked"
         else:
             if files:
-                body, content_type = _encode_files(files, data)
+                body, content_type = encode_files(files, data)
             elif data:
-                body = _encode_params(data)
+                body = encode_params(data)
                 if isinstance(data, (str, bytes)) or hasattr(data, "read"):
                     content_type = None
                 else:
@@ -448,94 +353,6 @@ class PreparedRequest(RequestEncodingMixin, RequestHooksMixin):
     def prepare_hooks(self, hooks: Mapping[str, Any] | None) -> None:
         for event in hooks or []:
             self.register_hook(event, (hooks or {})[event])
-
-
-class _RawBody:
-    """``Response.raw``: a binary file-like object over the body as it comes off the
-    connection (content codings left in place unless ``decode_content``), for a response
-    sent with ``stream=True``. Once ``content`` or ``iter_content`` has read the body,
-    ``read()`` gives ``b""``, as urllib3's response does once requests has read it.
-    """
-
-    def __init__(self, response: _models.Response | None, request: PreparedRequest | None) -> None:
-        self._response = response
-        self._request = request
-        self._pieces: Iterator[bytes] | None = None
-        self._buffer = bytearray()
-        self._done = response is None
-        self.decode_content = False
-        self.closed = False
-
-    @property
-    def status(self) -> int:
-        return 0 if self._response is None else self._response.status_code
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        return {} if self._response is None else self._response.headers
-
-    @property
-    def reason(self) -> str:
-        return "" if self._response is None else self._response.reason
-
-    def _next_piece(self, decode: bool) -> bytes:
-        assert self._response is not None
-        if self._pieces is None:
-            response = self._response
-            self._pieces = response.iter_bytes() if decode else response.iter_raw()
-        try:
-            return next(self._pieces, b"")
-        except _errors.NODELAY_ERRORS as exc:
-            raise _errors.while_reading(exc, self._request) from exc
-
-    def read(self, amt: int | None = None, decode_content: bool | None = None) -> bytes:
-        """Up to ``amt`` bytes (all the rest for ``None``); ``b""`` at the end."""
-        decode = self.decode_content if decode_content is None else decode_content
-        while not self._done and (amt is None or len(self._buffer) < amt):
-            piece = self._next_piece(decode)
-            if not piece:
-                self._done = True
-                break
-            self._buffer += piece
-        if amt is None or amt >= len(self._buffer):
-            out = bytes(self._buffer)
-            self._buffer.clear()
-        else:
-            out = bytes(self._buffer[:amt])
-            del self._buffer[:amt]
-        return out
-
-    def stream(
-        self, amt: int | None = RAW_READ_SIZE, decode_content: bool | None = None
-    ) -> Iterator[bytes]:
-        """Pieces of up to ``amt`` bytes until the end of the body."""
-        while chunk := self.read(amt, decode_content):
-            yield chunk
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self.stream()
-
-    def readinto(self, b: bytearray | memoryview) -> int:
-        data = self.read(len(b))
-        b[: len(data)] = data
-        return len(data)
-
-    def readable(self) -> bool:
-        return True
-
-    def isclosed(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-        if self._response is not None:
-            self._response.close()
-
-    def release_conn(self) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<nodelay.requests raw body [{self.status}]>"
 
 
 class Response:
@@ -657,7 +474,7 @@ class Response:
     def _generate(self, chunk_size: int | None) -> Iterator[bytes]:
         nd = self._nd
         if nd is not None:
-            if isinstance(self.raw, _RawBody):
+            if isinstance(self.raw, RawBody):
                 self.raw._done = True
             try:
                 yield from nd.iter_bytes(chunk_size)
@@ -719,7 +536,7 @@ class Response:
                     self._content = nd.content
                 except _errors.NODELAY_ERRORS as exc:
                     raise _errors.while_reading(exc, self.request) from exc
-                if isinstance(self.raw, _RawBody):
+                if isinstance(self.raw, RawBody):
                     self.raw._done = True  # read whole: nothing left for ``raw``
             else:
                 self._content = b"".join(self.iter_content(CONTENT_CHUNK_SIZE)) or b""  # type: ignore[arg-type]
@@ -814,7 +631,7 @@ def build_response(request: PreparedRequest, nd: _models.Response) -> Response:
     response.elapsed = nd.elapsed
     response.request = request
     response._nd = nd
-    response.raw = _RawBody(nd, request)
+    response.raw = RawBody(nd, request)
     if "set-cookie" in headers:
         response.cookies = RequestsCookieJar(nd.cookies)
     return response

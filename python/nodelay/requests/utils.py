@@ -404,6 +404,8 @@ def from_key_val_list(value: Any) -> dict[Any, Any] | None:
 def guess_filename(obj: Any) -> str | None:
     """The base name of a file object's ``name`` (``None`` for ``<stdin>``-like names)."""
     name = getattr(obj, "name", None)
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
     if name and isinstance(name, str) and name[0] != "<" and name[-1] != ">":
         return os.path.basename(name)
     return None
