@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from .._client import Client
-from .._config import Limits
-from .._retry import Retry as _NodelayRetry
+from .. import Client, Limits
+from .. import Retry as _NodelayRetry
 from . import _errors
 from .cookies import RequestsCookieJar
 from .exceptions import InvalidProxyURL, InvalidSchema, RetryError

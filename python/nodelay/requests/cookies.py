@@ -11,7 +11,7 @@ import http.cookiejar
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .._cookies import Cookie, CookieJar
+from .. import Cookie, CookieJar
 
 __all__ = [
     "CookieConflictError",

@@ -16,8 +16,7 @@ from http.cookiejar import CookieJar as _StdCookieJar
 from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
-from .. import _core
-from .._cookies import CookieJar
+from .. import CookieJar, _core
 from . import _errors
 from ._bodies import encode_files, encode_params
 from ._raw import RawBody

@@ -16,7 +16,7 @@ from http.cookiejar import CookieJar as _StdCookieJar
 from typing import Any, ClassVar
 from urllib.parse import urljoin, urlparse
 
-from .._cookies import CookieJar
+from .. import CookieJar
 from .adapters import BaseAdapter, HTTPAdapter
 from .auth import _basic_auth_str
 from .cookies import RequestsCookieJar, cookiejar_from_dict

@@ -16,8 +16,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlparse, urlunparse
 from urllib.request import getproxies, proxy_bypass
 
-from .._cookies import CookieJar
-from .._core import __version__
+from .. import CookieJar, __version__
 from .cookies import RequestsCookieJar, cookiejar_from_dict
 from .exceptions import InvalidHeader, InvalidURL, UnrewindableBodyError
 from .structures import CaseInsensitiveDict
