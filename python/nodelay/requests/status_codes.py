@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from .._codes import codes
+from .. import codes
 
 __all__ = ["codes"]
