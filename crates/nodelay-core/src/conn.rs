@@ -154,6 +154,9 @@ impl Connection {
     }
 }
 
+/// One read from `stream` into `dst` within the request's deadlines
+/// (`read_timeout`: the timeout currently set on the socket).
+///
 /// A signal that lands while this thread is not blocked in `read` (it is
 /// processing the bytes the last read returned) causes no `EINTR`: the
 /// handler only notes it. So when `interrupt` can ever answer yes (the

@@ -5,8 +5,8 @@
 use nodelay_proto::limits::{MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
 use nodelay_proto::{
     answer_may_follow, chunk_size_line, retry_on_fresh_connection, BodyFraming, BodyReader,
-    BodyWriter, CloseReason, FailedAttempt, Frame, HeadEvent, HeadReader, ProtoError,
-    ReadBuffer, ResponseHead, Reuse, SendFailure, StreamFraming, CHUNK_SIZE_LINE_BYTES,
+    BodyWriter, CloseReason, FailedAttempt, Frame, HeadEvent, HeadReader, ProtoError, ReadBuffer,
+    ResponseHead, Reuse, SendFailure, StreamFraming, CHUNK_SIZE_LINE_BYTES,
 };
 
 /// Read sizes every scenario runs with: one byte at a time, odd splits, and
@@ -351,7 +351,10 @@ fn direct_reads_count_against_the_announced_length() {
     assert_eq!(until_close.received(), 64);
 
     // Chunked framing always goes through the buffer.
-    assert_eq!(BodyReader::new(BodyFraming::Chunked).direct_read_len(64), None);
+    assert_eq!(
+        BodyReader::new(BodyFraming::Chunked).direct_read_len(64),
+        None
+    );
 }
 
 #[test]

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use nodelay_proto::{answer_may_follow, BodyWriter, HeadReader, ResponseHead, CHUNK_SIZE_LINE_BYTES};
+use nodelay_proto::{
+    answer_may_follow, BodyWriter, HeadReader, ResponseHead, CHUNK_SIZE_LINE_BYTES,
+};
 
 use crate::aio::conn::poll_readable;
 use crate::aio::exchange::receive_head_with;
