@@ -6,7 +6,7 @@ PY := $(BIN)/python
 DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16"
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python lint bench clean fuzz fuzz-smoke soak
+.PHONY: all venv dev release test test-rust test-python test-perl lint bench clean fuzz fuzz-smoke soak
 
 all: dev
 
@@ -39,7 +39,12 @@ lint: dev
 test-python: dev
 	$(PY) -m pytest -q
 
-test: dev test-rust lint test-python fuzz-smoke
+# The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
+# and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
+test-perl:
+	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
+
+test: dev test-rust lint test-python fuzz-smoke test-perl
 
 # The benchmark lab (BENCHMARKS.md): release build, the `bench` extra's peers (each one
 # that fails to install is skipped by the lab, not an error), then every default workload
@@ -52,6 +57,7 @@ bench: release
 
 clean:
 	rm -rf $(VENV) target
+	-cd perl && [ -f Makefile ] && $(MAKE) realclean
 
 # -- Hostile world (issue 7): fuzzing the response parser, and the soak test ------------------
 # fuzz/ is its own cargo workspace (not a member of ours). `fuzz` runs the coverage-guided
