@@ -7,7 +7,7 @@ DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>
 	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4"
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python lint bench clean fuzz fuzz-smoke soak
+.PHONY: all venv dev release test test-rust test-python test-perl lint bench clean fuzz fuzz-smoke soak
 
 all: dev
 
@@ -40,7 +40,12 @@ lint: dev
 test-python: dev
 	$(PY) -m pytest -q
 
-test: dev test-rust lint test-python fuzz-smoke
+# The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
+# and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
+test-perl:
+	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
+
+test: dev test-rust lint test-python fuzz-smoke test-perl
 
 # The benchmark lab (BENCHMARKS.md): release build, the `bench` extra's peers (each one
 # that fails to install is skipped by the lab, not an error), then every default workload
@@ -53,6 +58,7 @@ bench: release
 
 clean:
 	rm -rf $(VENV) target
+	-cd perl && [ -f Makefile ] && $(MAKE) realclean
 
 # -- Hostile world (issue 7): fuzzing the response parser, and the soak test ------------------
 # fuzz/ is its own cargo workspace (not a member of ours). `fuzz` runs the coverage-guided
