@@ -6,7 +6,8 @@ PY := $(BIN)/python
 DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16"
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python lint bench clean fuzz fuzz-smoke soak
+.PHONY: all venv dev release test test-rust test-python lint bench clean fuzz fuzz-smoke soak \
+	wheel test-wheel docs
 
 all: dev
 
@@ -51,7 +52,7 @@ bench: release
 	$(PY) -m nodelay.bench --syscalls --json bench-results/results.json --plot bench-results/bench.png
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target $(DIST) site
 
 # -- Hostile world (issue 7): fuzzing the response parser, and the soak test ------------------
 # fuzz/ is its own cargo workspace (not a member of ours). `fuzz` runs the coverage-guided
@@ -126,3 +127,59 @@ interop: interop-deps
 # (protocol per port, compression, proxying, recycling, idle close): for work on a launcher.
 interop-launchers: interop-deps
 	$(PY) -m pytest -q -p no:cacheprovider tests/interop/test_web_launchers.py
+
+# -- Wheels (issue 17): installable where no Rust toolchain exists ----------------------------
+# `wheel` builds one manylinux2014 (glibc 2.17) wheel per CPython in WHEEL_PYTHONS with zig as
+# the linker (ziglang from PyPI, found by maturin as `python -m ziglang` through the venv on
+# PATH, so no old-glibc build image is needed) and an sdist. maturin's
+# auditwheel check fails the build if the extension needs a shared library outside the
+# manylinux allowlist. The interpreters come from pyenv; WHEEL_PYTHONS= overrides them.
+# `test-wheel` installs each wheel into a fresh venv of its interpreter with cargo removed from
+# PATH and runs the tests against the installed package: the run starts outside the checkout
+# and the tests/installed_package.py plugin stops it unless `nodelay` and `nodelay._core` are
+# imported from the venv's site-packages.
+WHEEL_DEPS := "ziglang>=0.13,<0.14"
+WHEEL_VERSIONS := 3.11 3.12 3.13
+MANYLINUX := manylinux2014
+DIST := dist
+PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
+WHEEL_PYTHONS ?= $(foreach v,$(WHEEL_VERSIONS),$(firstword $(wildcard $(PYENV_ROOT)/versions/$(v).*/bin/python$(v))))
+WHEEL_BUILD := build/wheel-test
+TEST_WHEEL_ARGS ?= -q -x -p no:cacheprovider
+TEST_WHEEL_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" \
+	"uvloop>=0.19" "hypercorn>=0.16"
+
+wheel: venv
+	$(PY) -m pip install --quiet $(WHEEL_DEPS)
+	rm -rf $(DIST)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/maturin build --release --strip --zig --compatibility $(MANYLINUX) --auditwheel check \
+		--out $(DIST) $(foreach p,$(WHEEL_PYTHONS),-i $(p))
+	$(BIN)/maturin sdist --out $(DIST)
+	@ls -l $(DIST)
+
+test-wheel:
+	@test -n "$(WHEEL_PYTHONS)" || { echo "test-wheel: no interpreter found"; exit 1; }
+	@set -e; for py in $(WHEEL_PYTHONS); do \
+		tag=$$($$py -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")'); \
+		whl=$$(ls $(DIST)/nodelay-*-$$tag-*manylinux*.whl $(DIST)/nodelay-*-abi3-*manylinux*.whl 2>/dev/null | head -1); \
+		test -n "$$whl" || { echo "test-wheel: no wheel for $$tag in $(DIST)/ (run make wheel)"; exit 1; }; \
+		env=$(WHEEL_BUILD)/$$tag; rm -rf $$env; $$py -m venv $$env; \
+		nocargo=$$(echo "$$PATH" | tr ':' '\n' | grep -v -e cargo -e rustup | paste -sd:); \
+		echo "== $$tag: $$whl"; \
+		PATH="$$nocargo" sh -c '! command -v cargo >/dev/null && ! command -v rustc >/dev/null' \
+			|| { echo "test-wheel: cargo is still on PATH"; exit 1; }; \
+		PATH="$$nocargo" $$env/bin/python -m pip install --quiet --only-binary nodelay "$$whl" $(TEST_WHEEL_DEPS); \
+		(cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests \
+			$(abspath $(WHEEL_BUILD))/$$tag/bin/python -m pytest -p installed_package $(TEST_WHEEL_ARGS) \
+			--rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml $(CURDIR)/tests); \
+	done
+
+# -- Documentation site (issue 17): mkdocs-material + mkdocstrings over docs/ ----------------
+# --strict: a broken link, an unresolved API reference or a page missing from the nav fails
+# the build. The API reference is read from python/nodelay's sources and _core.pyi (no build
+# needed); the lab-results page is generated from docs/bench/*.json (docs/_hooks/).
+DOCS_DEPS := "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10" "mkdocstrings[python]>=0.26,<2"
+
+docs: venv
+	$(PY) -m pip install --quiet $(DOCS_DEPS)
+	$(BIN)/mkdocs build --strict --site-dir site
