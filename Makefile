@@ -167,11 +167,17 @@ test-wheel:
 		nocargo=$$(echo "$$PATH" | tr ':' '\n' | grep -v -e cargo -e rustup | paste -sd:); \
 		echo "== $$tag: $$whl"; \
 		PATH="$$nocargo" sh -c '! command -v cargo >/dev/null && ! command -v rustc >/dev/null' \
-			|| { echo "test-wheel: cargo is still on PATH"; exit 1; }; \
-		PATH="$$nocargo" $$env/bin/python -m pip install --quiet --only-binary nodelay "$$whl" $(TEST_WHEEL_DEPS); \
+			|| { echo "test-wheel: cargo or rustc is still on PATH"; exit 1; }; \
+		PATH="$$nocargo" $$env/bin/python -m pip install --quiet $(TEST_WHEEL_DEPS); \
+		t0=$$(date +%s.%N); \
+		PATH="$$nocargo" $$env/bin/python -m pip install --quiet --no-deps --only-binary :all: "$$whl"; \
+		t1=$$(date +%s.%N); \
+		(cd $(WHEEL_BUILD) && $$tag/bin/python -c "import nodelay; print('nodelay under test:', nodelay.__file__)"); \
 		(cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests \
 			$(abspath $(WHEEL_BUILD))/$$tag/bin/python -m pytest -p installed_package $(TEST_WHEEL_ARGS) \
 			--rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml $(CURDIR)/tests); \
+		t2=$$(date +%s.%N); \
+		echo "== $$tag: wheel $$(du -k "$$whl" | cut -f1) KiB, install $$(python3 -c "print(round($$t1 - $$t0, 1))") s, tests $$(python3 -c "print(round($$t2 - $$t1))") s"; \
 	done
 
 # -- Documentation site (issue 17): mkdocs-material + mkdocstrings over docs/ ----------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +63,16 @@ def _spread(row: dict[str, Any]) -> str:
     summary = row.get("summary") or {}
     low, high = summary.get("min"), summary.get("max")
     if isinstance(low, int | float) and isinstance(high, int | float):
-        return f"{low:,.0f}–{high:,.0f}"
+        return f"{low:,.0f} - {high:,.0f}"
     return ""
 
 
 def _chart(rows: list[dict[str, Any]], unit: str) -> str:
-    bars = [(str(r.get("label") or r.get("client", "?")), _median(r)) for r in rows]
-    bars = [(label, value) for label, value in bars if value]
+    bars: list[tuple[str, float]] = []
+    for row in rows:
+        value = _median(row)
+        if value:
+            bars.append((str(row.get("label") or row.get("client", "?")), value))
     if not bars:
         return ""
     top = max(value for _, value in bars)
@@ -94,34 +98,37 @@ def _chart(rows: list[dict[str, Any]], unit: str) -> str:
     return "".join(parts)
 
 
-def _table(rows: list[dict[str, Any]]) -> list[str]:
-    lines = [
-        "| client | median | min–max | CPU µs/req | p50 ms | p90 ms | p99 ms | max ms "
-        "| connect ms | TLS ms | writes/req | vs fastest peer |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+def _columns(unit: str) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    def ratio(row: dict[str, Any]) -> str:
+        value = row.get("ratio_fastest_peer")
+        return f"{value:.2f}x" if isinstance(value, int | float) else ""
+
+    return [
+        ("client", lambda r: str(r.get("label") or r.get("client", "?"))),
+        (f"{unit} (median)", lambda r: _num(_median(r))),
+        ("min - max", _spread),
+        ("CPU µs/req", lambda r: _num(r.get("cpu_us_per_request"), 1)),
+        ("p50 ms", lambda r: _timing(r, "latency_ms", "p50")),
+        ("p90 ms", lambda r: _timing(r, "latency_ms", "p90")),
+        ("p99 ms", lambda r: _timing(r, "latency_ms", "p99")),
+        ("max ms", lambda r: _timing(r, "latency_ms", "max")),
+        ("connect ms (p50)", lambda r: _timing(r, "connect_ms", "p50")),
+        ("TLS ms (p50)", lambda r: _timing(r, "tls_ms", "p50")),
+        ("writes/req", lambda r: _num(r.get("writes_per_request"), 2)),
+        ("vs fastest peer", ratio),
     ]
-    for row in rows:
-        ratio = row.get("ratio_fastest_peer")
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    str(row.get("label") or row.get("client", "?")).replace("|", "/"),
-                    f"{_num(_median(row))} {row.get('unit', '')}".strip(),
-                    _spread(row),
-                    _num(row.get("cpu_us_per_request"), 1),
-                    _timing(row, "latency_ms", "p50"),
-                    _timing(row, "latency_ms", "p90"),
-                    _timing(row, "latency_ms", "p99"),
-                    _timing(row, "latency_ms", "max"),
-                    _timing(row, "connect_ms", "p50"),
-                    _timing(row, "tls_ms", "p50"),
-                    _num(row.get("writes_per_request"), 2),
-                    f"{ratio:.2f}×" if isinstance(ratio, int | float) else "",
-                ]
-            )
-            + " |"
-        )
+
+
+def _table(rows: list[dict[str, Any]], unit: str) -> list[str]:
+    """A Markdown table; columns that no row fills (an older lab, no --syscalls) are left out."""
+    cells = [(name, [fill(r).replace("|", "/") for r in rows]) for name, fill in _columns(unit)]
+    cells = [(name, values) for i, (name, values) in enumerate(cells) if i < 2 or any(values)]
+    lines = [
+        "| " + " | ".join(name for name, _ in cells) + " |",
+        "|" + "|".join("---" if i == 0 else "--:" for i in range(len(cells))) + "|",
+    ]
+    for i in range(len(rows)):
+        lines.append("| " + " | ".join(values[i] for _, values in cells) + " |")
     return lines
 
 
@@ -152,7 +159,7 @@ def render(path: Path, data: dict[str, Any], older: list[Path]) -> str:
             unit = str(group[0].get("unit", "")) if group else ""
             if variant:
                 out += [f"### {workload} {variant}", ""]
-            out += [_chart(group, unit), "", *_table(group), ""]
+            out += [_chart(group, unit), "", *_table(group, unit), ""]
         skipped = [r for r in rows if r.get("workload") == workload and r not in ok]
         if skipped:
             out.append(
