@@ -188,4 +188,4 @@ DOCS_DEPS := "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10" "mkdocstrings[python]>=
 
 docs: venv
 	$(PY) -m pip install --quiet $(DOCS_DEPS)
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
