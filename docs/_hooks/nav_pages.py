@@ -50,9 +50,7 @@ def on_files(files: Any, config: Any) -> Any:
     present = {f.src_uri for f in files.documentation_pages()}
     listed: set[str] = set()
     nav = _prune(list(config["nav"] or []), present, listed)
-    rest = sorted(
-        p for p in present if p not in listed and not p.startswith(IGNORED_PREFIXES)
-    )
+    rest = sorted(p for p in present if p not in listed and not p.startswith(IGNORED_PREFIXES))
     if rest:
         nav.append({UNLISTED_SECTION: rest})
     config["nav"] = nav
