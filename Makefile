@@ -174,11 +174,12 @@ test-wheel:
 		PATH="$$nocargo" $$env/bin/python -m pip install --quiet --no-deps --only-binary :all: "$$whl"; \
 		t1=$$(date +%s.%N); \
 		(cd $(WHEEL_BUILD) && $$tag/bin/python -c "import nodelay; print('nodelay under test:', nodelay.__file__)"); \
-		(cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests \
+		rc=0; (cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests \
 			$(abspath $(WHEEL_BUILD))/$$tag/bin/python -m pytest -p installed_package $(TEST_WHEEL_ARGS) \
-			--rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml $(CURDIR)/tests); \
+			--rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml $(CURDIR)/tests) || rc=$$?; \
 		t2=$$(date +%s.%N); \
-		echo "== $$tag: wheel $$(du -k "$$whl" | cut -f1) KiB, install $$(python3 -c "print(round($$t1 - $$t0, 1))") s, tests $$(python3 -c "print(round($$t2 - $$t1))") s"; \
+		echo "== $$tag: wheel $$(du -k "$$whl" | cut -f1) KiB, install $$(python3 -c "print(round($$t1 - $$t0, 1))") s, tests $$(python3 -c "print(round($$t2 - $$t1))") s, pytest exit $$rc"; \
+		test $$rc = 0; \
 	done
 
 # -- Documentation site (issue 17): mkdocs-material + mkdocstrings over docs/ ----------------
