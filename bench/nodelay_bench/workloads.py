@@ -2,7 +2,8 @@
 
 A ``Workload`` says what to send, how many times, how many in flight, and how to check
 each answer, so a fast wrong client cannot win. The HTTP/2 workloads (g, i) are run by
-the HTTP/2 lab (``h2lab.py``: its own servers, h2c and TLS) and listed in ``H2LAB``;
+the HTTP/2 part of the runner (``h2lab.py``: its own servers, h2c and TLS) and listed in
+``H2LAB``; their rows are ordinary rows of the same tables, JSON and charts;
 a workload the lab cannot run at all would sit in ``PENDING`` with the reason.
 """
 
@@ -24,6 +25,7 @@ __all__ = [
     "Workload",
     "form_body",
     "parse_ids",
+    "title_of",
 ]
 
 Check = Literal["bytes", "json", "echo", "cookies"]
@@ -185,12 +187,17 @@ H2LAB: dict[str, str] = {
     "g": "202 B GET, 32 in flight, over h2c and h2+TLS",
     "i": "crawl of the generated site: h1 over 6 connections vs h2 over one",
 }
-"""Workloads run by the HTTP/2 lab (``h2lab.run_rows``), with what they measure."""
+"""Workloads run by the HTTP/2 part of the runner (``h2lab.run_rows``), with their titles."""
 
 PENDING: dict[str, str] = {}
 """Workloads of BENCHMARKS.md the lab cannot run yet, with the reason (none today)."""
 
 DEFAULT_WORKLOADS = tuple(sorted([*WORKLOADS, *H2LAB]))
+
+
+def title_of(wid: str) -> str:
+    """A workload's one-line title, for tables and charts (the HTTP/2 lab's included)."""
+    return WORKLOADS[wid].title if wid in WORKLOADS else H2LAB.get(wid, wid)
 
 
 def parse_ids(text: str) -> tuple[list[str], list[tuple[str, str]]]:

@@ -1,9 +1,13 @@
 """The measuring subprocess: one client x one workload, warm-up then R timed repetitions.
 
-Run by the lab as ``python -m nodelay.bench.worker SPEC_JSON``; prints one JSON object on
-its last stdout line: ``{"reps": [...], "protocol", "peak_rss_kb", "chunks", "note"}`` or
+Run by the lab as ``python -m nodelay_bench.worker SPEC_JSON``; prints one JSON object on
+its last stdout line: ``{"reps": [...], "protocol", "peak_rss_kb", "chunks", "note",
+"latency_ms", "connect_ms", "tls_ms"}`` or
 ``{"skipped": reason}`` or ``{"failed": reason}`` (workload h's login or cookie file did not
-work). Every loop is bounded by the request count; a run of
+work). Latency is each request's wall time, taken around the client call in every timed
+repetition (two clock reads per request, the same for every client); rows that hand all
+their requests to a client's own concurrency engine (CurlMulti, a batch API) have none.
+Every loop is bounded by the request count; a run of
 ``MAX_CONSECUTIVE_ERRORS`` failures in a row ends the repetition (the rest count as errors).
 """
 
@@ -26,6 +30,7 @@ from urllib.parse import urlencode
 from .checks import body_check, json_ok
 from .clients import load
 from .clients.base import AsyncAdapter, SyncAdapter
+from .stats import timing_summary
 from .workloads import (
     COOKIE_POST_PATH,
     FORM,
@@ -72,6 +77,29 @@ class Chunks:
         }
 
 
+class Samples:
+    """Per-request durations (seconds) of the timed repetitions, and the connections the
+    client said it opened (TCP connect, TLS handshake seconds)."""
+
+    def __init__(self) -> None:
+        self.latency: list[float] = []
+        self.tcp: list[float] = []
+        self.tls: list[float] = []
+
+    def extend(self, other: Samples) -> None:
+        self.latency += other.latency
+        self.tcp += other.tcp
+        self.tls += other.tls
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's timing summaries, in milliseconds (None where nothing was measured)."""
+        return {
+            "latency_ms": timing_summary([x * 1000 for x in self.latency]),
+            "connect_ms": timing_summary([x * 1000 for x in self.tcp]),
+            "tls_ms": timing_summary([x * 1000 for x in self.tls]),
+        }
+
+
 def _rusage() -> tuple[float, float]:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime, r.ru_stime
@@ -82,14 +110,18 @@ def _tally(results: list[tuple[bool, int]]) -> tuple[int, int]:
     return errors, sum(size for ok, size in results if ok)
 
 
-def _run_seq(op: Op, n: int) -> tuple[int, int]:
-    """(errors, body bytes) of ``n`` sequential requests."""
+def _run_seq(op: Op, n: int, samples: Samples) -> tuple[int, int]:
+    """(errors, body bytes) of ``n`` sequential requests; their durations go to ``samples``."""
     errors = nbytes = streak = 0
+    clock = time.perf_counter
+    latency = samples.latency
     for i in range(n):
+        t0 = clock()
         try:
             ok, size = op()
         except Exception:
             ok, size = False, 0
+        latency.append(clock() - t0)
         if ok:
             nbytes += size
             streak = 0
@@ -101,13 +133,17 @@ def _run_seq(op: Op, n: int) -> tuple[int, int]:
     return errors, nbytes
 
 
-async def _run_seq_async(op: AsyncOp, n: int) -> tuple[int, int]:
+async def _run_seq_async(op: AsyncOp, n: int, samples: Samples) -> tuple[int, int]:
     errors = nbytes = streak = 0
+    clock = time.perf_counter
+    latency = samples.latency
     for i in range(n):
+        t0 = clock()
         try:
             ok, size = await op()
         except Exception:
             ok, size = False, 0
+        latency.append(clock() - t0)
         if ok:
             nbytes += size
             streak = 0
@@ -130,6 +166,7 @@ def _sync_op(
     variant: str,
     url: str,
     chunks: Chunks,
+    connects: Samples,
 ) -> Op:
     """The per-request callable for a sync client (``shared`` or one adapter per thread)."""
     local = threading.local()
@@ -149,6 +186,7 @@ def _sync_op(
             a = cls()
             try:
                 status, body = a.get(url)
+                _note_connect(a.connect_time(), connects)
             finally:
                 a.close()
             return check(status, body), len(body)
@@ -194,15 +232,31 @@ def _sync_op(
     return threaded_get
 
 
+def _note_connect(time_: tuple[float, float | None] | None, connects: Samples) -> None:
+    if time_ is not None:
+        tcp, tls = time_
+        connects.tcp.append(tcp)
+        if tls is not None:
+            connects.tls.append(tls)
+
+
+Run = Callable[[int, Samples], tuple[int, int]]
+"""``run(n, samples)``: ``n`` requests, their timings into ``samples``; (errors, bytes)."""
+
+
 def _measure(
-    run: Callable[[int], tuple[int, int]], n: int, warmup: int, repeat: int
+    run: Run, n: int, warmup: int, repeat: int, samples: Samples, connects: Samples | None = None
 ) -> list[dict[str, Any]]:
-    run(warmup)
+    """The warm-up (its timings and connections dropped), then ``repeat`` timed repetitions."""
+    run(warmup, Samples())
+    if connects is not None:
+        connects.tcp.clear()
+        connects.tls.clear()
     reps = []
     for _ in range(repeat):
         u0, s0 = _rusage()
         t0 = time.perf_counter()
-        errors, nbytes = run(n)
+        errors, nbytes = run(n, samples)
         seconds = time.perf_counter() - t0
         u1, s1 = _rusage()
         reps.append(
@@ -222,31 +276,45 @@ def run_sync(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
     w = WORKLOADS[spec["workload"]]
     url, variant = spec["url"], spec["variant"]
     chunks = Chunks()
+    samples = Samples()
+    connects = Samples()
+    if w.fresh_client:
+        cls.start_connect_timing()
     shared = cls()
-    op = _sync_op(cls, shared, w, variant, url, chunks)
+    op = _sync_op(cls, shared, w, variant, url, chunks, connects)
     conc = w.concurrency
+    run: Run
     if conc == 1:
 
-        def run(n: int) -> tuple[int, int]:
-            return _run_seq(op, n)
+        def run(n: int, into: Samples) -> tuple[int, int]:
+            return _run_seq(op, n, into)
 
         pool = None
     else:
         pool = ThreadPoolExecutor(max_workers=conc)
         check = body_check(w)
 
-        def run(n: int) -> tuple[int, int]:
+        def run(n: int, into: Samples) -> tuple[int, int]:
             if variant == "batch":
                 return _tally([(check(s, b), len(b)) for s, b in shared.run_batch(url, n, conc)])
             native = shared.run_concurrent(url, n, conc)
             if native is not None:
                 return _tally([(check(s, b), len(b)) for s, b in native])
-            futures = [pool.submit(_run_seq, op, k) for k in _shares(n, conc) if k]
+            # One sample list per thread (no lock per request), merged after.
+            parts_samples = [Samples() for _ in range(conc)]
+            futures = [
+                pool.submit(_run_seq, op, k, parts_samples[i])
+                for i, k in enumerate(_shares(n, conc))
+                if k
+            ]
             parts = [f.result() for f in futures]
+            for part in parts_samples:
+                into.extend(part)
             return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
     try:
-        reps = _measure(run, spec["n"], spec["warmup"], spec["repeat"])
+        reps = _measure(run, spec["n"], spec["warmup"], spec["repeat"], samples, connects)
+        samples.tcp, samples.tls = connects.tcp, connects.tls
         protocol = shared.version()
         if protocol == "?":
             # Rows where the shared adapter sent nothing (j, f with one client per
@@ -267,6 +335,7 @@ def run_sync(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
         "reps": reps,
         "protocol": protocol,
         "chunks": chunks.to_dict() if chunks.count else None,
+        **samples.to_dict(),
     }
 
 
@@ -364,7 +433,14 @@ def run_cookie_flow(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, A
         a.start_cookies(None)
         session = _login(a, origin)
         op = _cookie_op(a, get_url, origin + COOKIE_POST_PATH, session)
-        reps = _measure(lambda n: _run_seq(op, n), spec["n"], spec["warmup"], spec["repeat"])
+        samples = Samples()
+        reps = _measure(
+            lambda n, into: _run_seq(op, n, into),
+            spec["n"],
+            spec["warmup"],
+            spec["repeat"],
+            samples,
+        )
         protocol = a.version()
         with tempfile.TemporaryDirectory(prefix="nodelay-bench-cookies-") as tmp:
             path = f"{tmp}/cookies.txt"
@@ -373,14 +449,17 @@ def run_cookie_flow(cls: type[SyncAdapter], spec: dict[str, Any]) -> dict[str, A
             note = _check_cookie_file(cls, path, get_url, session)
     finally:
         a.close()
-    return {"reps": reps, "protocol": protocol, "chunks": None, "note": note}
+    return {"reps": reps, "protocol": protocol, "chunks": None, "note": note, **samples.to_dict()}
 
 
 async def _run_async(cls: type[AsyncAdapter], spec: dict[str, Any]) -> dict[str, Any]:
     w = WORKLOADS[spec["workload"]]
     url, variant = spec["url"], spec["variant"]
     chunks = Chunks()
+    samples = Samples()
     check = body_check(w)
+    if w.fresh_client:
+        cls.start_connect_timing()
     a = cls()
     await a.setup()
 
@@ -390,6 +469,7 @@ async def _run_async(cls: type[AsyncAdapter], spec: dict[str, Any]) -> dict[str,
             await b.setup()
             try:
                 status, body = await b.get(url)
+                _note_connect(b.connect_time(), connects)
             finally:
                 await b.close()
             return check(status, body), len(body)
@@ -406,20 +486,24 @@ async def _run_async(cls: type[AsyncAdapter], spec: dict[str, Any]) -> dict[str,
         status, body = await a.get(url)
         return check(status, body), len(body)
 
-    async def run(n: int) -> tuple[int, int]:
+    connects = Samples()
+
+    async def run(n: int, into: Samples) -> tuple[int, int]:
         if w.concurrency == 1:
-            return await _run_seq_async(op, n)
+            return await _run_seq_async(op, n, into)
         parts = await asyncio.gather(
-            *(_run_seq_async(op, k) for k in _shares(n, w.concurrency) if k)
+            *(_run_seq_async(op, k, into) for k in _shares(n, w.concurrency) if k)
         )
         return sum(p[0] for p in parts), sum(p[1] for p in parts)
 
-    await run(spec["warmup"])
+    await run(spec["warmup"], Samples())
+    connects.tcp.clear()
+    connects.tls.clear()
     reps = []
     for _ in range(spec["repeat"]):
         u0, s0 = _rusage()
         t0 = time.perf_counter()
-        errors, nbytes = await run(spec["n"])
+        errors, nbytes = await run(spec["n"], samples)
         seconds = time.perf_counter() - t0
         u1, s1 = _rusage()
         reps.append(
@@ -443,10 +527,12 @@ async def _run_async(cls: type[AsyncAdapter], spec: dict[str, Any]) -> dict[str,
         except Exception:
             pass
     await a.close()
+    samples.tcp, samples.tls = connects.tcp, connects.tls
     return {
         "reps": reps,
         "protocol": protocol,
         "chunks": chunks.to_dict() if chunks.count else None,
+        **samples.to_dict(),
     }
 
 

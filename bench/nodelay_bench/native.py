@@ -19,10 +19,13 @@ from pathlib import Path
 
 from .floor import find_or_build
 from .pinning import pin_to
-from .stats import Rep
+from .stats import Rep, timing_summary
 from .workloads import Workload, form_body
 
-__all__ = ["NATIVES", "Native", "NativeResult", "run_native"]
+__all__ = ["NATIVES", "Native", "NativeResult", "Timings", "run_native"]
+
+Timing = dict[str, float | None]
+"""A timing summary (p50, p90, p99, max, mean in ms; n), as ``stats.timing_summary``."""
 
 RUN_TIMEOUT = 600.0
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -32,6 +35,23 @@ FORM_TYPE = "application/x-www-form-urlencoded"
 class NativeResult:
     reps: list[Rep]
     protocol: str
+    latency_ms: Timing | None = None
+    """From the tool's own report of the last repetition (None where it gives none)."""
+    connect_ms: Timing | None = None
+
+
+@dataclass(frozen=True)
+class Timings:
+    """What a tool reports about its requests' times, in milliseconds."""
+
+    latency: Timing | None = None
+    connect: Timing | None = None
+
+
+def _timing(p50: float | None, p90: float | None, p99: float | None, top: float | None,
+            mean: float | None = None) -> Timing:
+    """A timing summary from a tool's figures (a tool that lacks one leaves it None)."""
+    return {"p50": p50, "p90": p90, "p99": p99, "max": top, "mean": mean, "n": None}
 
 
 @dataclass(frozen=True)
@@ -44,6 +64,8 @@ class Native:
     parse: Callable[[str, Workload, int], tuple[int, float, int, int]]
     """(stdout, workload, requests) → (requests done, seconds, body bytes, errors)."""
     protocol: str = "HTTP/1.1"
+    timings: Callable[[str], Timings] | None = None
+    """stdout → the latency and connect figures the tool prints (None: it prints none)."""
 
 
 # -- the floor ---------------------------------------------------------------------------
@@ -77,7 +99,7 @@ _UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}
 def _wrk_argv(w: Workload, url: str, n: int, tmp: Path, binary: str) -> list[str]:
     # wrk runs for a duration: aim at about the time the sequential floor needs for n.
     seconds = max(1, round(3 * n / w.requests))
-    argv = [binary, "-t1", f"-c{w.concurrency}", f"-d{seconds}s"]
+    argv = [binary, "-t1", f"-c{w.concurrency}", f"-d{seconds}s", "--latency"]
     if w.method == "POST":
         script = tmp / "post.lua"
         body = form_body().decode()
@@ -103,6 +125,27 @@ def _wrk_parse(out: str, w: Workload, n: int) -> tuple[int, float, int, int]:
         errors += sum(int(x) for x in sock.groups())
     size = w.expect_length or len(form_body())
     return done - errors, seconds, (done - errors) * size, errors
+
+
+_WRK_TIME = r"([\d.]+)(us|ms|s|m)"
+
+
+def _wrk_ms(value: str, unit: str) -> float:
+    return float(value) * _UNIT[unit] * 1000
+
+
+def _wrk_timings(out: str) -> Timings:
+    """``--latency``'s distribution (50/75/90/99 %) and the max of the thread stats."""
+    dist = {
+        int(m.group(1)): _wrk_ms(m.group(2), m.group(3))
+        for m in re.finditer(rf"^\s+(\d+)%\s+{_WRK_TIME}", out, re.MULTILINE)
+    }
+    stats = re.search(rf"Latency\s+{_WRK_TIME}\s+{_WRK_TIME}\s+{_WRK_TIME}", out)
+    if not dist and stats is None:
+        return Timings()
+    mean = _wrk_ms(stats.group(1), stats.group(2)) if stats else None
+    top = _wrk_ms(stats.group(5), stats.group(6)) if stats else None
+    return Timings(latency=_timing(dist.get(50), dist.get(90), dist.get(99), top, mean))
 
 
 # -- ab ----------------------------------------------------------------------------------
@@ -132,6 +175,22 @@ def _ab_parse(out: str, w: Workload, n: int) -> tuple[int, float, int, int]:
     return ok, float(field("Time taken for tests")), ok * size, errors
 
 
+def _ab_timings(out: str) -> Timings:
+    """The "Percentage of the requests served within a certain time (ms)" table and the
+    Connect row of "Connection Times (ms)" (min, mean, [+/-sd], median, max)."""
+    pct = {
+        int(m.group(1)): float(m.group(2))
+        for m in re.finditer(r"^\s+(\d+)%\s+(\d+)", out, re.MULTILINE)
+    }
+    latency = _timing(pct.get(50), pct.get(90), pct.get(99), pct.get(100)) if pct else None
+    connect = None
+    row = re.search(r"^Connect:\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)", out, re.MULTILINE)
+    if row is not None:
+        _min, mean, _sd, median, top = (float(x) for x in row.groups())
+        connect = _timing(median, None, None, top, mean)
+    return Timings(latency=latency, connect=connect)
+
+
 # -- h2load (HTTP/1.1 mode for f; h2 for g once it lands) ---------------------------------
 
 
@@ -152,13 +211,27 @@ def _h2load_parse(out: str, w: Workload, n: int) -> tuple[int, float, int, int]:
     return ok, float(fin.group(1)) * _UNIT[fin.group(2)], ok * size, failed + errored
 
 
+def _h2load_timings(out: str) -> Timings:
+    """h2load prints min, max, mean and sd per phase, no percentiles."""
+
+    def phase(name: str) -> Timing | None:
+        m = re.search(rf"time for {name}:\s+{_WRK_TIME}\s+{_WRK_TIME}\s+{_WRK_TIME}", out)
+        if m is None:
+            return None
+        return _timing(
+            None, None, None, _wrk_ms(m.group(3), m.group(4)), _wrk_ms(m.group(5), m.group(6))
+        )
+
+    return Timings(latency=phase("request"), connect=phase("connect"))
+
+
 # -- curl CLI (one process, many URLs on one connection, per-transfer times summed) -------
 
 
 def _curl_argv(w: Workload, url: str, n: int, tmp: Path, binary: str) -> list[str]:
     config = tmp / "curl.cfg"
     config.write_text(f'url = "{url}"\noutput = "/dev/null"\n' * n)
-    fmt = "%{http_code} %{size_download} %{time_total}\\n"
+    fmt = "%{http_code} %{size_download} %{time_total} %{time_connect} %{num_connects}\\n"
     return [binary, "-s", "-K", str(config), "-w", fmt]
 
 
@@ -167,7 +240,7 @@ def _curl_parse(out: str, w: Workload, n: int) -> tuple[int, float, int, int]:
     seconds = 0.0
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) != 3:
+        if len(parts) < 3:
             continue
         status, size, total = int(parts[0]), int(parts[1]), float(parts[2])
         seconds += total
@@ -179,14 +252,28 @@ def _curl_parse(out: str, w: Workload, n: int) -> tuple[int, float, int, int]:
     return ok, seconds, nbytes, errors + max(0, n - ok - errors)
 
 
+def _curl_timings(out: str) -> Timings:
+    """Every transfer's total time; the connect time of the transfers that opened one."""
+    totals: list[float] = []
+    connects: list[float] = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) != 5:
+            continue
+        totals.append(float(parts[2]) * 1000)
+        if int(parts[4]) > 0:
+            connects.append(float(parts[3]) * 1000)
+    return Timings(latency=timing_summary(totals), connect=timing_summary(connects))
+
+
 NATIVES: dict[str, Native] = {
     n.name: n
     for n in (
         Native("floor", "", _floor_argv, _floor_parse),
-        Native("wrk", "wrk", _wrk_argv, _wrk_parse),
-        Native("ab", "ab", _ab_argv, _ab_parse, protocol="HTTP/1.0"),
-        Native("h2load", "h2load", _h2load_argv, _h2load_parse),
-        Native("curl", "curl", _curl_argv, _curl_parse),
+        Native("wrk", "wrk", _wrk_argv, _wrk_parse, timings=_wrk_timings),
+        Native("ab", "ab", _ab_argv, _ab_parse, protocol="HTTP/1.0", timings=_ab_timings),
+        Native("h2load", "h2load", _h2load_argv, _h2load_parse, timings=_h2load_timings),
+        Native("curl", "curl", _curl_argv, _curl_parse, timings=_curl_timings),
     )
 }
 
@@ -250,7 +337,8 @@ def run_native(
     protocol = native.protocol
     if native.name == "floor" and reps:
         protocol = json.loads(out.strip().splitlines()[-1]).get("protocol", protocol)
-    return NativeResult(reps, protocol)
+    timings = native.timings(out) if native.timings and reps else Timings()
+    return NativeResult(reps, protocol, timings.latency, timings.connect)
 
 
 def environment_tools() -> dict[str, str]:

@@ -7,10 +7,13 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from .results import Row
-from .workloads import WORKLOADS
+from .results import Row, Timing
+from .workloads import WORKLOADS, title_of
 
-__all__ = ["fmt_num", "fmt_ratio", "render", "workload_table"]
+__all__ = ["fmt_ms", "fmt_num", "fmt_ratio", "render", "timing_cells", "workload_table"]
+
+LATENCY_KEYS = ("p50", "p90", "p99", "max")
+"""The latency columns of every table (milliseconds)."""
 
 
 def fmt_num(value: float | None, digits: int = 0) -> str:
@@ -24,20 +27,47 @@ def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def fmt_ms(value: float | None) -> str:
+    """Milliseconds with three significant decimals below 10 ms ("-" for missing)."""
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value < 10 else f"{value:,.1f}"
+
+
+def timing_cells(timing: Timing | None) -> list[str]:
+    """p50, p90, p99, max of a timing summary, formatted."""
+    return [fmt_ms(timing.get(k) if timing else None) for k in LATENCY_KEYS]
+
+
+def connect_cell(timing: Timing | None) -> str:
+    """"p50 / max" of connect or TLS times (ab reports median and max too)."""
+    if not timing:
+        return "-"
+    return f"{fmt_ms(timing.get('p50'))} / {fmt_ms(timing.get('max'))}"
+
+
 def workload_table(wid: str, rows: Iterable[Row], syscalls: bool = False) -> Table:
     """The table of one workload: measured rows sorted by median, fastest first."""
-    w = WORKLOADS[wid]
     measured = sorted((r for r in rows if r.status == "ok"), key=lambda r: -(r.median() or 0.0))
-    unit = w.unit
+    unit = measured[0].unit if measured else "req/s"
+    count = f" ({WORKLOADS[wid].count(1.0):,} requests at scale 1)" if wid in WORKLOADS else ""
     table = Table(
-        title=f"{w.id} - {w.title} ({w.count(1.0):,} requests at scale 1)",
+        title=f"{wid} - {title_of(wid)}{count}; latency in ms",
         title_justify="left",
         header_style="bold",
     )
+    connects = any(r.connect_ms for r in measured)
+    tls = any(r.tls_ms for r in measured)
     table.add_column("client")
     table.add_column(f"{unit} median", justify="right")
     table.add_column("min-max", justify="right")
     table.add_column("CPU us/req" if unit == "req/s" else "CPU s/GB", justify="right")
+    for key in LATENCY_KEYS:
+        table.add_column(key, justify="right")
+    if connects:
+        table.add_column("connect p50/max", justify="right")
+    if tls:
+        table.add_column("TLS p50/max", justify="right")
     table.add_column("RSS MB", justify="right")
     table.add_column("errors", justify="right")
     table.add_column("protocol")
@@ -64,6 +94,9 @@ def workload_table(wid: str, rows: Iterable[Row], syscalls: bool = False) -> Tab
             fmt_num(s.median if s else None, 0),
             f"{fmt_num(s.min if s else None)}-{fmt_num(s.max if s else None)}",
             fmt_num(cpu, 1 if unit == "req/s" else 2),
+            *timing_cells(r.latency_ms),
+            *([connect_cell(r.connect_ms)] if connects else []),
+            *([connect_cell(r.tls_ms)] if tls else []),
             fmt_num(r.peak_rss_kb / 1024 if r.peak_rss_kb else None, 1),
             str(r.errors()),
             r.protocol or "?",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pycurl  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-from .base import TIMEOUT, Reply, SyncAdapter
+from .base import TIMEOUT, ConnectTime, Reply, SyncAdapter
 
 _FORM_HEADER = ["Content-Type: application/x-www-form-urlencoded"]
 
@@ -38,6 +38,14 @@ class Adapter(SyncAdapter):
         c.setopt(pycurl.WRITEDATA, buf)
         c.perform()
         return c.getinfo(pycurl.RESPONSE_CODE), buf.getvalue()
+
+    def connect_time(self) -> ConnectTime | None:
+        # libcurl's times are cumulative from the start of the transfer: connect includes
+        # the name lookup, the TLS handshake ends at APPCONNECT_TIME (0 for cleartext).
+        c = self.c
+        connect = c.getinfo(pycurl.CONNECT_TIME)
+        tls = c.getinfo(pycurl.APPCONNECT_TIME)
+        return connect, (tls - connect if tls > 0 else None)
 
     def get(self, url: str) -> Reply:
         if self.mode != "GET":

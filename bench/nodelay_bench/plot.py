@@ -1,18 +1,17 @@
 """PNG charts: one panel per workload, horizontal bars (median) with min-max whiskers.
 
-The HTTP/1.1 rows (``Row``) carry every repetition, so their bars have whiskers; the
-HTTP/2 lab's rows (workloads g and i, plain dicts from ``h2lab.run_rows``) keep only the
-median run, so theirs have none.
+Every row (HTTP/1.1 and HTTP/2 alike) carries its repetitions, so every bar has whiskers;
+rows converted from old logs carry the median and spread only, drawn the same way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 from .results import Row
-from .workloads import WORKLOADS
+from .workloads import title_of
 
 __all__ = ["plot"]
 
@@ -22,9 +21,6 @@ NATIVE = "#9e9e9e"
 
 TITLE_INCHES = 0.6
 """Height of the band above the panels that holds the chart's title."""
-
-NATIVE_H2_CLIENTS = frozenset({"h2load"})
-"""h2 lab clients drawn as native references."""
 
 
 @dataclass
@@ -46,27 +42,25 @@ class Panel:
     bars: list[Bar] = field(default_factory=list)
 
 
-def plot(
-    rows: list[Row], path: Path, title: str = "", h2_rows: list[dict[str, Any]] | None = None
-) -> None:
-    """Write the chart of the measured rows (and the HTTP/2 lab's, if any) to ``path`` (PNG)."""
-    panels = _row_panels(rows) + _h2_panels(h2_rows or [])
+def plot(rows: list[Row], out: Path | IO[bytes], title: str = "") -> None:
+    """Write the chart of the measured rows to ``out`` (a path or a binary file), as PNG."""
+    panels = _row_panels(rows)
     if not panels:
         raise ValueError("nothing was measured: no chart to draw")
-    _draw(panels, path, title)
+    _draw(panels, out, title)
 
 
 def _row_panels(rows: list[Row]) -> list[Panel]:
     order: list[str] = []
     for r in rows:
-        if r.status == "ok" and r.workload not in order:
+        if r.status == "ok" and r.summary() is not None and r.workload not in order:
             order.append(r.workload)
     panels = []
     for wid in order:
-        measured = [r for r in rows if r.workload == wid and r.status == "ok" and r.reps]
+        measured = [r for r in rows if r.workload == wid and r.status == "ok" and r.summary()]
         measured.sort(key=lambda r: r.median() or 0.0)
-        w = WORKLOADS[wid]
-        panel = Panel(f"{w.id} - {w.title}", f"{w.unit} (median; whiskers: min-max)")
+        unit = measured[0].unit
+        panel = Panel(f"{wid} - {title_of(wid)}", f"{unit} (median; whiskers: min-max)")
         for r in measured:
             s = r.summary()
             assert s is not None
@@ -84,40 +78,7 @@ def _row_panels(rows: list[Row]) -> list[Panel]:
     return panels
 
 
-def _h2_panels(h2_rows: list[dict[str, Any]]) -> list[Panel]:
-    """Workload g: req/s per client and transport; i: crawl time of h1 vs h2 per transport."""
-    panels: dict[tuple[str, str], Panel] = {}
-    for row in h2_rows:
-        if "error" in row or not row.get("seconds"):
-            continue
-        key = (row["workload"], row["transport"])
-        client = row["client"]
-        nodelay = client.startswith("nodelay")
-        if row["workload"] == "g":
-            if key not in panels:
-                panels[key] = Panel(
-                    f"g - 32 in flight over {row['transport']}, one connection", "req/s (median)"
-                )
-            value = row["requests"] / row["seconds"]
-            label = f"{client} [native]" if client in NATIVE_H2_CLIENTS else client
-            color = NATIVE if client in NATIVE_H2_CLIENTS else (NODELAY if nodelay else PYTHON)
-        else:
-            if key not in panels:
-                panels[key] = Panel(
-                    f"i - crawl of the generated site, {row['transport']}",
-                    "ms per crawl (median; shorter is better)",
-                )
-            value = row["seconds"] * 1000
-            label = f"{client} ({row['bytes_out']:,} B sent)"
-            color = NODELAY
-        panels[key].bars.append(Bar(label, value, color=color, bold=nodelay))
-    for panel in panels.values():
-        panel.bars.sort(key=lambda b: b.median)
-    # g's panels first, then i's (the lab runs both per transport); stable within a workload.
-    return [panels[key] for key in sorted(panels, key=lambda key: key[0])]
-
-
-def _draw(panels: list[Panel], path: Path, title: str) -> None:
+def _draw(panels: list[Panel], out: Path | IO[bytes], title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -161,5 +122,5 @@ def _draw(panels: list[Panel], path: Path, title: str) -> None:
         fig.suptitle(title, fontsize=11, y=1.0 - 0.15 / total)
     # The title's band at the top, so it never covers the first panel.
     fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - TITLE_INCHES / total))
-    fig.savefig(path, dpi=110)
+    fig.savefig(out, dpi=110, format="png")
     plt.close(fig)

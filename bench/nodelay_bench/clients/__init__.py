@@ -47,7 +47,7 @@ def probe(name: str) -> str | None:
     except (ImportError, ValueError):
         found = None
     if found is None:
-        return f"{module} is not installed (pip install 'nodelay[bench]')"
+        return f"{module} is not installed (pip install -r bench/requirements.txt)"
     return None
 
 

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import platform
 import sys
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 from .stats import Rep, Summary, cpu_us_per_request, rate, ratio, summarize
+from .workloads import H2LAB
 
-__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment"]
+NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch"})
 
-SCHEMA = "nodelay-bench/1"
+__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of"]
+
+SCHEMA = "nodelay-bench/2"
+"""Version 2 added the timing summaries (``latency_ms``, ``connect_ms``, ``tls_ms``), the
+HTTP/2 workloads as ordinary rows and ``converted_from``; docs/performance.md documents it."""
+
+Timing = dict[str, float | None]
+"""A timing summary: p50, p90, p99, max, mean (milliseconds) and n (samples); None where
+the source (a native tool's report) does not give that figure."""
 
 
 @dataclass
@@ -37,6 +47,15 @@ class Row:
     ratio_fastest_peer: float | None = None
     ratio_floor: float | None = None
     fastest_peer: str = ""
+    latency_ms: Timing | None = None
+    """Per-request latency over every timed repetition."""
+    connect_ms: Timing | None = None
+    """TCP connect time of the connections opened while timed (where the client tells)."""
+    tls_ms: Timing | None = None
+    """TLS handshake time of those connections."""
+    summary_only: Summary | None = None
+    """Rows converted from a log that kept only the median and spread, not repetitions."""
+    cpu_us_only: float | None = None
 
     @property
     def label(self) -> str:
@@ -48,14 +67,14 @@ class Row:
 
     def summary(self) -> Summary | None:
         rates = [rate(r, self.unit) for r in self.reps]
-        return summarize(rates) if rates else None
+        return summarize(rates) if rates else self.summary_only
 
     def median(self) -> float | None:
         s = self.summary()
         return s.median if s else None
 
     def cpu_us(self) -> float | None:
-        return cpu_us_per_request(self.reps)
+        return cpu_us_per_request(self.reps) if self.reps else self.cpu_us_only
 
     def cpu_s_per_gb(self) -> float | None:
         values = [(r.cpu_user + r.cpu_sys) / (r.bytes / 1e9) for r in self.reps if r.bytes]
@@ -90,8 +109,41 @@ class Row:
             "ratio_fastest_peer": self.ratio_fastest_peer,
             "fastest_peer": self.fastest_peer,
             "ratio_floor": self.ratio_floor,
+            "latency_ms": self.latency_ms,
+            "connect_ms": self.connect_ms,
+            "tls_ms": self.tls_ms,
             "reps": [r.to_dict() for r in self.reps],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Row:
+        """A row of a results file (to redraw its chart and report, or compare two files)."""
+        reps = [Rep.from_dict(r) for r in data.get("reps") or []]
+        summary = data.get("summary")
+        return cls(
+            workload=data["workload"],
+            client=data["client"],
+            kind=data.get("kind", "python"),
+            unit=data.get("unit", "req/s"),
+            variant=data.get("variant", ""),
+            flavour=data.get("flavour", "sync"),
+            status=data.get("status", "ok"),
+            reason=data.get("reason", ""),
+            reps=reps,
+            protocol=data.get("protocol", ""),
+            peak_rss_kb=data.get("peak_rss_kb"),
+            chunks=data.get("chunks"),
+            note=data.get("note", ""),
+            writes_per_request=data.get("writes_per_request"),
+            ratio_fastest_peer=data.get("ratio_fastest_peer"),
+            ratio_floor=data.get("ratio_floor"),
+            fastest_peer=data.get("fastest_peer", ""),
+            latency_ms=data.get("latency_ms"),
+            connect_ms=data.get("connect_ms"),
+            tls_ms=data.get("tls_ms"),
+            summary_only=None if reps or not summary else Summary(**summary),
+            cpu_us_only=None if reps else data.get("cpu_us_per_request"),
+        )
 
 
 def add_ratios(rows: list[Row]) -> None:
@@ -104,13 +156,16 @@ def add_ratios(rows: list[Row]) -> None:
     for row in rows:
         if not row.is_nodelay or row.status != "ok":
             continue
-        peer_variant = "stream" if row.variant == "stream" else ""
+        # HTTP/2 rows (g) are compared over the same transport, their variant.
+        same = row.variant == "stream" or row.workload in H2LAB
+        peer_variant = row.variant if same else ""
         peers = [
             r
             for r in rows
             if r.workload == row.workload
             and r.kind == "python"
             and not r.is_nodelay
+            and r.client not in NODELAY_FAMILY
             and r.variant == peer_variant
             and r.status == "ok"
             and r.errors() == 0
@@ -176,6 +231,7 @@ def document(
     """The JSON results file: every repetition plus what is needed to reproduce it."""
     return {
         "schema": SCHEMA,
+        "converted_from": None,
         "command": command,
         "started": started,
         "finished": finished,
@@ -186,3 +242,18 @@ def document(
         "pending_workloads": [{"workload": w, "reason": r} for w, r in pending],
         "rows": [r.to_dict() for r in rows],
     }
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """A results file; ValueError if it is not one of this lab's (any schema version)."""
+    import json
+
+    doc = json.loads(Path(path).read_text())
+    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("nodelay-bench/"):
+        raise ValueError(f"{path} is not a nodelay bench results file (no 'schema')")
+    return doc
+
+
+def rows_of(doc: dict[str, Any]) -> list[Row]:
+    """The rows of a results document."""
+    return [Row.from_dict(r) for r in doc.get("rows", [])]

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Rep", "Summary", "cpu_us_per_request", "rate", "ratio", "summarize"]
+__all__ = [
+    "PERCENTILES",
+    "Rep",
+    "Summary",
+    "cpu_us_per_request",
+    "percentile",
+    "rate",
+    "ratio",
+    "summarize",
+    "timing_summary",
+]
+
+PERCENTILES = (50, 90, 99)
+"""The latency percentiles every row reports (ab and wrk users read these first), plus max."""
 
 MB = 1_000_000
 """MB/s uses decimal megabytes (10^6 bytes), like wrk and curl."""
@@ -86,3 +100,29 @@ def ratio(value: float | None, reference: float | None) -> float | None:
     if value is None or reference is None or reference <= 0:
         return None
     return value / reference
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile of an ascending, non-empty sample by the nearest-rank method
+    (the smallest value with at least ``q`` % of the sample at or below it), as ab's
+    "Percentage of the requests served within a certain time" table computes it: always one
+    of the measured values, never an interpolation between two."""
+    if not ordered:
+        raise ValueError("percentile() needs at least one value")
+    if not 0 < q <= 100:
+        raise ValueError(f"percentile {q} is outside (0, 100]")
+    rank = math.ceil(q / 100 * len(ordered))
+    return ordered[rank - 1]
+
+
+def timing_summary(samples: Sequence[float]) -> dict[str, float | None] | None:
+    """``{"p50", "p90", "p99", "max", "mean", "n"}`` of a sample of durations (whatever unit
+    they are in: the lab passes milliseconds); None for an empty sample."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    out: dict[str, float | None] = {f"p{q}": percentile(ordered, q) for q in PERCENTILES}
+    out["max"] = ordered[-1]
+    out["mean"] = statistics.fmean(ordered)
+    out["n"] = len(ordered)
+    return out

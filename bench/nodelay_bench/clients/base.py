@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-__all__ = ["TIMEOUT", "AsyncAdapter", "Reply", "SyncAdapter"]
+__all__ = ["TIMEOUT", "AsyncAdapter", "ConnectTime", "Reply", "SyncAdapter"]
 
 Reply = tuple[int, bytes]
 """(status, whole body)."""
+
+ConnectTime = tuple[float, float | None]
+"""(TCP connect seconds, TLS handshake seconds or None)."""
 
 TIMEOUT = 30.0
 """Seconds each adapter allows one request: a stuck server fails the row, never hangs."""
@@ -37,6 +40,17 @@ class _Common:
     """Variant or feature ("json()", "stream", "concurrent") → why this client skips it."""
     concurrency_note: ClassVar[str] = ""
     """How the client keeps requests in flight for workload f (shown in the table)."""
+
+    @classmethod
+    def start_connect_timing(cls) -> None:
+        """Rows that open a connection per request (j) call this once before the first
+        request, where timing connections costs something to turn on."""
+
+    def connect_time(self) -> ConnectTime | None:
+        """``(tcp, tls)`` seconds of the connection this adapter's last request opened
+        (``tls`` None for cleartext), or None when the client does not tell (most peers):
+        the lab's connect and TLS columns, as ab's "Connection Times" table."""
+        return None
 
 
 class SyncAdapter(_Common):

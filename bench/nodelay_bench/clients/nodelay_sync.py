@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import nodelay
+from nodelay import _core
 
-from .base import TIMEOUT, Reply, SyncAdapter
+from .base import TIMEOUT, ConnectTime, Reply, SyncAdapter
 
 
 class Adapter(SyncAdapter):
@@ -51,6 +52,19 @@ class Adapter(SyncAdapter):
 
     def save_cookies(self, path: str) -> None:
         self.client.cookies.save(path)
+
+    @classmethod
+    def start_connect_timing(cls) -> None:
+        _core.record_connect_timings(True)
+
+    def connect_time(self) -> ConnectTime | None:
+        # The engine records the last connection opened in this process since the previous
+        # call: after a request on a fresh client, that request's connection.
+        timings = _core.take_connect_timings()
+        if timings is None:
+            return None
+        dns, tcp, tls = timings
+        return (dns or 0.0) + tcp, tls
 
     def version(self) -> str:
         return self.last.http_version if self.last is not None else "?"

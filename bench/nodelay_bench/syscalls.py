@@ -12,6 +12,8 @@ import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from . import child_env
+
 __all__ = ["STRACE_TRACE", "count_writes", "parse_strace_summary", "writes_per_request"]
 
 STRACE_TRACE = "write,writev,sendto,sendmsg"
@@ -43,6 +45,7 @@ def count_writes(argv: Sequence[str], out: Path) -> int | None:
         [strace, "-f", "-c", "-e", f"trace={STRACE_TRACE}", "-o", str(out), *argv],
         capture_output=True,
         timeout=TIMEOUT,
+        env=child_env(),
     )
     if proc.returncode != 0 or not out.exists():
         return None

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import child_env
 from . import clients as client_registry
 from .native import NATIVES, locate, run_native
 from .pinning import CLIENT_CPU
@@ -76,7 +77,7 @@ def _worker_argv(plan: Plan, url: str, n: int, warmup: int, repeat: int) -> list
         "warmup": warmup,
         "repeat": repeat,
     }
-    return [sys.executable, "-m", "nodelay.bench.worker", json.dumps(spec)]
+    return [sys.executable, "-m", "nodelay_bench.worker", json.dumps(spec)]
 
 
 def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
@@ -89,6 +90,7 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
         text=True,
         timeout=WORKER_TIMEOUT,
         preexec_fn=pin_to(CLIENT_CPU if opts.pin else None),
+        env=child_env(),
     )
     lines = proc.stdout.strip().splitlines()
     try:
@@ -114,6 +116,9 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     row.peak_rss_kb = data.get("peak_rss_kb")
     row.chunks = data.get("chunks")
     row.note = data.get("note", "")
+    row.latency_ms = data.get("latency_ms")
+    row.connect_ms = data.get("connect_ms")
+    row.tls_ms = data.get("tls_ms")
     if opts.syscalls and w.id in SYSCALL_WORKLOADS and not plan.variant:
         with tempfile.TemporaryDirectory(prefix="nodelay-bench-strace-") as tmp:
             row.writes_per_request = writes_per_request(
@@ -137,6 +142,7 @@ def _run_native(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
             native, binary, w, url, n, opts.repeat, Path(tmp), CLIENT_CPU if opts.pin else None
         )
         row.reps, row.protocol = result.reps, result.protocol
+        row.latency_ms, row.connect_ms = result.latency_ms, result.connect_ms
         if opts.syscalls and native.name == "floor" and w.id in SYSCALL_WORKLOADS:
             row.writes_per_request = writes_per_request(
                 lambda k: native.build(w, url, k, Path(tmp), binary), Path(tmp)

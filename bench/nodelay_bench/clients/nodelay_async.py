@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import nodelay
+from nodelay import _core
 
-from .base import TIMEOUT, AsyncAdapter, Reply
+from .base import TIMEOUT, AsyncAdapter, ConnectTime, Reply
 
 
 class Adapter(AsyncAdapter):
@@ -36,6 +37,19 @@ class Adapter(AsyncAdapter):
         async with self.client.stream("GET", url) as r:
             sizes = [len(chunk) async for chunk in r.aiter_bytes()]
             return r.status_code, sizes
+
+    @classmethod
+    def start_connect_timing(cls) -> None:
+        _core.record_connect_timings(True)
+
+    def connect_time(self) -> ConnectTime | None:
+        # The engine records the last connection opened in this process since the previous
+        # call: after a request on a fresh client, that request's connection.
+        timings = _core.take_connect_timings()
+        if timings is None:
+            return None
+        dns, tcp, tls = timings
+        return (dns or 0.0) + tcp, tls
 
     def version(self) -> str:
         return str(self.last.http_version) if self.last is not None else "?"

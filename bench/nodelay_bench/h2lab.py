@@ -1,7 +1,8 @@
-"""The HTTP/2 lab: workloads g and i of BENCHMARKS.md.
-
-``python -m nodelay.bench.h2lab [--workloads g,i] [--clients ...] [--repeat N] [--json F]``,
-or as part of the main lab: ``python -m nodelay.bench --workloads g,i`` (it calls ``run_rows``).
+"""The HTTP/2 workloads g and i of BENCHMARKS.md, run by the lab's one runner
+(``nodelay bench --workloads g,i``): their rows are ordinary ``Row``s of the same tables,
+JSON, charts and HTML report as the HTTP/1.1 workloads. This module holds what differs:
+the servers (embedded h2c and h2+TLS), the clients' ways of keeping requests in flight over
+HTTP/2, and the crawl.
 
 * **g**: 1000 x 202-byte GET, 32 in flight, over h2c (prior knowledge) and h2 over TLS
   (ALPN). nodelay: one ``Client`` shared by 32 threads (one connection); nodelay-batch:
@@ -18,7 +19,8 @@ or as part of the main lab: ``python -m nodelay.bench --workloads g,i`` (it call
   TLS, from ``/stats``, minus the bytes of the ``/stats`` requests themselves).
 
 The embedded server runs in its own process on CPU 0, every client in its own process on
-CPU 1 (as in the main lab). Each row is the median of ``--repeat`` runs after a warm-up.
+CPU 1. Each run is a fresh process (warm-up, then one timed run); a row holds every run as
+one repetition, and the latency of every request of its timed runs.
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import child_env
 from .pinning import CLIENT_CPU, SERVER_CPU, pin_to
+from .results import Row
+from .stats import Rep, timing_summary
 
-__all__ = ["G_CLIENTS", "H2_WORKLOADS", "main", "run_rows"]
+__all__ = ["G_CLIENTS", "H2_WORKLOADS", "count_rows", "main", "run_rows"]
 
 G_REQUESTS = 1000
 """Workload g: requests per run (BENCHMARKS.md)."""
@@ -70,7 +75,11 @@ G_CLIENTS = (
     "httpx",
     "h2load",
 )
+NATIVE_CLIENTS = frozenset({"h2load"})
 _LINK = re.compile(rb'href="(/site/[^"]*)"')
+_CLOCK = time.perf_counter
+LATENCY: list[float] = []
+"""The child's per-request durations, seconds (list.append is atomic: threads share it)."""
 
 
 # -- the child: one client, one transport, one measurement -----------------------------
@@ -111,7 +120,9 @@ def _threads(get: Callable[[str], tuple[int, bytes, str]], url: str, n: int) -> 
     def work(k: int) -> None:
         mine = []
         for _ in range(k):
+            t0 = _CLOCK()
             status, body, version = get(url)
+            LATENCY.append(_CLOCK() - t0)
             mine.append((status, len(body), version))
         with lock:
             out.extend(mine)
@@ -146,7 +157,9 @@ def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
 
         async def work(k: int) -> None:
             for _ in range(k):
+                t0 = _CLOCK()
                 r = await client.get(url)
+                LATENCY.append(_CLOCK() - t0)
                 out.append((r.status_code, len(r.content), r.http_version))
 
         await asyncio.gather(*(work(k) for k in shares if k))
@@ -319,7 +332,9 @@ def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str) -> dict[str, An
                     return
                 path = todo.pop()
                 busy += 1
+            t0 = _CLOCK()
             r = client.get(base + path)
+            LATENCY.append(_CLOCK() - t0)
             links = _LINK.findall(r.content) if r.status_code == 200 else []
             with lock:
                 fetched += 1
@@ -389,7 +404,9 @@ def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
                         return
                     path = todo.pop()
                     busy += 1
+                t0 = _CLOCK()
                 r = await client.get(base + path)
+                LATENCY.append(_CLOCK() - t0)
                 links = _LINK.findall(r.content) if r.status_code == 200 else []
                 async with changed:
                     fetched += 1
@@ -419,7 +436,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["workload"] == "i":
         driver = spec.get("driver", "threads")
         _crawl(base, spec["h2"], tls, ca, driver)  # warm-up: connections, caches, imports
-        return _crawl(base, spec["h2"], tls, ca, driver)
+        LATENCY.clear()
+        return {**_crawl(base, spec["h2"], tls, ca, driver), "latency": LATENCY}
     url = base + f"/bytes/{G_SIZE}"
     client = spec["client"]
     run: Callable[[int], list[Any]]
@@ -441,6 +459,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
             return _threads(get, url, n)
 
     run(G_IN_FLIGHT * 2)  # warm-up
+    LATENCY.clear()
     cpu0, t0 = _usage(), time.perf_counter()
     out = run(G_REQUESTS)
     wall, cpu = time.perf_counter() - t0, _usage() - cpu0
@@ -450,11 +469,13 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         "cpu": cpu,
         "requests": len(out),
         "errors": bad + (G_REQUESTS - len(out)),
+        "bytes": sum(length for status, length, _ in out if status == 200),
         "versions": sorted({v for _, _, v in out}),
+        "latency": LATENCY,
     }
 
 
-# -- the parent: servers, rows, table ----------------------------------------------------
+# -- the parent: servers and rows ---------------------------------------------------------
 
 
 def _start_server(tls: bool) -> tuple[subprocess.Popen[str], str]:
@@ -477,13 +498,18 @@ def _start_server(tls: bool) -> tuple[subprocess.Popen[str], str]:
     return proc, url.replace("127.0.0.1", "localhost") if tls else url
 
 
+CHILD_TIMEOUT = 600.0
+"""Seconds one measuring child may take (a stuck client fails its row, not the lab)."""
+
+
 def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-m", "nodelay.bench.h2lab", "--child", json.dumps(spec)],
+        [sys.executable, "-m", "nodelay_bench.h2lab", "--child", json.dumps(spec)],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=CHILD_TIMEOUT,
         preexec_fn=pin_to(CLIENT_CPU),
+        env=child_env(),
     )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
@@ -491,11 +517,12 @@ def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _h2load(url: str) -> dict[str, Any]:
+    from .native import _h2load_timings
+
     binary = shutil.which("h2load")
     if binary is None:
-        return {"error": "h2load not installed"}
+        return {"error": "h2load is not on PATH"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
     out = subprocess.run(
         [binary, "-c1", f"-m{G_IN_FLIGHT}", f"-n{G_REQUESTS}", f"{url}/bytes/{G_SIZE}"],
         capture_output=True,
@@ -503,7 +530,6 @@ def _h2load(url: str) -> dict[str, Any]:
         timeout=120,
         preexec_fn=pin_to(CLIENT_CPU),
     ).stdout
-    wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     fin = re.search(r"finished in ([\d.]+)(us|ms|s)", out)
     ok = re.search(r"(\d+) succeeded", out)
@@ -511,134 +537,120 @@ def _h2load(url: str) -> dict[str, Any]:
     if fin is None or ok is None:
         return {"error": f"unexpected h2load output: {out[-200:]!r}"}
     scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0}[fin.group(2)]
+    timings = _h2load_timings(out)
     return {
         "seconds": float(fin.group(1)) * scale,
-        "wall_with_startup": wall,
         "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
         "requests": int(ok.group(1)),
         "errors": G_REQUESTS - int(ok.group(1)),
+        "bytes": int(ok.group(1)) * G_SIZE,
         "versions": [proto.group(1) if proto else "?"],
+        "latency_ms": timings.latency,
+        "connect_ms": timings.connect,
     }
 
 
-def _median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _row(workload: str, client: str, variant: str, runs: list[dict[str, Any]]) -> Row:
+    """One row of every run of a client (each run one repetition)."""
+    kind = "native" if client in NATIVE_CLIENTS else "python"
+    flavour = "async" if client.endswith("-async") else ("native" if kind == "native" else "sync")
+    row = Row(workload, client, kind, "req/s", variant=variant, flavour=flavour)
     good = [r for r in runs if "error" not in r]
     if not good:
-        return runs[0]
-    row = dict(sorted(good, key=lambda r: r["seconds"])[len(good) // 2])
-    row["runs"] = len(good)
+        row.status = "skipped" if "not installed" in runs[0]["error"] or (
+            "No module named" in runs[0]["error"]
+        ) or "not on PATH" in runs[0]["error"] else "failed"
+        row.reason = str(runs[0]["error"])[:200]
+        return row
+    row.reps = [
+        Rep(r["seconds"], r["requests"], r.get("bytes", r.get("bytes_in", 0)), r["cpu"], 0.0,
+            r.get("errors", 0))
+        for r in good
+    ]
+    row.protocol = ",".join(sorted({v for r in good for v in r.get("versions", [])}))
+    latency = [x * 1000 for r in good for x in r.get("latency", [])]
+    row.latency_ms = timing_summary(latency) if latency else good[-1].get("latency_ms")
+    row.connect_ms = good[-1].get("connect_ms")
+    conns = "/".join(map(str, sorted({r.get("connections", 0) for r in good})))
+    row.note = f"{conns} conn"
+    if workload == "i":
+        mid = sorted(good, key=lambda r: r["seconds"])[len(good) // 2]
+        row.note = (
+            f"crawl {mid['seconds'] * 1000:,.1f} ms, sent {mid['bytes_out']:,} B, "
+            f"got {mid['bytes_in'] / 1e6:.2f} MB, {conns} conn"
+        )
+    if len(good) < len(runs):
+        row.reason = f"{len(runs) - len(good)} run(s) failed: {runs[0].get('error', '')}"[:200]
     return row
 
 
-def run_rows(workloads: list[str], clients: list[str], repeat: int) -> list[dict[str, Any]]:
-    """Run workloads ``g``/``i`` for ``clients``; print each row as it ends and return them all.
+TRANSPORTS = (("h2c", False), ("h2+TLS", True))
 
-    The main lab (``python -m nodelay.bench --workloads g,i``) calls this too.
-    """
+
+def count_rows(workloads: list[str], clients: list[str]) -> int:
+    """How many rows ``run_rows`` produces (for the progress bar)."""
+    per_transport = (len(clients) if "g" in workloads else 0) + (
+        len(CRAWL_DRIVERS) * 2 if "i" in workloads else 0
+    )
+    return per_transport * len(TRANSPORTS)
+
+
+def run_rows(
+    workloads: list[str],
+    clients: list[str],
+    repeat: int,
+    advance: Callable[[str], None] = lambda label: None,
+) -> list[Row]:
+    """Workloads ``g``/``i`` for ``clients`` (g's; i is nodelay's crawl, threads and tasks):
+    ``advance(label)`` is called as each row starts."""
     from nodelay import _core
 
     with tempfile.TemporaryDirectory() as tmp:
         ca = str(Path(tmp) / "ca.pem")
         Path(ca).write_text(_core.test_ca_pem())
         servers = {tls: _start_server(tls) for tls in (False, True)}
-        results: list[dict[str, Any]] = []
+        rows: list[Row] = []
         try:
-            for transport, tls in (("h2c", False), ("h2+TLS", True)):
+            for transport, tls in TRANSPORTS:
                 url = servers[tls][1]
                 stats = _Stats(url, ca)
                 if "g" in workloads:
                     for client in clients:
+                        advance(f"g: {client} {transport}")
                         runs = []
                         for _ in range(repeat):
                             before = stats.read()
-                            if client == "h2load":
+                            if client in NATIVE_CLIENTS:
                                 run = _h2load(url)
                             else:
-                                run = _run_child(
-                                    {
-                                        "workload": "g",
-                                        "client": client,
-                                        "url": url,
-                                        "tls": tls,
-                                        "ca": ca,
-                                    }
-                                )
+                                spec = {"workload": "g", "client": client, "url": url}
+                                run = _run_child({**spec, "tls": tls, "ca": ca})
                             run["connections"] = stats.delta(before)["connections"]
                             runs.append(run)
-                        row = {
-                            "workload": "g",
-                            "transport": transport,
-                            "client": client,
-                            **_median_row(runs),
-                        }
-                        results.append(row)
-                        _print_g(row)
+                        rows.append(_row("g", client, transport, runs))
                 if "i" in workloads:
                     for driver, h2 in itertools.product(CRAWL_DRIVERS, (False, True)):
+                        client = "nodelay" if driver == "threads" else "nodelay-async"
+                        mode = "h2 x1" if h2 else f"h1 x{CRAWL_WORKERS}"
+                        variant = f"{mode} {'TLS' if tls else 'cleartext'}"
+                        advance(f"i: {client} {variant}")
                         spec = {"workload": "i", "h2": h2, "url": url, "tls": tls, "ca": ca}
                         runs = [_run_child({**spec, "driver": driver}) for _ in range(repeat)]
-                        label = "h2, 1 connection" if h2 else f"h1, {CRAWL_WORKERS} connections"
-                        row = {
-                            "workload": "i",
-                            "transport": "TLS" if tls else "cleartext",
-                            "client": f"nodelay {driver}, {label}",
-                            **_median_row(runs),
-                        }
-                        results.append(row)
-                        _print_i(row)
+                        rows.append(_row("i", client, variant, runs))
         finally:
             for proc, _ in servers.values():
                 proc.terminate()
                 proc.wait(10)
-    return results
-
-
-def parent(args: argparse.Namespace) -> int:
-    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    results = run_rows(workloads, clients, args.repeat)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
-    return 0
-
-
-def _print_g(row: dict[str, Any]) -> None:
-    if "error" in row:
-        print(f"g {row['transport']:7} {row['client']:13} skipped: {row['error']}", flush=True)
-        return
-    rps = row["requests"] / row["seconds"]
-    cpu_us = row["cpu"] / row["requests"] * 1e6
-    print(
-        f"g {row['transport']:7} {row['client']:13} {rps:9.0f} req/s  {cpu_us:6.0f} CPU us/req  "
-        f"errors {row['errors']}  conns {row['connections']}  {','.join(row['versions'])}",
-        flush=True,
-    )
-
-
-def _print_i(row: dict[str, Any]) -> None:
-    if "error" in row:
-        print(f"i {row['transport']:9} {row['client']} skipped: {row['error']}", flush=True)
-        return
-    print(
-        f"i {row['transport']:9} {row['client']:38} {row['seconds'] * 1000:7.1f} ms  "
-        f"{row['requests']} requests  in {row['bytes_in']:>9} B  out {row['bytes_out']:>8} B  "
-        f"CPU {row['cpu'] * 1000:6.1f} ms  conns {row['connections']}  {','.join(row['versions'])}",
-        flush=True,
-    )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nodelay.bench.h2lab", description=__doc__)
-    parser.add_argument("--workloads", default="g,i", help="g, i or both (default: %(default)s)")
-    parser.add_argument("--clients", default=",".join(G_CLIENTS), help="clients for g")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per row (median kept)")
-    parser.add_argument("--json", type=Path, help="write the rows as JSON")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    """``python -m nodelay_bench.h2lab --child SPEC``: one measurement (the runner's child)."""
+    parser = argparse.ArgumentParser(prog="python -m nodelay_bench.h2lab")
+    parser.add_argument("--child", required=True, help="the measurement, as JSON")
     args = parser.parse_args(argv)
-    if args.child:
-        print(json.dumps(child(json.loads(args.child))), flush=True)
-        return 0
-    return parent(args)
+    print(json.dumps(child(json.loads(args.child))), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
