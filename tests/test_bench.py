@@ -487,7 +487,6 @@ def test_rows_survive_the_json_round_trip() -> None:
 def test_compare_reports_each_rows_change(tmp_path: Path) -> None:
     pytest.importorskip("rich")
     from nodelay_bench.compare import compare_rows
-    from rich.console import Console
 
     old = [
         _timed(Row("a", "nodelay", "python", "req/s", reps=[rep(0.1, cpu=0.04)]), 0.2),

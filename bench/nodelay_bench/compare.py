@@ -105,7 +105,9 @@ def compare_files(old_path: Path, new_path: Path, console: Console) -> int:
         header_style="bold",
     )
     for column in ("workload", "row", "unit", "old", "new", "change"):
-        table.add_column(column, justify="left" if column in ("workload", "row", "unit") else "right")
+        table.add_column(
+            column, justify="left" if column in ("workload", "row", "unit") else "right"
+        )
     for column in ("CPU old", "CPU new", "change", "p99 ms old", "p99 ms new", "change"):
         table.add_column(column, justify="right")
     for c in sorted(changes, key=lambda c: (c.workload, c.label)):

@@ -557,14 +557,24 @@ def _row(workload: str, client: str, variant: str, runs: list[dict[str, Any]]) -
     row = Row(workload, client, kind, "req/s", variant=variant, flavour=flavour)
     good = [r for r in runs if "error" not in r]
     if not good:
-        row.status = "skipped" if "not installed" in runs[0]["error"] or (
-            "No module named" in runs[0]["error"]
-        ) or "not on PATH" in runs[0]["error"] else "failed"
+        row.status = (
+            "skipped"
+            if "not installed" in runs[0]["error"]
+            or ("No module named" in runs[0]["error"])
+            or "not on PATH" in runs[0]["error"]
+            else "failed"
+        )
         row.reason = str(runs[0]["error"])[:200]
         return row
     row.reps = [
-        Rep(r["seconds"], r["requests"], r.get("bytes", r.get("bytes_in", 0)), r["cpu"], 0.0,
-            r.get("errors", 0))
+        Rep(
+            r["seconds"],
+            r["requests"],
+            r.get("bytes", r.get("bytes_in", 0)),
+            r["cpu"],
+            0.0,
+            r.get("errors", 0),
+        )
         for r in good
     ]
     row.protocol = ",".join(sorted({v for r in good for v in r.get("versions", [])}))
@@ -623,8 +633,15 @@ def run_rows(
                             if client in NATIVE_CLIENTS:
                                 run = _h2load(url)
                             else:
-                                spec = {"workload": "g", "client": client, "url": url}
-                                run = _run_child({**spec, "tls": tls, "ca": ca})
+                                run = _run_child(
+                                    {
+                                        "workload": "g",
+                                        "client": client,
+                                        "url": url,
+                                        "tls": tls,
+                                        "ca": ca,
+                                    }
+                                )
                             run["connections"] = stats.delta(before)["connections"]
                             runs.append(run)
                         rows.append(_row("g", client, transport, runs))
@@ -634,8 +651,9 @@ def run_rows(
                         mode = "h2 x1" if h2 else f"h1 x{CRAWL_WORKERS}"
                         variant = f"{mode} {'TLS' if tls else 'cleartext'}"
                         advance(f"i: {client} {variant}")
-                        spec = {"workload": "i", "h2": h2, "url": url, "tls": tls, "ca": ca}
-                        runs = [_run_child({**spec, "driver": driver}) for _ in range(repeat)]
+                        spec: dict[str, Any] = {"workload": "i", "h2": h2, "url": url, "tls": tls}
+                        spec |= {"ca": ca, "driver": driver}
+                        runs = [_run_child(spec) for _ in range(repeat)]
                         rows.append(_row("i", client, variant, runs))
         finally:
             for proc, _ in servers.values():

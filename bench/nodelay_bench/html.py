@@ -178,7 +178,9 @@ def render_html(doc: dict[str, Any], rows: list[Row], title: str) -> str:
         if r.workload not in order:
             order.append(r.workload)
     syscalls = bool(doc.get("options", {}).get("syscalls"))
-    tables = [_workload_table(wid, [r for r in rows if r.workload == wid], syscalls) for wid in order]
+    tables = [
+        _workload_table(wid, [r for r in rows if r.workload == wid], syscalls) for wid in order
+    ]
     body = "\n".join(
         x
         for x in (

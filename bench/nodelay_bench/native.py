@@ -48,8 +48,13 @@ class Timings:
     connect: Timing | None = None
 
 
-def _timing(p50: float | None, p90: float | None, p99: float | None, top: float | None,
-            mean: float | None = None) -> Timing:
+def _timing(
+    p50: float | None,
+    p90: float | None,
+    p99: float | None,
+    top: float | None,
+    mean: float | None = None,
+) -> Timing:
     """A timing summary from a tool's figures (a tool that lacks one leaves it None)."""
     return {"p50": p50, "p90": p90, "p99": p99, "max": top, "mean": mean, "n": None}
 

@@ -40,7 +40,7 @@ def timing_cells(timing: Timing | None) -> list[str]:
 
 
 def connect_cell(timing: Timing | None) -> str:
-    """"p50 / max" of connect or TLS times (ab reports median and max too)."""
+    """ "p50 / max" of connect or TLS times (ab reports median and max too)."""
     if not timing:
         return "-"
     return f"{fmt_ms(timing.get('p50'))} / {fmt_ms(timing.get('max'))}"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import platform
 import sys
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .stats import Rep, Summary, cpu_us_per_request, rate, ratio, summarize

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from . import _get
@@ -86,22 +87,22 @@ or, with any interpreter that has nodelay installed:
 """
 
 
-def _find_lab() -> Any:
-    """The lab package ``nodelay_bench``: importable already (``make dev`` puts ``bench/`` on
-    the venv's path), or in the ``bench/`` directory of the checkout this ``nodelay`` was
-    installed from in development mode; ``None`` for an installed wheel."""
+def _find_lab(name: str = "nodelay_bench", checkout: Path | None = None) -> Any:
+    """The lab package: importable already (``make dev`` puts ``bench/`` on the venv's
+    path), or in the ``bench/`` directory of the checkout this ``nodelay`` was installed
+    from in development mode; ``None`` for an installed wheel."""
     import importlib
-    from pathlib import Path
 
     try:
-        return importlib.import_module("nodelay_bench")
+        return importlib.import_module(name)
     except ImportError:
         pass
-    checkout = Path(__file__).resolve().parents[2] / "bench"
-    if not (checkout / "nodelay_bench" / "__init__.py").is_file():
+    if checkout is None:
+        checkout = Path(__file__).resolve().parents[2] / "bench"
+    if not (checkout / name / "__init__.py").is_file():
         return None
     sys.path.insert(0, str(checkout))
-    return importlib.import_module("nodelay_bench")
+    return importlib.import_module(name)
 
 
 def _bench(args: argparse.Namespace) -> int:
