@@ -484,6 +484,26 @@ def test_rows_survive_the_json_round_trip() -> None:
     assert [r.to_dict() for r in back] == [r.to_dict() for r in rows]
 
 
+def test_converted_rows_keep_their_summary_without_repetitions() -> None:
+    # Records converted from the old text logs kept the median, spread and CPU, no reps.
+    from nodelay_bench.results import rows_of
+
+    data = {
+        "workload": "c",
+        "client": "nodelay",
+        "kind": "python",
+        "unit": "MB/s",
+        "summary": {"median": 3219.0, "min": 3000.0, "max": 3300.0, "mean": None, "n": 5},
+        "cpu_us_per_request": None,
+        "cpu_s_per_gb": 0.31,
+        "reps": [],
+    }
+    (row,) = rows_of({"rows": [data]})
+    assert row.median() == 3219.0 and row.summary().n == 5  # type: ignore[union-attr]
+    assert row.cpu_s_per_gb() == 0.31 and row.reps == []
+    assert row.to_dict()["summary"]["median"] == 3219.0
+
+
 def test_compare_reports_each_rows_change(tmp_path: Path) -> None:
     pytest.importorskip("rich")
     from nodelay_bench.compare import compare_rows

@@ -56,6 +56,7 @@ class Row:
     summary_only: Summary | None = None
     """Rows converted from a log that kept only the median and spread, not repetitions."""
     cpu_us_only: float | None = None
+    cpu_s_per_gb_only: float | None = None
 
     @property
     def label(self) -> str:
@@ -79,7 +80,7 @@ class Row:
     def cpu_s_per_gb(self) -> float | None:
         values = [(r.cpu_user + r.cpu_sys) / (r.bytes / 1e9) for r in self.reps if r.bytes]
         if not values:
-            return None
+            return self.cpu_s_per_gb_only
         return sorted(values)[len(values) // 2]
 
     def errors(self) -> int:
@@ -143,6 +144,7 @@ class Row:
             tls_ms=data.get("tls_ms"),
             summary_only=None if reps or not summary else Summary(**summary),
             cpu_us_only=None if reps else data.get("cpu_us_per_request"),
+            cpu_s_per_gb_only=None if reps else data.get("cpu_s_per_gb"),
         )
 
 

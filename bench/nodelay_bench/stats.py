@@ -60,7 +60,8 @@ class Summary:
     median: float
     min: float
     max: float
-    mean: float
+    mean: float | None
+    """None in rows converted from text logs, which printed no mean."""
     n: int
 
     def to_dict(self) -> dict[str, Any]:
