@@ -20,7 +20,7 @@ LAB_PATH = Path(__file__).resolve().parent.parent
 
 
 def child_env() -> dict[str, str]:
-    """The environment for the lab's subprocesses (workers, the HTTP/2 lab's children): this
+    """The environment for the lab's subprocesses (workers, the HTTP/2 rows' children): this
     one with ``bench/`` first on ``PYTHONPATH``, so ``python -m nodelay_bench.…`` works
     whether or not the lab was installed into the interpreter."""
     env = dict(os.environ)

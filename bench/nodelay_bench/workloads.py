@@ -196,14 +196,14 @@ DEFAULT_WORKLOADS = tuple(sorted([*WORKLOADS, *H2LAB]))
 
 
 def title_of(wid: str) -> str:
-    """A workload's one-line title, for tables and charts (the HTTP/2 lab's included)."""
+    """A workload's one-line title, for tables and charts (the HTTP/2 ones included)."""
     return WORKLOADS[wid].title if wid in WORKLOADS else H2LAB.get(wid, wid)
 
 
 def parse_ids(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     """``"a,b,g"`` → (runnable ids, [(pending id, reason)]); unknown ids raise ValueError.
 
-    Runnable ids include the HTTP/2 lab's (``H2LAB``); the caller hands those over.
+    Runnable ids include the HTTP/2 ones (``H2LAB``), which ``h2lab.run_rows`` runs.
     """
     ids = [part.strip().lower() for part in text.split(",") if part.strip()]
     runnable: list[str] = []
