@@ -20,7 +20,7 @@ PYTHON = "#1f77b4"
 NATIVE = "#9e9e9e"
 
 TITLE_INCHES = 0.6
-"""Height of the band above the panels that holds the chart's title."""
+"""Height added to the figure for the chart's title."""
 
 
 @dataclass
@@ -120,7 +120,7 @@ def _draw(panels: list[Panel], out: Path | IO[bytes], title: str) -> None:
         ax.grid(axis="x", alpha=0.3)
     if title:
         fig.suptitle(title, fontsize=11, y=1.0 - 0.15 / total)
-    # The title's band at the top, so it never covers the first panel.
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - TITLE_INCHES / total))
+    # tight_layout keeps the title clear of the first panel (it accounts for suptitle).
+    fig.tight_layout()
     fig.savefig(out, dpi=110, format="png")
     plt.close(fig)
