@@ -658,3 +658,26 @@ def test_runner_runs_the_http2_workloads_as_rows(tmp_path: Path) -> None:
         rows[("nodelay-batch", "h2c")]["latency_ms"] is None
     )  # one batch call: no per-request time
     assert "g - " in proc.stdout and "nodelay h2+TLS" in proc.stdout
+
+
+@pytest.mark.timeout(120)
+def test_crawl_rows_time_the_connections_they_open() -> None:
+    from nodelay_bench.h2lab import run_rows
+
+    rows = {(r.client, r.variant): r for r in run_rows(["i"], [], 1)}
+    assert set(rows) == {
+        (c, f"{mode} {t}")
+        for c in ("nodelay", "nodelay-async")
+        for mode in ("h1 x6", "h2 x1")
+        for t in ("cleartext", "TLS")
+    }
+    for (_, variant), row in rows.items():
+        assert row.status == "ok" and row.errors() == 0, row.reason
+        assert row.reps[0].requests == 501  # the root and its 500 pages
+        assert row.latency_ms is not None and row.latency_ms["n"] == 501
+        assert row.connect_ms is not None and row.connect_ms["p50"] > 0
+        if variant.endswith("TLS"):
+            assert row.tls_ms is not None and row.tls_ms["p50"] > 0
+        else:
+            assert row.tls_ms is None
+        assert "sent" in row.note and ("6 conn" in row.note) == variant.startswith("h1")

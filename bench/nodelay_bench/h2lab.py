@@ -434,10 +434,21 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     """One measurement in this (pinned) process; returns a JSON-able record."""
     base, tls, ca = spec["url"], spec["tls"], spec["ca"]
     if spec["workload"] == "i":
+        from nodelay import _core
+
         driver = spec.get("driver", "threads")
         _crawl(base, spec["h2"], tls, ca, driver)  # warm-up: connections, caches, imports
         LATENCY.clear()
-        return {**_crawl(base, spec["h2"], tls, ca, driver), "latency": LATENCY}
+        # Each crawl has its own client: the timed one opens its connections, and the engine
+        # tells how long the last of them took to connect (and to shake hands, over TLS).
+        _core.record_connect_timings(True)
+        _core.take_connect_timings()
+        record = _crawl(base, spec["h2"], tls, ca, driver)
+        opened = _core.take_connect_timings()
+        if opened is not None:
+            dns, tcp, tls_s = opened
+            record["connect"], record["tls"] = (dns or 0.0) + tcp, tls_s
+        return {**record, "latency": LATENCY}
     url = base + f"/bytes/{G_SIZE}"
     client = spec["client"]
     run: Callable[[int], list[Any]]
@@ -581,6 +592,12 @@ def _row(workload: str, client: str, variant: str, runs: list[dict[str, Any]]) -
     latency = [x * 1000 for r in good for x in r.get("latency", [])]
     row.latency_ms = timing_summary(latency) if latency else good[-1].get("latency_ms")
     row.connect_ms = good[-1].get("connect_ms")
+    # The crawl (i): the last connection each timed run opened, one sample per run.
+    connects = [r["connect"] * 1000 for r in good if r.get("connect") is not None]
+    handshakes = [r["tls"] * 1000 for r in good if r.get("tls") is not None]
+    if connects:
+        row.connect_ms = timing_summary(connects)
+    row.tls_ms = timing_summary(handshakes)
     conns = "/".join(map(str, sorted({r.get("connections", 0) for r in good})))
     row.note = f"{conns} conn"
     if workload == "i":
