@@ -48,13 +48,14 @@ test: dev test-rust lint test-python fuzz-smoke
 # error), then every workload against every installed peer and native reference. Writes
 # bench-results/: results.json, bench.png and the self-contained report.html, each row with
 # p50/p90/p99/max latency. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
+# `nodelay bench` finds the lab in this checkout by itself (no `make dev` needed first).
 BENCH_ARGS ?=
 bench: release
 	@grep -v '^#' bench/requirements.txt | while read -r dep; do \
 		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
-	$(PY) -m nodelay_bench --syscalls --json bench-results/results.json \
+	$(PY) -m nodelay bench --syscalls --json bench-results/results.json \
 		--plot bench-results/bench.png --html bench-results/report.html $(BENCH_ARGS)
 
 clean:
