@@ -19,8 +19,10 @@ $(BIN)/maturin: Makefile
 venv: $(BIN)/maturin
 
 # Debug build of our crates (dependencies optimised, see Cargo.toml) installed into .venv.
+# The benchmark lab (bench/, not part of the wheel) goes on the venv's path by a .pth file.
 dev: venv
 	$(BIN)/maturin develop --quiet
+	$(PY) -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'nodelay-bench-lab.pth').write_text('$(abspath bench)\n')"
 
 # Optimised build for benchmarks.
 release: venv
@@ -32,7 +34,7 @@ test-rust:
 
 # stubtest checks the hand-written _core.pyi against the built module (hence `dev`).
 lint: dev
-	$(BIN)/ruff check python tests
+	$(BIN)/ruff check python tests bench
 	$(BIN)/mypy
 	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
 		--allowlist stubtest-allowlist.txt
@@ -47,14 +49,20 @@ test-perl:
 
 test: dev test-rust lint test-python fuzz-smoke test-perl
 
-# The benchmark lab (BENCHMARKS.md): release build, the `bench` extra's peers (each one
-# that fails to install is skipped by the lab, not an error), then every default workload
-# against every installed peer and native reference. Writes bench-results/ (JSON + PNG).
+# The benchmark lab (bench/, docs/performance.md): release build, the peers of
+# bench/requirements.txt (each one that fails to install is skipped by the lab, not an
+# error), then every workload against every installed peer and native reference. Writes
+# bench-results/: results.json, bench.png and the self-contained report.html, each row with
+# p50/p90/p99/max latency. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
+# `nodelay bench` finds the lab in this checkout by itself (no `make dev` needed first).
+BENCH_ARGS ?=
 bench: release
-	@for dep in $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))"); do \
+	@grep -v '^#' bench/requirements.txt | while read -r dep; do \
+		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
-	$(PY) -m nodelay.bench --syscalls --json bench-results/results.json --plot bench-results/bench.png
+	$(PY) -m nodelay bench --syscalls --json bench-results/results.json \
+		--plot bench-results/bench.png --html bench-results/report.html $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) target
@@ -86,10 +94,11 @@ fuzz-smoke:
 	cargo run --release --manifest-path fuzz/Cargo.toml --no-default-features \
 		--bin stable_fuzz -- --seconds $(FUZZ_SMOKE_SECONDS)
 
-# 1,000,000 mixed requests in 8 threads sharing one Client (HOSTILE.md K35); fails if RSS
-# grows > 10 MB, the fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
+# The soak (bench/nodelay_bench/soak.py, HOSTILE.md K35): 1,000,000 mixed requests in 8
+# threads sharing one Client, then the pool-pressure phase; fails if RSS grows > 10 MB, the
+# fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
 soak: dev
-	$(PY) tests/soak/soak.py --requests $(SOAK_REQUESTS)
+	$(PY) -m nodelay_bench.soak --requests $(SOAK_REQUESTS)
 
 # -- Interop matrix (issue 13, docs/interop.md) ----------------------------------------------
 # Real third-party servers on loopback × h1/h1tls/h2/h2c × one set of checks, under nodelay
