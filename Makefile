@@ -7,7 +7,7 @@ DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>
 	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4"
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-perl lint bench clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -20,8 +20,10 @@ $(BIN)/maturin: Makefile
 venv: $(BIN)/maturin
 
 # Debug build of our crates (dependencies optimised, see Cargo.toml) installed into .venv.
+# The benchmark lab (bench/, not part of the wheel) goes on the venv's path by a .pth file.
 dev: venv
 	$(BIN)/maturin develop --quiet
+	$(PY) -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'nodelay-bench-lab.pth').write_text('$(abspath bench)\n')"
 
 # Optimised build for benchmarks.
 release: venv
@@ -33,7 +35,7 @@ test-rust:
 
 # stubtest checks the hand-written _core.pyi against the built module (hence `dev`).
 lint: dev
-	$(BIN)/ruff check python tests
+	$(BIN)/ruff check python tests bench
 	$(BIN)/mypy
 	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
 		--allowlist stubtest-allowlist.txt
@@ -41,19 +43,31 @@ lint: dev
 test-python: dev
 	$(PY) -m pytest -q
 
-test: dev test-rust lint test-python fuzz-smoke
+# The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
+# and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
+test-perl:
+	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
-# The benchmark lab (BENCHMARKS.md): release build, the `bench` extra's peers (each one
-# that fails to install is skipped by the lab, not an error), then every default workload
-# against every installed peer and native reference. Writes bench-results/ (JSON + PNG).
+test: dev test-rust lint test-python fuzz-smoke test-perl
+
+# The benchmark lab (bench/, docs/performance.md): release build, the peers of
+# bench/requirements.txt (each one that fails to install is skipped by the lab, not an
+# error), then every workload against every installed peer and native reference. Writes
+# bench-results/: results.json, bench.png and the self-contained report.html, each row with
+# p50/p90/p99/max latency. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
+# `nodelay bench` finds the lab in this checkout by itself (no `make dev` needed first).
+BENCH_ARGS ?=
 bench: release
-	@for dep in $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))"); do \
+	@grep -v '^#' bench/requirements.txt | while read -r dep; do \
+		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
-	$(PY) -m nodelay.bench --syscalls --json bench-results/results.json --plot bench-results/bench.png
+	$(PY) -m nodelay bench --syscalls --json bench-results/results.json \
+		--plot bench-results/bench.png --html bench-results/report.html $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) target $(DIST) site
+	-cd perl && [ -f Makefile ] && $(MAKE) realclean
 
 # -- Hostile world (issue 7): fuzzing the response parser, and the soak test ------------------
 # fuzz/ is its own cargo workspace (not a member of ours). `fuzz` runs the coverage-guided
@@ -81,10 +95,11 @@ fuzz-smoke:
 	cargo run --release --manifest-path fuzz/Cargo.toml --no-default-features \
 		--bin stable_fuzz -- --seconds $(FUZZ_SMOKE_SECONDS)
 
-# 1,000,000 mixed requests in 8 threads sharing one Client (HOSTILE.md K35); fails if RSS
-# grows > 10 MB, the fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
+# The soak (bench/nodelay_bench/soak.py, HOSTILE.md K35): 1,000,000 mixed requests in 8
+# threads sharing one Client, then the pool-pressure phase; fails if RSS grows > 10 MB, the
+# fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
 soak: dev
-	$(PY) tests/soak/soak.py --requests $(SOAK_REQUESTS)
+	$(PY) -m nodelay_bench.soak --requests $(SOAK_REQUESTS)
 
 # -- Interop matrix (issue 13, docs/interop.md) ----------------------------------------------
 # Real third-party servers on loopback × h1/h1tls/h2/h2c × one set of checks, under nodelay

@@ -16,7 +16,7 @@ from typing import Any
 log = logging.getLogger("mkdocs.hooks.nav_pages")
 
 OPTIONAL = frozenset(
-    {"http1.md", "decoding.md", "binding.md", "python-client.md", "migrate-requests.md"}
+    {"http1.md", "decoding.md", "binding.md", "ffi.md", "python-client.md", "migrate-requests.md"}
 )
 """Pages written by other parts of the project, listed in the nav when present."""
 UNLISTED_SECTION = "More"
