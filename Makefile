@@ -153,7 +153,8 @@ interop-launchers: interop-deps
 # `test-wheel` installs each wheel into a fresh venv of its interpreter with cargo removed from
 # PATH and runs the tests against the installed package: the run starts outside the checkout
 # and the tests/installed_package.py plugin stops it unless `nodelay` and `nodelay._core` are
-# imported from the venv's site-packages.
+# imported from the venv's site-packages. The lab (bench/, not in the wheel) is on PYTHONPATH
+# for its own tests, as `make dev` puts it on .venv's path.
 WHEEL_DEPS := "ziglang>=0.13,<0.14"
 WHEEL_VERSIONS := 3.11 3.12 3.13
 MANYLINUX := manylinux2014
@@ -189,7 +190,7 @@ test-wheel:
 		PATH="$$nocargo" $$env/bin/python -m pip install --quiet --no-deps --only-binary :all: "$$whl"; \
 		t1=$$(date +%s.%N); \
 		(cd $(WHEEL_BUILD) && $$tag/bin/python -c "import nodelay; print('nodelay under test:', nodelay.__file__)"); \
-		rc=0; (cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests \
+		rc=0; (cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests:$(CURDIR)/bench \
 			$(abspath $(WHEEL_BUILD))/$$tag/bin/python -m pytest -p installed_package $(TEST_WHEEL_ARGS) \
 			--rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml $(CURDIR)/tests) || rc=$$?; \
 		t2=$$(date +%s.%N); \
