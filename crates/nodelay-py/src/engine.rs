@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use nodelay_core::aio::AsyncClient;
-use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
+use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{
     Client, EncodedHeaders, Error, Exchange, Http2Mode, PoolConfig, Prepared, RequestParts,
     Timeouts, TlsOptions,
@@ -25,11 +25,6 @@ use crate::response::{build_response, make_request, RawResponse};
 use crate::signals::SignalCheck;
 use crate::stream::RawStream;
 use crate::upload::Upload;
-
-/// Content-Length bodies up to this size are read straight into one `bytes`
-/// object of the exact size; larger announced sizes are not trusted for a
-/// single allocation (HOSTILE.md A11) and grow as bytes arrive.
-const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
 
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct Engine {
@@ -360,15 +355,13 @@ impl Engine {
         let signals = SignalCheck::default();
         let mut exchange = self.send_head(py, method, url, headers, body, timeout, &signals)?;
         let fail = |e: Error| to_py_err(py, e, url, &signals);
-        let codings = exchange
-            .content_codings()
-            .map_err(fail)?
-            .filter(|c| !c.is_empty());
-        let content = match (codings, exchange.content_length()) {
-            // The common case: a known length, read straight into the final
-            // bytes object; no GIL release when it already arrived with the head.
-            (None, Some(len)) if len <= EXACT_BODY_MAX_BYTES => {
-                let (bytes, view) = uninit_bytes(py, len as usize)?;
+        let whole = exchange.whole_body().map_err(fail)?;
+        let content = match whole.exact_len() {
+            // The common case: a known length delivered as received, read
+            // straight into the final bytes object; no GIL release when it
+            // already arrived with the head.
+            Some(len) => {
+                let (bytes, view) = uninit_bytes(py, len)?;
                 if exchange.is_body_buffered() {
                     exchange.read_exact_into(view, &signals).map_err(fail)?;
                 } else {
@@ -377,17 +370,10 @@ impl Engine {
                 }
                 bytes
             }
-            (codings, _) => {
+            None => {
                 let max_decoded = self.max_decoded_size;
                 let out = py
-                    .detach(|| {
-                        let mut out = Vec::new();
-                        exchange.read_to_end(&mut out, &signals)?;
-                        match codings.filter(|_| !out.is_empty()) {
-                            Some(codings) => decode(&codings, out, max_decoded),
-                            None => Ok(out),
-                        }
-                    })
+                    .detach(|| whole.read(&mut exchange, &signals, max_decoded))
                     .map_err(fail)?;
                 PyBytes::new(py, &out)
             }

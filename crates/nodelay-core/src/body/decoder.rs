@@ -143,11 +143,15 @@ impl Layer {
             .map_err(|e| corrupt(coding, e))?;
             if written == 0 {
                 self.ended = true;
-                return Ok(());
+                break;
             }
             input = &input[written..];
         }
-        Ok(())
+        // The write sides keep what they decoded last in a buffer of their
+        // own until the next write; flushed now, a piece that has arrived is
+        // decoded output at once (a stream hands it out without waiting).
+        by_codec!(&mut self.codec, d => d.flush(), sniffing => Ok(()))
+            .map_err(|e| corrupt(coding, e))
     }
 
     /// Replaces the sniffing state by the zlib or raw deflate decoder and

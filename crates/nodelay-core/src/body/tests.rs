@@ -156,6 +156,19 @@ fn stacked_codings_are_undone_in_reverse_order() {
 }
 
 #[test]
+fn what_has_arrived_is_decoded_at_once() {
+    // Each coding's stream of a first part, flushed (or a whole gzip member):
+    // all of the first part is decoded output before anything else arrives.
+    let first = text(2000);
+    for (coding, encode) in encoders() {
+        let encoded = encode(&first);
+        let mut decoder = Decoder::new(&[coding], 1 << 30).unwrap();
+        decoder.feed(&encoded).unwrap();
+        assert_eq!(decoder.pending(), first.len(), "{coding:?}");
+    }
+}
+
+#[test]
 fn an_empty_body_decodes_to_nothing() {
     assert_eq!(decode(&[Coding::Gzip], Vec::new(), 1 << 30).unwrap(), b"");
     assert_eq!(push(&[Coding::Zstd], &[], 1 << 30).unwrap(), b"");

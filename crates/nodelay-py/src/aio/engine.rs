@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use nodelay_core::aio::{read_whole, AsyncClient, AsyncExchange, BodyPump};
+use nodelay_core::aio::{AsyncClient, AsyncExchange, BodyPump};
 use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{
     Error, Http2Mode, PoolConfig, Prepared, ProxySettings, RequestParts, Timeouts, TlsOptions,
@@ -106,11 +106,9 @@ async fn fetch_whole(
     max_decoded: u64,
 ) -> Result<(Head, Vec<u8>, f64), Error> {
     let exchange = send(&client, &prepared, body, timeouts).await?;
-    let (mut exchange, content) = read_whole(exchange, max_decoded).await?;
-    let elapsed = exchange.started().elapsed().as_secs_f64();
-    let head = Head::take_async(&mut exchange);
-    exchange.finish();
-    Ok((head, content, elapsed))
+    let mut whole = exchange.read_whole(max_decoded).await?;
+    let head = Head::fetched(&mut whole);
+    Ok((head, whole.body, whole.elapsed.as_secs_f64()))
 }
 
 /// A response head with its body still on the connection.
