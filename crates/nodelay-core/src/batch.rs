@@ -27,9 +27,9 @@ use std::time::Instant;
 
 use crate::aio::{AsyncClient, AsyncPooled};
 use crate::any_exchange::Exchange;
+use crate::body::{decode, WholeResponse};
 use crate::client::{Client, Prepared};
 use crate::deadline::{Deadlines, Timeouts};
-use crate::body::{decode, WholeResponse};
 use crate::error::Error;
 use crate::h2::{H2Exchange, H2Response, Sent};
 use crate::limits::EXACT_PREALLOC_MAX_BYTES;

@@ -18,7 +18,8 @@ use crate::interrupt::Interrupt;
 /// A response body being streamed.
 pub struct BodyStream {
     /// `None` once the raw body ended (connection given back) or failed.
-    exchange: Option<Exchange>,
+    /// Boxed: an exchange is large, and a stream is moved around by its owner.
+    exchange: Option<Box<Exchange>>,
     interrupt: Arc<dyn Interrupt + Send + Sync>,
     pieces: Pieces,
 }
@@ -35,7 +36,7 @@ impl BodyStream {
         max_decoded_bytes: u64,
     ) -> Result<BodyStream, Error> {
         Ok(BodyStream {
-            exchange: Some(exchange),
+            exchange: Some(Box::new(exchange)),
             interrupt,
             pieces: Pieces::new(codings, max_decoded_bytes)?,
         })

@@ -48,17 +48,41 @@ impl AsyncBodyStream {
         let max = max.max(1);
         let min = min.clamp(1, max);
         let mut piece = vec![0; max];
-        match self.fill(&mut piece, min).await {
-            Ok(n) => {
-                piece.truncate(n);
-                Ok(piece)
+        let n = self.fill_or_end(&mut piece, min).await?;
+        piece.truncate(n);
+        Ok(piece)
+    }
+
+    /// The rest of the body, read into one buffer that grows as it fills
+    /// (no copy per piece); `first` is its first size (the rest of a body
+    /// delivered as received when its length is known, for one allocation).
+    pub async fn read_rest(&mut self, first: usize) -> Result<Vec<u8>, Error> {
+        let mut all: Vec<u8> = Vec::new();
+        let mut filled = 0;
+        loop {
+            if filled == all.len() {
+                let grown = filled.saturating_mul(2).max(first).max(1);
+                all.resize(grown, 0);
             }
-            Err(e) => {
-                self.exchange = None;
-                self.pieces.fail();
-                Err(e)
+            let room = all.len() - filled;
+            let n = self.fill_or_end(&mut all[filled..], room).await?;
+            if n == 0 {
+                all.truncate(filled);
+                return Ok(all);
             }
+            filled += n;
         }
+    }
+
+    /// [`fill`](Self::fill); on error the connection is closed and the
+    /// stream ends.
+    async fn fill_or_end(&mut self, dst: &mut [u8], min: usize) -> Result<usize, Error> {
+        let filled = self.fill(dst, min).await;
+        if filled.is_err() {
+            self.exchange = None;
+            self.pieces.fail();
+        }
+        filled
     }
 
     async fn fill(&mut self, dst: &mut [u8], min: usize) -> Result<usize, Error> {

@@ -50,8 +50,12 @@ enum Codec {
     Zlib(flate2::write::ZlibDecoder<Sink>),
     RawDeflate(flate2::write::DeflateDecoder<Sink>),
     /// "deflate" before its first two bytes arrived: they tell zlib from raw.
-    Sniffing { head: Vec<u8>, sink: Option<Sink> },
-    Brotli(brotli_decompressor::DecompressorWriter<Sink>),
+    Sniffing {
+        head: Vec<u8>,
+        sink: Option<Sink>,
+    },
+    /// Boxed: the brotli state is several KiB, the others a few hundred bytes.
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Sink>>),
     Zstd(zstd::stream::write::Decoder<'static, Sink>),
 }
 
@@ -94,9 +98,8 @@ impl Layer {
                 head: Vec::with_capacity(2),
                 sink: Some(sink),
             },
-            Coding::Brotli => Codec::Brotli(brotli_decompressor::DecompressorWriter::new(
-                sink,
-                BROTLI_BUFFER_BYTES,
+            Coding::Brotli => Codec::Brotli(Box::new(
+                brotli_decompressor::DecompressorWriter::new(sink, BROTLI_BUFFER_BYTES),
             )),
             Coding::Zstd => Codec::Zstd(
                 zstd::stream::write::Decoder::new(sink).map_err(|e| corrupt(coding, e))?,
@@ -190,6 +193,12 @@ trait Finish {
 
 fn finish_codec(d: &mut impl Finish) -> io::Result<()> {
     d.finish_input()
+}
+
+impl<T: Finish + ?Sized> Finish for Box<T> {
+    fn finish_input(&mut self) -> io::Result<()> {
+        (**self).finish_input()
+    }
 }
 
 impl Finish for flate2::write::MultiGzDecoder<Sink> {

@@ -39,10 +39,7 @@ impl Guard {
             return Ok(());
         }
         let reason = if limit == self.max_bytes {
-            format!(
-                "decoded body exceeds the limit of {} bytes",
-                self.max_bytes
-            )
+            format!("decoded body exceeds the limit of {} bytes", self.max_bytes)
         } else {
             format!("decompression ratio above {MAX_DECODE_RATIO}:1 (a decompression bomb?)")
         };
@@ -63,7 +60,10 @@ mod tests {
         assert!(guard.check(1 << 20).is_ok());
         let e = guard.check((1 << 20) + 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Decoding);
-        assert!(e.message().contains("exceeds the limit of 1048576 bytes"), "{e}");
+        assert!(
+            e.message().contains("exceeds the limit of 1048576 bytes"),
+            "{e}"
+        );
 
         let guard = Guard {
             max_bytes: 1 << 30,

@@ -193,7 +193,10 @@ fn decoding_error(result: Result<Vec<u8>, crate::Error>) -> String {
 fn bomb_by_size_stops_at_the_cap() {
     let encoded = gzip(&vec![b'a'; 2 * MIB]);
     let message = decoding_error(decode(&[Coding::Gzip], encoded.clone(), MIB as u64));
-    assert!(message.contains("exceeds the limit of 1048576 bytes"), "{message}");
+    assert!(
+        message.contains("exceeds the limit of 1048576 bytes"),
+        "{message}"
+    );
     // Streamed, the decoder holds no more than the cap.
     let mut decoder = Decoder::new(&[Coding::Gzip], MIB as u64).unwrap();
     let e = encoded
@@ -249,7 +252,10 @@ fn too_many_layers_and_unknown_codings() {
     );
 }
 
-fn encoders() -> [(Coding, fn(&[u8]) -> Vec<u8>); 5] {
+/// An encoder of test data.
+type Encode = fn(&[u8]) -> Vec<u8>;
+
+fn encoders() -> [(Coding, Encode); 5] {
     [
         (Coding::Gzip, gzip),
         (Coding::Deflate, zlib),
@@ -283,7 +289,10 @@ fn corrupt_streams_fail() {
         (Coding::Gzip, b"this is not gzip at all".to_vec()),
         (Coding::Deflate, vec![0xff; 64]),
         (Coding::Brotli, vec![0xff; 64]),
-        (Coding::Zstd, [&b"\x28\xb5\x2f\xfd"[..], &[0xff; 60]].concat()),
+        (
+            Coding::Zstd,
+            [&b"\x28\xb5\x2f\xfd"[..], &[0xff; 60]].concat(),
+        ),
     ] {
         decoding_error(decode(&[coding], body, 1 << 30));
     }
@@ -308,7 +317,11 @@ fn trailing_garbage_fails_gzip_and_zstd_and_is_ignored_after_the_others() {
             let mut body = encode(&data);
             body.extend_from_slice(tail);
             let whole = decode(&[coding], body.clone(), 1 << 30);
-            let split = push(&[coding], &[&body[..body.len() - 1], &body[body.len() - 1..]], 1 << 30);
+            let split = push(
+                &[coding],
+                &[&body[..body.len() - 1], &body[body.len() - 1..]],
+                1 << 30,
+            );
             match coding {
                 Coding::Gzip | Coding::Zstd => {
                     decoding_error(whole);
@@ -325,7 +338,12 @@ fn trailing_garbage_fails_gzip_and_zstd_and_is_ignored_after_the_others() {
 
 /// Drives [`Pieces`] over scripted raw reads: `None` is "nothing arrived
 /// yet" (the driver hands out what it has), `Some(b"")` the end of the body.
-fn read_piece(pieces: &mut Pieces, reads: &mut Vec<Option<&[u8]>>, max: usize, min: usize) -> Vec<u8> {
+fn read_piece(
+    pieces: &mut Pieces,
+    reads: &mut Vec<Option<&[u8]>>,
+    max: usize,
+    min: usize,
+) -> Vec<u8> {
     let mut dst = vec![0; max];
     let mut filled = 0;
     while pieces.step(&mut dst, &mut filled, min).unwrap() == Step::Read {
@@ -346,7 +364,8 @@ fn read_piece(pieces: &mut Pieces, reads: &mut Vec<Option<&[u8]>>, max: usize, m
 fn a_piece_is_what_has_arrived() {
     // Identity: a piece grows towards `min` only with bytes already there.
     let mut pieces = Pieces::new(&[], 1 << 30).unwrap();
-    let mut reads: Vec<Option<&[u8]>> = vec![Some(b"ab"), Some(b"cd"), None, Some(b"ef"), Some(b"")];
+    let mut reads: Vec<Option<&[u8]>> =
+        vec![Some(b"ab"), Some(b"cd"), None, Some(b"ef"), Some(b"")];
     assert_eq!(read_piece(&mut pieces, &mut reads, 16, 8), b"abcd");
     assert_eq!(read_piece(&mut pieces, &mut reads, 16, 8), b"ef");
     assert_eq!(read_piece(&mut pieces, &mut reads, 16, 8), b"");
