@@ -181,7 +181,7 @@ impl Layer {
         }
         self.choose_deflate()?;
         let coding = self.coding;
-        by_codec!(&mut self.codec, d => finish_codec(d), sniffing => Ok(()))
+        by_codec!(&mut self.codec, d => d.finish_input(), sniffing => Ok(()))
             .map_err(|e| corrupt(coding, e))
     }
 }
@@ -189,10 +189,6 @@ impl Layer {
 /// "The input is complete" in each decoder's own words.
 trait Finish {
     fn finish_input(&mut self) -> io::Result<()>;
-}
-
-fn finish_codec(d: &mut impl Finish) -> io::Result<()> {
-    d.finish_input()
 }
 
 impl<T: Finish + ?Sized> Finish for Box<T> {
