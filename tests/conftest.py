@@ -1,16 +1,29 @@
-"""Shared fixtures: the embedded server, a client, scripted raw-socket servers and a test
-certificate authority."""
+"""Shared fixtures: the embedded server, a client (sync or async), scripted raw-socket
+servers and a test certificate authority.
+
+Modules marked ``pytestmark = pytest.mark.both_drivers`` run every test twice: with
+``Client`` (id ``sync``) and with ``AsyncClient`` behind ``Client``'s blocking API (id
+``async``, see ``AsyncAsSync``). A test of such a module marked ``sync_only(reason)`` runs
+with ``Client`` only.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import nodelay
 import pytest
 import trustme
 from nodelay import _core
 from scripted import ScriptedServer, Step
+
+T = TypeVar("T")
+DRIVERS = ("sync", "async")
+"""The ids of the two runs of a ``both_drivers`` test."""
 
 # A suite started with SIGINT ignored (a background job of a non-interactive shell: `make
 # test &`) passes SIG_IGN on to every child process, where Python then installs no
@@ -71,9 +84,142 @@ def other_server() -> Iterator[_core.TestServer]:
     srv.close()
 
 
+# -- one client fixture, two drivers ---------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "both_drivers: run each test of the module with Client and with AsyncClient"
+    )
+    config.addinivalue_line(
+        "markers", "sync_only(reason): in a both_drivers module, run with Client only"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    definition = metafunc.definition
+    if definition.get_closest_marker("both_drivers") and not definition.get_closest_marker(
+        "sync_only"
+    ):
+        metafunc.parametrize("driver", DRIVERS, indirect=True)
+
+
+class _Loop:
+    """The event loop the ``async`` runs drive their ``AsyncClient`` on (one per session)."""
+
+    loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def run(cls, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` to its end. A Ctrl-C (or any exception) that escapes the loop while
+        the coroutine is still pending cancels it and lets the cancellation finish, as
+        ``asyncio.run`` does: left pending, an interrupted request would hold its
+        connection until some later test happens to run the loop again."""
+        loop = cls.loop
+        assert loop is not None, "the async_loop fixture starts the loop"
+        task = loop.create_task(coro)
+        try:
+            return loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():
+                task.cancel()
+                try:
+                    loop.run_until_complete(task)
+                except BaseException:  # the cancellation itself, or what the task raised
+                    pass
+            raise
+
+
+async def _refused_request() -> None:
+    refused = _core.AsyncEngine().request(
+        "GET", "http://127.0.0.1:1/", [], None, (1.0, 1.0, 1.0, 1.0, None)
+    )
+    try:
+        await refused
+    except nodelay.ConnectError:
+        pass
+
+
+@pytest.fixture(scope="session")
+def async_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """The ``async`` runs' event loop, with the process-wide pieces (tokio runtime, the
+    loop's wake-up socket) started by one refused request: session-scoped, so they exist
+    before any test counts its file descriptors (hostile/conftest.py)."""
+    _Loop.loop = asyncio.new_event_loop()
+    _Loop.run(_refused_request())
+    yield _Loop.loop
+    _Loop.loop.close()
+    _Loop.loop = None
+
+
+_AWAITED = frozenset(
+    ("request", "send", "get", "head", "options", "delete", "post", "put", "patch")
+)
+"""The ``AsyncClient`` methods ``AsyncAsSync`` runs to their end on the loop."""
+
+
+class AsyncAsSync:
+    """Looks like ``nodelay.Client``; is an ``AsyncClient`` whose awaited methods run on
+    the session's loop (``_Loop.run``). Everything else (settings, cookies, ``_engine``)
+    is the ``AsyncClient``'s own."""
+
+    _follow_default = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("follow_redirects", self._follow_default)
+        object.__setattr__(self, "_client", nodelay.AsyncClient(**kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if name in _AWAITED:
+            return lambda *args, **kwargs: _Loop.run(attr(*args, **kwargs))
+        return attr
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._client, name, value)
+
+    def close(self) -> None:
+        _Loop.run(self._client.aclose())
+
+    def __enter__(self) -> AsyncAsSync:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def stream(self, method: str, url: str, **kwargs: Any) -> Iterator[nodelay.Response]:
+        manager = self._client.stream(method, url, **kwargs)
+        response = _Loop.run(manager.__aenter__())
+        try:
+            yield response
+        finally:
+            _Loop.run(manager.__aexit__(None, None, None))
+
+
+class AsyncAsSyncSession(AsyncAsSync):
+    """``nodelay.Session`` over ``AsyncClient``: redirects followed by default."""
+
+    _follow_default = True
+
+
+@pytest.fixture(autouse=True)
+def driver(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``"sync"``, or ``"async"`` in the ``async`` run of a ``both_drivers`` test: then
+    ``nodelay.Client``/``Session`` made inside the test are ``AsyncAsSync`` clients."""
+    name: str = getattr(request, "param", "sync")
+    if name == "async":
+        request.getfixturevalue("async_loop")
+        monkeypatch.setattr(nodelay, "Client", AsyncAsSync)
+        monkeypatch.setattr(nodelay, "Session", AsyncAsSyncSession)
+    return name
+
+
 @pytest.fixture
-def client() -> Iterator[nodelay.Client]:
-    with nodelay.Client() as c:
+def client(driver: str) -> Iterator[nodelay.Client]:
+    """A ``Client`` with default settings; in an ``async`` run, an ``AsyncClient`` behind
+    the same blocking API."""
+    with nodelay.Client() as c:  # AsyncAsSync in an async run (see ``driver``)
         yield c
 
 

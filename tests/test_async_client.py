@@ -2,8 +2,8 @@
 nothing, timeouts on time, uvloop, many concurrent requests on one client, fork.
 
 The shared behaviour (methods, params, bodies, cookies, auth, redirects, decoding, hostile
-servers) is covered by the ``test_async_as_*.py`` modules, which re-run the ``Client``
-suites against ``AsyncClient``.
+servers) is covered by the ``Client`` test modules marked ``both_drivers``, whose tests
+also run against ``AsyncClient`` (the ``async`` id; tests/conftest.py).
 """
 
 from __future__ import annotations

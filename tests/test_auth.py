@@ -15,6 +15,8 @@ from pathlib import Path
 import nodelay
 import pytest
 
+pytestmark = pytest.mark.both_drivers
+
 USER, PASSWORD = "alice", "s3cr3t wörd"
 NONCE, OPAQUE, REALM = (
     "dcd98b7102dd2f0e8b11d0f600bfb0c093",

@@ -10,6 +10,8 @@ import pytest
 from conftest import expected_bytes
 from nodelay import _core
 
+pytestmark = pytest.mark.both_drivers
+
 METHODS = ["GET", "HEAD", "OPTIONS", "DELETE", "POST", "PUT", "PATCH"]
 
 

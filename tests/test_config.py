@@ -8,6 +8,8 @@ import nodelay
 import pytest
 from nodelay import _config
 
+pytestmark = pytest.mark.both_drivers
+
 
 def test_defaults_are_named_constants() -> None:
     assert _config.DEFAULT_CONNECT_TIMEOUT == 10.0

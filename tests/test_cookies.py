@@ -17,6 +17,8 @@ import pytest
 from nodelay import CookieJar, _core
 from scripted import Recv, ScriptedServer, Send, response
 
+pytestmark = pytest.mark.both_drivers
+
 Scripted = Callable[..., ScriptedServer]
 
 OK = response(body=b"ok")

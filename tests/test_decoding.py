@@ -12,6 +12,8 @@ import pytest
 from nodelay import _core
 from scripted import Recv, ScriptedServer, Send
 
+pytestmark = pytest.mark.both_drivers
+
 Scripted = Callable[..., ScriptedServer]
 PATTERN = b"abcdefghijklmnopqrstuvwxyz0123456789"
 

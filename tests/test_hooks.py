@@ -6,6 +6,8 @@ import nodelay
 import pytest
 from nodelay import _core
 
+pytestmark = pytest.mark.both_drivers
+
 
 def test_hooks_see_the_request_then_the_response(server: _core.TestServer) -> None:
     seen: list[tuple[str, object]] = []

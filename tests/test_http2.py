@@ -13,6 +13,8 @@ from children import exit_code_after_ctrl_c, forked_child_succeeds
 from conftest import expected_bytes
 from nodelay import _core
 
+pytestmark = pytest.mark.both_drivers
+
 
 def tls_server(identity: tuple[str, str], *, http2: bool) -> _core.TestServer:
     return _core.TestServer(http2=http2, tls=True, cert_file=identity[0], key_file=identity[1])
@@ -101,6 +103,7 @@ def test_decoding_cookies_and_redirects_over_h2(h2c_server: _core.TestServer) ->
         assert len(r.history) == 3
 
 
+@pytest.mark.sync_only("iter_bytes() is sync streaming; test_async_http2.py streams with aiter_*")
 def test_streaming_over_h2(h2c_server: _core.TestServer) -> None:
     with nodelay.Client(http2="prior_knowledge") as client:
         with client.stream("GET", h2c_server.url + "/chunked/300000") as r:
@@ -123,6 +126,9 @@ def test_read_timeout_over_h2(h2c_server: _core.TestServer) -> None:
         assert client.get(h2c_server.url + "/bytes/3").status_code == 200
 
 
+@pytest.mark.sync_only(
+    "threads calling into one event loop: test_async_http2.py has the tasks' version"
+)
 def test_threads_share_one_connection(h2c_server: _core.TestServer) -> None:
     errors: list[BaseException] = []
     with nodelay.Client(http2="prior_knowledge") as client:
@@ -160,6 +166,7 @@ def test_site_is_served_with_cache_headers(h2c_server: _core.TestServer) -> None
         assert client.get(h2c_server.url + "/site/499.html").status_code == 200
 
 
+@pytest.mark.sync_only("the CLI uses Client")
 def test_get_command_speaks_h2c(
     h2c_server: _core.TestServer, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
@@ -174,6 +181,10 @@ def test_get_command_speaks_h2c(
     assert capsysbinary.readouterr().out.startswith(b"HTTP/2 200 OK\r\n")
 
 
+@pytest.mark.sync_only(
+    "a forked child would run the session's event loop, whose epoll instance it shares"
+    " with the parent; test_async_client.py forks an AsyncClient with a loop of its own"
+)
 def test_forked_child_gets_its_own_connection(h2c_server: _core.TestServer) -> None:
     url = f"{h2c_server.url}/bytes/64"
     with nodelay.Client(http2="prior_knowledge") as client:
@@ -186,6 +197,7 @@ def test_forked_child_gets_its_own_connection(h2c_server: _core.TestServer) -> N
     assert h2c_server.connections() == 2
 
 
+@pytest.mark.sync_only("Ctrl-C of a blocking call: about Client")
 def test_ctrl_c_interrupts_an_h2_request(h2c_server: _core.TestServer) -> None:
     script = (
         "import sys, nodelay\n"

@@ -20,6 +20,8 @@ from nodelay import _core
 from nodelay._proxy import engine_proxy_options, mask_url
 from proxy_server import ProxyServer
 
+pytestmark = pytest.mark.both_drivers
+
 _ENV_NAMES = [
     f"{name}{suffix}" for name in ("http", "https", "all", "no") for suffix in ("_proxy", "_PROXY")
 ]

@@ -6,6 +6,8 @@ import nodelay
 import pytest
 from nodelay import _core
 
+pytestmark = pytest.mark.both_drivers
+
 
 def sent(data: dict[str, object], name: str) -> list[str]:
     headers = data["headers"]

@@ -13,6 +13,8 @@ import pytest
 from nodelay import Retry, _retry
 from scripted import Close, Recv, ScriptedServer, Send, Sleep, response
 
+pytestmark = pytest.mark.both_drivers
+
 # ---------------------------------------------------------------- the policy
 
 

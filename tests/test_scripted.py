@@ -9,6 +9,8 @@ import nodelay
 import pytest
 from scripted import Close, Recv, Reset, ScriptedServer, Send, Sleep, Step, response
 
+pytestmark = pytest.mark.both_drivers
+
 Factory = Callable[..., ScriptedServer]
 OK = response(body=b"ok")
 UA = f"nodelay/{nodelay.__version__}"

@@ -11,6 +11,8 @@ from conftest import expected_bytes
 from nodelay import _core
 from scripted import Recv, ScriptedServer, Send, response
 
+pytestmark = pytest.mark.both_drivers
+
 
 def test_build_request_merges_the_client_defaults(server: _core.TestServer) -> None:
     with nodelay.Client(
@@ -88,6 +90,7 @@ def test_send_adds_jar_and_request_cookies(scripted: Callable[..., ScriptedServe
     assert b"authorization: basic dtpw\r\n" in head
 
 
+@pytest.mark.sync_only("iter_bytes() is sync streaming; an async response is read with aiter_bytes")
 def test_stream_true_returns_before_the_body(server: _core.TestServer) -> None:
     with nodelay.Client() as client:
         r = client.send(client.build_request("GET", f"{server.url}/bytes/100000"), stream=True)
@@ -107,6 +110,7 @@ def test_bad_arguments_fail_before_sending() -> None:
             client.send(nodelay.Request("GET", "ftp://127.0.0.1/"))
 
 
+@pytest.mark.sync_only("drives an AsyncClient itself already")
 def test_async_iterable_content_built_then_sent(server: _core.TestServer) -> None:
     import asyncio
 

@@ -10,6 +10,8 @@ import pytest
 from nodelay import _core
 from scripted import Recv, ScriptedServer, Send, Sleep
 
+pytestmark = pytest.mark.both_drivers
+
 Factory = Callable[..., ScriptedServer]
 
 

@@ -15,6 +15,8 @@ import nodelay
 import pytest
 import trustme
 
+pytestmark = pytest.mark.both_drivers
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"

@@ -11,6 +11,8 @@ import nodelay
 import pytest
 from scripted import Recv, ScriptedServer, Send, Sleep, response
 
+pytestmark = pytest.mark.both_drivers
+
 Factory = Callable[..., ScriptedServer]
 
 # Added to a configured deadline: a loaded 2-core machine, yet well below what the

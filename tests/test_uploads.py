@@ -21,6 +21,8 @@ from nodelay import _core
 from nodelay._prepare import encode_body as _encode_body
 from scripted import Close, Recv, ScriptedServer, Send, response
 
+pytestmark = pytest.mark.both_drivers
+
 MIB = 1024 * 1024
 
 
@@ -72,6 +74,7 @@ def test_generator_content_is_sent_chunked(
     assert data["body"] == "hello streamed world"
 
 
+@pytest.mark.sync_only("module-level nodelay.post is Client whatever the driver")
 def test_chunked_bytes_on_the_wire() -> None:
     with ScriptedServer([Recv(), Send(response(body=b"ok")), Close()]) as srv:
         # The scripted server reads the whole chunked request before it answers.
@@ -365,6 +368,9 @@ def test_tuple_of_bytes_is_content_like_a_list(
     assert data["headers"].get("transfer-encoding") == "chunked"
 
 
+@pytest.mark.sync_only(
+    "iter_bytes() is sync streaming; test_async_uploads.py has it with aiter_bytes()"
+)
 def test_streamed_response_to_a_streamed_upload(
     client: nodelay.Client, server: _core.TestServer
 ) -> None:

@@ -3,7 +3,8 @@ driven with ``await`` over the Rust engine's async driver.
 
 The engine runs each request on the process's tokio runtime and completes an asyncio
 future on the running loop (default asyncio or uvloop); nothing here blocks. Only the
-driver (``_run``/``_send``) differs from ``Client``.
+driver (``_drive``: the operations of ``_flow.steps``, awaited) and the hot path of
+``get`` differ from ``Client``.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import time
 from contextlib import asynccontextmanager
 
 from . import _core
-from ._base import BaseClient, engine_options_for, request_body
+from ._base import BaseClient, ClosedEngine, request_body
 from ._client import _BODY_ARGS, _NO_BODY_ARGS
-from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset
+from ._config import UNSET, _Unset
 from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
+from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, redirect_flow, steps
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
 from ._streaming import AsyncStreamRaw
@@ -24,20 +25,16 @@ from ._streaming import AsyncStreamRaw
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop, Task
-    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Generator, Mapping
+    from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Mapping
     from types import TracebackType
-    from typing import Any, Literal, Self, TypeAlias, TypeGuard, Unpack
+    from typing import Any, Self, TypeAlias, TypeGuard, Unpack
 
     from ._auth import AuthTypes
-    from ._base import EventHooks
-    from ._config import CertTypes, Limits, TimeoutTypes, VerifyTypes
+    from ._config import TimeoutTypes
     from ._cookies import CookieTypes
-    from ._core import TimeoutTuple
-    from ._models import HeaderTypes
+    from ._flow import Steps
     from ._options import AsyncBodyOptions, AsyncBuildOptions, RequestOptions
     from ._prepare import RequestContent, RequestData, RequestHeaderTypes
-    from ._proxy import ProxyTypes
-    from ._retry import RetryTypes
     from ._upload import RequestFiles
     from ._urls import ParamTypes
 
@@ -52,27 +49,6 @@ def _check_keywords(name: str, kwargs: Mapping[str, object], allowed: frozenset[
     if not kwargs.keys() <= allowed:
         unknown = min(kwargs.keys() - allowed)
         raise TypeError(f"{name}() got an unexpected keyword argument {unknown!r}")
-
-
-class _ClosedAsyncEngine:
-    """Replaces the engine once the client is closed (no per-request "closed?" check)."""
-
-    __slots__ = ()
-
-    def request(self, *args: object) -> Awaitable[_core.RawResponse]:
-        raise RuntimeError("AsyncClient is closed")
-
-    def open(self, *args: object) -> Awaitable[_core.AsyncRawStream]:
-        raise RuntimeError("AsyncClient is closed")
-
-    def close(self) -> None:
-        pass
-
-    def idle_connections(self) -> int:
-        return 0
-
-
-_CLOSED_ENGINE = _ClosedAsyncEngine()
 
 
 class _AsyncPieces:
@@ -171,57 +147,16 @@ class AsyncClient(BaseClient):
     an exchange is closed, never reused. Works under the default asyncio loop and uvloop.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str = "",
-        headers: HeaderTypes | None = None,
-        params: ParamTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool = False,
-        max_redirects: int = DEFAULT_MAX_REDIRECTS,
-        limits: Limits | None = None,
-        verify: VerifyTypes = True,
-        cert: CertTypes | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        trust_env: bool = True,
-        retries: RetryTypes = None,
-        event_hooks: EventHooks | None = None,
-        max_decoded_size: int | None = None,
-        proxy: ProxyTypes | None = None,
-        http2: bool | Literal["prior_knowledge"] = False,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            headers=headers,
-            params=params,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            max_redirects=max_redirects,
-            limits=limits,
-            cookies=cookies,
-            auth=auth,
-            trust_env=trust_env,
-            retries=retries,
-            event_hooks=event_hooks,
-        )
-        engine_options = engine_options_for(
-            self._limits, verify, cert, max_decoded_size, proxy, trust_env, http2
-        )
-        self._engine: _core.AsyncEngine | _ClosedAsyncEngine = _core.AsyncEngine(**engine_options)
-
-    @property
-    def is_closed(self) -> bool:
-        return self._engine is _CLOSED_ENGINE
+    _new_engine = _core.AsyncEngine
+    _closed_engine = ClosedEngine("AsyncClient")
+    _stream_raw = AsyncStreamRaw
+    _engine: _core.AsyncEngine | ClosedEngine
 
     # -- lifecycle --------------------------------------------------------------------------
 
     async def aclose(self) -> None:
         """Close every pooled connection; later requests raise ``RuntimeError``."""
-        engine = self._engine
-        self._engine = _CLOSED_ENGINE
-        engine.close()
+        self._close_engine()
 
     async def __aenter__(self) -> Self:
         return self
@@ -272,22 +207,20 @@ class AsyncClient(BaseClient):
         flow, ttuple = self._build_flow(
             method,
             url,
-            params,
-            headers,
-            body,  # type: ignore[arg-type]  # an Upload is passed through as it is
-            data,
-            files,
-            json,
-            timeout,
-            follow_redirects,
-            allow_redirects,
-            cookies,
-            auth,
+            params=params,
+            headers=headers,
+            content=body,  # type: ignore[arg-type]  # an Upload is passed through as it is
+            data=data,
+            files=files,
+            json=json,
+            timeout=timeout,
+            follow_redirects=follow_redirects,
+            allow_redirects=allow_redirects,
+            cookies=cookies,
+            auth=auth,
         )
         try:
-            if isinstance(flow, Send):
-                return await self._send(flow, ttuple, stream)
-            return await self._run(flow, ttuple, stream)
+            return await self._drive(steps(self, flow, ttuple, stream))
         finally:
             if pieces is not None:
                 pieces.close()
@@ -329,9 +262,7 @@ class AsyncClient(BaseClient):
             body,  # type: ignore[arg-type]  # bytes or an Upload here
         )
         try:
-            if isinstance(flow, Send):
-                return await self._send(flow, ttuple, stream)
-            return await self._run(flow, ttuple, stream)
+            return await self._drive(steps(self, flow, ttuple, stream))
         finally:
             if pieces is not None:
                 pieces.close()
@@ -350,77 +281,44 @@ class AsyncClient(BaseClient):
         finally:
             response.close()
 
-    async def _run(
-        self,
-        flow: Generator[Send, Response, Response],
-        ttuple: TimeoutTuple,
-        stream: bool,
-        started: float | None = None,
-    ) -> Response:
-        """Drive ``flow`` with awaited engine calls (``Client._run`` blocks instead).
-        ``Timeout(total=)`` bounds the whole flow from ``started`` (default: now)."""
-        deadline = flow_deadline(ttuple, started)
+    async def _drive(self, operations: Steps) -> Response:
+        """Perform a request's I/O operations (``_flow.steps``) with awaited calls, each
+        outcome or error handed back; returns the final response (``Client._drive``
+        blocks instead). An awaitable an event hook returns is awaited."""
         try:
-            send = next(flow)
+            operation = next(operations)
             while True:
-                if send.discard is not None:
-                    await send.discard.aread()
-                if send.delay:
-                    import asyncio
-
-                    await asyncio.sleep(send.delay)
+                outcome: object = None
+                error: BaseException | None = None
                 try:
-                    response = await self._send(send, attempt_timeouts(ttuple, deadline), stream)
-                except RequestError as exc:
-                    send = flow.throw(exc)  # a retry policy may answer with another Send
-                    continue
-                send = flow.send(response)
+                    kind = operation[0]
+                    if kind == EXCHANGE:
+                        engine = self._engine
+                        call = engine.open if operation[1] else engine.request
+                        outcome = await call(*operation[2:])
+                    elif kind == HOOK:
+                        if _awaitable(returned := operation[1](operation[2])):
+                            await returned
+                    elif kind == DISCARD:
+                        await operation[1].aread()
+                    else:
+                        import asyncio
+
+                        await asyncio.sleep(operation[1])
+                except BaseException as exc:  # the flow raises what it does not handle
+                    error = exc
+                if error is None:
+                    operation = operations.send(outcome)
+                else:
+                    # Thrown outside the ``except`` block, so what the flow raises next is
+                    # not chained to this error; dropped after, so no frame keeps it alive.
+                    try:
+                        operation = operations.throw(error)
+                    finally:
+                        error = None
         except StopIteration as stop:
             result: Response = stop.value
             return result
-
-    async def _send(self, send: Send, ttuple: TimeoutTuple, stream: bool = False) -> Response:
-        """One exchange with the engine (see ``Client._send``); event hooks run around it
-        (an awaitable a hook returns is awaited)."""
-        method, url, pairs, body = send.method, send.url, send.pairs, send.body
-        hooks = self._event_hooks
-        request: Request | None = None
-        if hooks["request"] or hooks["response"]:
-            request = Request._make(method, url, pairs, body)
-            for hook in hooks["request"]:
-                if _awaitable(result := hook(request)):
-                    await result
-            if request._headers is not None:  # a hook may have changed the headers
-                pairs = request._headers._list
-        jar = self._jar
-        jar_header = jar.header_for(url)
-        if jar_header is not None or send.cookies:
-            pairs = with_cookies(pairs, jar_header, send.cookies)
-        ref = request if request is not None else (method, url, pairs, body)
-        try:
-            if stream:
-                streamed = await self._engine.open(method, url, pairs, body, ttuple)
-                if jar.extract(streamed):
-                    self._cookies._changed()
-                response = _response_from_raw(AsyncStreamRaw(streamed), ref)
-            else:
-                raw = await self._engine.request(method, url, pairs, body, ttuple)
-                if jar.extract(raw):
-                    self._cookies._changed()
-                response = _response_from_raw(raw, ref)
-        except RequestError as exc:
-            if exc.request is None:
-                exc.request = Request._make(method, url, pairs, body)
-            raise
-        if request is not None and hooks["response"]:
-            try:
-                for hook in hooks["response"]:
-                    if _awaitable(result := hook(response)):
-                        await result
-            except BaseException:
-                response.close()
-                raise
-        return response
 
     async def get(self, url: str, **kwargs: Unpack[RequestOptions]) -> Response:
         """Send a GET request (the keyword arguments of ``request`` without a body)."""
@@ -455,7 +353,7 @@ class AsyncClient(BaseClient):
                 flow = redirect_flow(self.max_redirects, response, "GET", url, pairs, None)
                 # The first hop's time counts against Timeout(total=) too.
                 started = time.monotonic() - raw.elapsed
-                return await self._run(flow, ttuple, False, started)
+                return await self._drive(steps(self, flow, ttuple, False, started))
             return response
         _check_keywords("get", kwargs, _NO_BODY_ARGS)
         return await self.request("GET", url, **kwargs)

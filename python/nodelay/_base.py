@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from . import _core
 from ._auth import build_auth, load_netrc, netrc_auth
-from ._config import UNSET, Limits, Timeout, _Unset, timeout_tuple, tls_engine_options
+from ._config import (
+    DEFAULT_MAX_REDIRECTS,
+    UNSET,
+    Limits,
+    Timeout,
+    _Unset,
+    timeout_tuple,
+    tls_engine_options,
+)
 from ._cookies import CookieJar
 from ._flow import Retrying, Send, request_flow
 from ._models import Headers, Request, override_pairs
@@ -26,6 +34,7 @@ from ._urls import join_base, merge_params, normalize_base, param_pairs, with_qu
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable, Mapping
+    from types import FunctionType
     from typing import Any, Literal, TypeAlias, Unpack
 
     from ._auth import Auth, AuthTypes
@@ -42,7 +51,7 @@ if TYPE_CHECKING:
     EventHooks: TypeAlias = "Mapping[str, Iterable[Callable[..., Any]]]"
     from ._urls import ParamTypes
 
-__all__ = ["BaseClient", "engine_options_for"]
+__all__ = ["BaseClient", "ClosedEngine", "engine_options_for", "request_body", "with_defaults"]
 
 _HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] = {
     False: "off",
@@ -78,26 +87,64 @@ def engine_options_for(
     }
 
 
+class ClosedEngine:
+    """Replaces a client's engine once the client is closed (no per-request "closed?"
+    check): every request raises ``RuntimeError("<client class> is closed")``."""
+
+    __slots__ = ("_message",)
+
+    def __init__(self, client_name: str) -> None:
+        self._message = f"{client_name} is closed"
+
+    def request(self, *args: object) -> Any:
+        raise RuntimeError(self._message)
+
+    def fetch(self, *args: object) -> Any:
+        raise RuntimeError(self._message)
+
+    def open(self, *args: object) -> Any:
+        raise RuntimeError(self._message)
+
+    def close(self) -> None:
+        pass
+
+    def idle_connections(self) -> int:
+        return 0
+
+
 class BaseClient:
-    """Settings shared by ``Client`` and ``AsyncClient`` (see ``Client`` for each one)."""
+    """What ``Client`` and ``AsyncClient`` share: construction, settings and requests
+    built into flows (see ``Client`` for each argument). A subclass names its engine
+    (``_new_engine``), what wraps a streamed response (``_stream_raw``), and drives flows
+    (``_drive``: blocking or awaited)."""
 
     _engine: Any
+    _new_engine: Callable[..., Any]
+    """``_core.Engine`` or ``_core.AsyncEngine`` (they take the same settings)."""
+    _closed_engine: ClosedEngine
+    _stream_raw: Callable[[Any], Any]
+    """``StreamRaw`` or ``AsyncStreamRaw``: what a streamed response reads its body with."""
 
     def __init__(
         self,
         *,
-        base_url: str,
-        headers: HeaderTypes | None,
-        params: ParamTypes | None,
-        timeout: TimeoutTypes | _Unset,
-        follow_redirects: bool,
-        max_redirects: int,
-        limits: Limits | None,
-        cookies: CookieTypes | None,
-        auth: AuthTypes | None,
-        trust_env: bool,
+        base_url: str = "",
+        headers: HeaderTypes | None = None,
+        params: ParamTypes | None = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool = False,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        limits: Limits | None = None,
+        verify: VerifyTypes = True,
+        cert: CertTypes | None = None,
+        cookies: CookieTypes | None = None,
+        auth: AuthTypes | None = None,
+        trust_env: bool = True,
         retries: RetryTypes = None,
         event_hooks: EventHooks | None = None,
+        max_decoded_size: int | None = None,
+        proxy: ProxyTypes | None = None,
+        http2: bool | Literal["prior_knowledge"] = False,
     ) -> None:
         self._limits = Limits() if limits is None else limits
         self._headers = Headers._from_list(override_pairs(default_headers(), header_items(headers)))
@@ -116,6 +163,20 @@ class BaseClient:
         # (default header list, Content-Type, that list with the Content-Type added): the
         # last one built, reused while the defaults and the body kind stay the same.
         self._typed_pairs: tuple[Pairs, str, Pairs] | None = None
+        engine_options = engine_options_for(
+            self._limits, verify, cert, max_decoded_size, proxy, trust_env, http2
+        )
+        self._engine = self._new_engine(**engine_options)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._engine is self._closed_engine
+
+    def _close_engine(self) -> None:
+        """Close every pooled connection; later requests raise ``RuntimeError``."""
+        engine = self._engine
+        self._engine = self._closed_engine
+        engine.close()
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -317,21 +378,22 @@ class BaseClient:
         self,
         method: str,
         url: str,
-        params: ParamTypes | None,
-        headers: RequestHeaderTypes | None,
-        content: RequestContent | None,
-        data: RequestData | None,
-        files: RequestFiles | None,
-        json: Any,
-        timeout: TimeoutTypes | _Unset,
-        follow_redirects: bool | None,
-        allow_redirects: bool | None,
-        cookies: CookieTypes | None,
-        auth: AuthTypes | None,
+        *,
+        params: ParamTypes | None = None,
+        headers: RequestHeaderTypes | None = None,
+        content: RequestContent | None = None,
+        data: RequestData | None = None,
+        files: RequestFiles | None = None,
+        json: Any = None,
+        timeout: TimeoutTypes | _Unset = UNSET,
+        follow_redirects: bool | None = None,
+        allow_redirects: bool | None = None,
+        cookies: CookieTypes | None = None,
+        auth: AuthTypes | None = None,
     ) -> tuple[Send | Generator[Send, Response, Response], TimeoutTuple]:
-        """A call's arguments merged with the client's defaults (no I/O): a flow, or just
-        its one ``Send`` when there is nothing to follow (no auth, no redirects): the
-        common case skips the generator."""
+        """A request's arguments (those of ``request`` but ``stream``) merged with the
+        client's defaults (no I/O): a flow, or just its one ``Send`` when there is nothing
+        to follow (no auth, no redirects): the common case skips the generator."""
         method, url, pairs, body = self._build_request(
             method, url, params, headers, content, data, json, files
         )
@@ -380,3 +442,16 @@ def request_body(request: Request) -> object:
         return request._body
     content = request.content
     return content if content or request.method.upper() in _BODY_METHODS else None
+
+
+def with_defaults(init: Callable[..., None], **defaults: object) -> Callable[..., None]:
+    """``init`` (one ``__init__`` definition) with other keyword defaults: ``Session``'s
+    constructor is ``Client``'s with ``follow_redirects=True``, and its signature says so."""
+    function: FunctionType = init  # type: ignore[assignment]  # a def's function object
+    copy = type(function)(
+        function.__code__, function.__globals__, function.__name__, None, function.__closure__
+    )
+    copy.__kwdefaults__ = {**(function.__kwdefaults__ or {}), **defaults}
+    copy.__doc__ = function.__doc__
+    copy.__annotations__ = function.__annotations__
+    return copy

@@ -28,7 +28,7 @@ import time
 from . import _core
 from ._config import UNSET, _Unset, timeout_tuple
 from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, redirect_flow
+from ._flow import REDIRECT_STATUSES, redirect_flow, steps
 from ._models import Request, _response_from_raw
 
 TYPE_CHECKING = False
@@ -167,7 +167,8 @@ def _run(
             try:
                 flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
                 # The first hop's time counts against Timeout(total=) too.
-                response = client._run(flow, ttuple, False, time.monotonic() - raw.elapsed)
+                started = time.monotonic() - raw.elapsed
+                response = client._drive(steps(client, flow, ttuple, False, started))
             except RequestError as exc:
                 if not return_exceptions:
                     first_error = exc

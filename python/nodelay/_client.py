@@ -4,7 +4,8 @@ The hot path is ``client.get(url)`` with no keyword arguments: it hands the engi
 precomputed default header list (the ``Headers`` object's internal list, which is never
 mutated in place) and the precomputed timeout tuple, and wraps the result lazily. Anything
 else (params, base_url, per-request headers or timeout, bodies, auth, redirects) builds a
-request flow (``_flow.py``, shared with ``AsyncClient``) that ``_run`` drives.
+request flow (``_flow.py``, shared with ``AsyncClient``) whose I/O ``_drive`` performs.
+Construction, settings and request building are ``BaseClient``'s (``_base.py``).
 """
 
 from __future__ import annotations
@@ -13,60 +14,31 @@ import time
 from contextlib import contextmanager
 
 from . import _core
-from ._base import BaseClient, engine_options_for, request_body
-from ._config import DEFAULT_MAX_REDIRECTS, UNSET, _Unset
-from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, Send, attempt_timeouts, flow_deadline, redirect_flow
-from ._models import Request, Response, _response_from_raw
-from ._prepare import _BODY_METHODS, _FORM, encode_body, with_cookies
+from ._base import BaseClient, ClosedEngine, request_body, with_defaults
+from ._config import UNSET, _Unset
+from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, redirect_flow, steps
+from ._models import Request, Response
+from ._prepare import _BODY_METHODS, _FORM, encode_body
 from ._streaming import StreamRaw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from types import TracebackType
     from typing import Any, Literal, Self, TypeAlias, Unpack, overload
 
     from ._auth import AuthTypes
-    from ._base import EventHooks
-    from ._config import CertTypes, Limits, TimeoutTypes, VerifyTypes
-    from ._cookies import CookieTypes
-    from ._core import TimeoutTuple
-    from ._models import HeaderTypes
+    from ._config import TimeoutTypes
+    from ._exceptions import RequestError
+    from ._flow import Steps
     from ._options import BodyOptions, RequestOptions
-    from ._prepare import RequestContent, RequestData, RequestHeaderTypes
-    from ._proxy import ProxyTypes
-    from ._retry import RetryTypes
-    from ._upload import Body, RequestFiles
+    from ._prepare import RequestHeaderTypes
+    from ._upload import Body
     from ._urls import ParamTypes
 
     BatchItem: TypeAlias = "Request | tuple[str, str] | tuple[str, str, Mapping[str, Any]]"
 
 __all__ = ["Client", "Session"]
-
-
-class _ClosedEngine:
-    """Replaces the engine once the client is closed (no per-request "closed?" check)."""
-
-    __slots__ = ()
-
-    def request(self, *args: object) -> _core.RawResponse:
-        raise RuntimeError("Client is closed")
-
-    def fetch(self, *args: object) -> Response:
-        raise RuntimeError("Client is closed")
-
-    def open(self, *args: object) -> _core.RawStream:
-        raise RuntimeError("Client is closed")
-
-    def close(self) -> None:
-        pass
-
-    def idle_connections(self) -> int:
-        return 0
-
-
-_CLOSED_ENGINE = _ClosedEngine()
 
 
 _NO_BODY_ARGS = frozenset(
@@ -142,7 +114,8 @@ def _method(
         if client.follow_redirects and response.status_code in REDIRECT_STATUSES:
             flow = redirect_flow(client.max_redirects, response, method, url, pairs, body)
             # The first hop's time counts against Timeout(total=) too.
-            return client._run(flow, ttuple, False, time.monotonic() - response._raw.elapsed)
+            started = time.monotonic() - response._raw.elapsed
+            return client._drive(steps(client, flow, ttuple, False, started))
         return response
 
     call.__name__ = name
@@ -224,57 +197,16 @@ class Client(BaseClient):
     ``RuntimeError("Client is closed")``.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str = "",
-        headers: HeaderTypes | None = None,
-        params: ParamTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool = False,
-        max_redirects: int = DEFAULT_MAX_REDIRECTS,
-        limits: Limits | None = None,
-        verify: VerifyTypes = True,
-        cert: CertTypes | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        trust_env: bool = True,
-        retries: RetryTypes = None,
-        event_hooks: EventHooks | None = None,
-        max_decoded_size: int | None = None,
-        proxy: ProxyTypes | None = None,
-        http2: bool | Literal["prior_knowledge"] = False,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            headers=headers,
-            params=params,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            max_redirects=max_redirects,
-            limits=limits,
-            cookies=cookies,
-            auth=auth,
-            trust_env=trust_env,
-            retries=retries,
-            event_hooks=event_hooks,
-        )
-        engine_options = engine_options_for(
-            self._limits, verify, cert, max_decoded_size, proxy, trust_env, http2
-        )
-        self._engine: _core.Engine | _ClosedEngine = _core.Engine(**engine_options)
-
-    @property
-    def is_closed(self) -> bool:
-        return self._engine is _CLOSED_ENGINE
+    _new_engine = _core.Engine
+    _closed_engine = ClosedEngine("Client")
+    _stream_raw = StreamRaw
+    _engine: _core.Engine | ClosedEngine
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close every pooled connection; later requests raise ``RuntimeError``."""
-        engine = self._engine
-        self._engine = _CLOSED_ENGINE
-        engine.close()
+        self._close_engine()
 
     def __enter__(self) -> Self:
         return self
@@ -289,24 +221,7 @@ class Client(BaseClient):
 
     # -- sending ----------------------------------------------------------------------------
 
-    def _request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: ParamTypes | None = None,
-        headers: RequestHeaderTypes | None = None,
-        content: RequestContent | None = None,
-        data: RequestData | None = None,
-        files: RequestFiles | None = None,
-        json: Any = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool | None = None,
-        allow_redirects: bool | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        stream: bool = False,
-    ) -> Response:
+    def _request(self, method: str, url: str, *, stream: bool = False, **options: Any) -> Response:
         """Send a request and read the whole response.
 
         ``content`` (bytes, str sent as UTF-8, a binary file or an iterable of bytes, both
@@ -319,24 +234,8 @@ class Client(BaseClient):
         name) returns before the body is read: iterate it with ``iter_bytes()``... and
         ``close()`` the response, or use ``client.stream()``.
         """
-        flow, ttuple = self._build_flow(
-            method,
-            url,
-            params,
-            headers,
-            content,
-            data,
-            files,
-            json,
-            timeout,
-            follow_redirects,
-            allow_redirects,
-            cookies,
-            auth,
-        )
-        if isinstance(flow, Send):
-            return self._send(flow, ttuple, stream)
-        return self._run(flow, ttuple, stream)
+        flow, ttuple = self._build_flow(method, url, **options)
+        return self._drive(steps(self, flow, ttuple, stream))
 
     def send(
         self,
@@ -357,9 +256,7 @@ class Client(BaseClient):
             auth,
             request_body(request),  # type: ignore[arg-type]  # bytes or an Upload here
         )
-        if isinstance(flow, Send):
-            return self._send(flow, ttuple, stream)
-        return self._run(flow, ttuple, stream)
+        return self._drive(steps(self, flow, ttuple, stream))
 
     @contextmanager
     def stream(self, method: str, url: str, **kwargs: Any) -> Iterator[Response]:
@@ -375,77 +272,41 @@ class Client(BaseClient):
         finally:
             response.close()
 
-    def _run(
-        self,
-        flow: Generator[Send, Response, Response],
-        ttuple: TimeoutTuple,
-        stream: bool,
-        started: float | None = None,
-    ) -> Response:
-        """Drive ``flow`` with blocking engine calls (``AsyncClient`` awaits instead).
-        ``Timeout(total=)`` bounds the whole flow from ``started`` (default: now)."""
-        deadline = flow_deadline(ttuple, started)
+    def _drive(self, operations: Steps) -> Response:
+        """Perform a request's I/O operations (``_flow.steps``) with blocking calls, each
+        outcome or error handed back; returns the final response (``AsyncClient._drive``
+        awaits instead)."""
         try:
-            send = next(flow)
+            operation = next(operations)
             while True:
-                if send.discard is not None:
-                    send.discard.read()
-                if send.delay:
-                    time.sleep(send.delay)
+                outcome: object = None
+                error: BaseException | None = None
                 try:
-                    response = self._send(send, attempt_timeouts(ttuple, deadline), stream)
-                except RequestError as exc:
-                    send = flow.throw(exc)  # a retry policy may answer with another Send
-                    continue
-                send = flow.send(response)
+                    kind = operation[0]
+                    if kind == EXCHANGE:
+                        engine = self._engine
+                        call = engine.open if operation[1] else engine.request
+                        outcome = call(*operation[2:])
+                    elif kind == HOOK:
+                        operation[1](operation[2])
+                    elif kind == DISCARD:
+                        operation[1].read()
+                    else:
+                        time.sleep(operation[1])
+                except BaseException as exc:  # the flow raises what it does not handle
+                    error = exc
+                if error is None:
+                    operation = operations.send(outcome)
+                else:
+                    # Thrown outside the ``except`` block, so what the flow raises next is
+                    # not chained to this error; dropped after, so no frame keeps it alive.
+                    try:
+                        operation = operations.throw(error)
+                    finally:
+                        error = None
         except StopIteration as stop:
             result: Response = stop.value
             return result
-
-    def _send(self, send: Send, ttuple: TimeoutTuple, stream: bool = False) -> Response:
-        """One exchange with the engine; engine errors get ``request`` filled in.
-        With ``stream`` the body is left on the connection (see ``StreamRaw``).
-
-        The jar adds its ``Cookie`` header (merged with ``send.cookies``) and stores the
-        response's Set-Cookie fields: one native call each way, both no-ops when the jar
-        is empty and the response sets nothing. Event hooks run around it."""
-        method, url, pairs, body = send.method, send.url, send.pairs, send.body
-        hooks = self._event_hooks
-        request: Request | None = None
-        if hooks["request"] or hooks["response"]:
-            request = Request._make(method, url, pairs, body)
-            for hook in hooks["request"]:
-                hook(request)
-            if request._headers is not None:  # a hook may have changed the headers
-                pairs = request._headers._list
-        jar = self._jar
-        jar_header = jar.header_for(url)
-        if jar_header is not None or send.cookies:
-            pairs = with_cookies(pairs, jar_header, send.cookies)
-        ref = request if request is not None else (method, url, pairs, body)
-        try:
-            if stream:
-                streamed = self._engine.open(method, url, pairs, body, ttuple)
-                if jar.extract(streamed):
-                    self._cookies._changed()
-                response = _response_from_raw(StreamRaw(streamed), ref)
-            else:
-                raw = self._engine.request(method, url, pairs, body, ttuple)
-                if jar.extract(raw):
-                    self._cookies._changed()
-                response = _response_from_raw(raw, ref)
-        except RequestError as exc:
-            if exc.request is None:
-                exc.request = Request._make(method, url, pairs, body)
-            raise
-        if request is not None and hooks["response"]:
-            try:
-                for hook in hooks["response"]:
-                    hook(response)
-            except BaseException:
-                response.close()
-                raise
-        return response
 
     if TYPE_CHECKING:
         # The signatures type checkers and readers see (the keyword sets: _options.py).
@@ -626,43 +487,5 @@ class Session(Client):
     Everything else is ``Client``: same arguments, same thread safety.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str = "",
-        headers: HeaderTypes | None = None,
-        params: ParamTypes | None = None,
-        timeout: TimeoutTypes | _Unset = UNSET,
-        follow_redirects: bool = True,
-        max_redirects: int = DEFAULT_MAX_REDIRECTS,
-        limits: Limits | None = None,
-        verify: VerifyTypes = True,
-        cert: CertTypes | None = None,
-        cookies: CookieTypes | None = None,
-        auth: AuthTypes | None = None,
-        trust_env: bool = True,
-        retries: RetryTypes = None,
-        event_hooks: EventHooks | None = None,
-        max_decoded_size: int | None = None,
-        proxy: ProxyTypes | None = None,
-        http2: bool | Literal["prior_knowledge"] = False,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            headers=headers,
-            params=params,
-            timeout=timeout,
-            follow_redirects=follow_redirects,
-            max_redirects=max_redirects,
-            limits=limits,
-            verify=verify,
-            cert=cert,
-            cookies=cookies,
-            auth=auth,
-            trust_env=trust_env,
-            retries=retries,
-            event_hooks=event_hooks,
-            max_decoded_size=max_decoded_size,
-            proxy=proxy,
-            http2=http2,
-        )
+    if not TYPE_CHECKING:
+        __init__ = with_defaults(BaseClient.__init__, follow_redirects=True)

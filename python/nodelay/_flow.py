@@ -1,11 +1,17 @@
-"""The logic of one logical request, without I/O: auth challenge rounds, then redirects.
+"""The logic of one logical request, without I/O: auth challenge rounds, then redirects,
+and around each exchange the event hooks and the cookie jar.
 
 A flow is a generator. It yields a ``Send`` for every exchange the client must perform and
 receives each ``Response`` back (``flow.send(response)``); an engine error is thrown in
 (``flow.throw(exc)``), where a retry policy may answer it with another ``Send``. Its
-return value is the final ``Response``. ``Client`` drives flows with blocking calls and
-``AsyncClient`` with ``await``: the two drivers are the only code that differs, so
-redirects, credentials and auth behave identically in both.
+return value is the final ``Response``.
+
+``steps`` turns a flow into the I/O operations themselves: it yields one tuple per
+operation (``EXCHANGE`` an engine call, ``HOOK`` an event hook, ``DISCARD`` a body to read
+to its end, ``WAIT`` a backoff), receives each outcome back and returns the final
+``Response``. ``Client._drive`` performs the operations with blocking calls and
+``AsyncClient._drive`` with ``await``: those two loops are the only code that differs, so
+redirects, credentials, auth, retries, hooks and cookies behave identically in both.
 
 ``Timeout(total=)`` is the budget of the whole logical request, every hop, auth round and
 retry included: the drivers start one ``deadline`` (``flow_deadline``) and give each
@@ -20,28 +26,38 @@ import time
 
 from ._core import Upload
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
-from ._models import Request
-from ._prepare import DEFAULT_PORTS, origin, without
+from ._models import Request, _response_from_raw
+from ._prepare import DEFAULT_PORTS, origin, with_cookies, without
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Generator, Mapping
+    from typing import Any, TypeAlias
 
     from ._auth import Auth
+    from ._base import BaseClient
     from ._core import TimeoutTuple
     from ._models import Response
     from ._prepare import Pairs
     from ._retry import Retry
     from ._upload import Body
 
+    Steps: TypeAlias = "Generator[tuple[Any, ...], Any, Response]"
+    """What ``steps`` yields (operations), receives (their outcomes) and returns."""
+
 __all__ = [
+    "DISCARD",
+    "EXCHANGE",
+    "HOOK",
     "REDIRECT_STATUSES",
+    "WAIT",
     "Retrying",
     "Send",
     "attempt_timeouts",
     "flow_deadline",
     "redirect_flow",
     "request_flow",
+    "steps",
 ]
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
@@ -264,4 +280,94 @@ def redirect_flow(
         # The hop's (small) body is read first so its connection is reused.
         response = yield from exchange(Send(method, url, pairs, body, cookies, response), retrying)
     response._history = history
+    return response
+
+
+# -- the I/O operations of a flow (what the two drivers perform) ------------------------------
+
+EXCHANGE = 0
+"""``(EXCHANGE, stream, method, url, pairs, body, ttuple)``: ``engine.open`` (``stream``)
+or ``engine.request`` with the other items as arguments; the outcome is what the engine
+returns, awaited by ``AsyncClient``."""
+HOOK = 1
+"""``(HOOK, hook, argument)``: call an event hook (``AsyncClient`` awaits what it returns
+when that is awaitable); the outcome is ignored."""
+DISCARD = 2
+"""``(DISCARD, response)``: read ``response``'s body to its end (``read`` / ``aread``), so
+its connection goes back to the pool."""
+WAIT = 3
+"""``(WAIT, seconds)``: sleep (``time.sleep`` / ``asyncio.sleep``), a retry's backoff."""
+
+
+def steps(
+    client: BaseClient,
+    flow: Send | Generator[Send, Response, Response],
+    ttuple: TimeoutTuple,
+    stream: bool,
+    started: float | None = None,
+) -> Steps:
+    """The operations of ``flow`` (or of its one ``Send``) for ``client``'s driver.
+    ``Timeout(total=)`` bounds the whole flow from ``started`` (default: now). An error
+    a driver gets while performing an operation is thrown back in where it was asked for,
+    so retries, hooks and the ``request`` of an engine error are decided here."""
+    if isinstance(flow, Send):
+        return (yield from _exchange(client, flow, ttuple, stream))
+    deadline = flow_deadline(ttuple, started)
+    try:
+        send = next(flow)
+        while True:
+            if send.discard is not None:
+                yield (DISCARD, send.discard)
+            if send.delay:
+                yield (WAIT, send.delay)
+            try:
+                response = yield from _exchange(
+                    client, send, attempt_timeouts(ttuple, deadline), stream
+                )
+            except RequestError as exc:
+                send = flow.throw(exc)  # a retry policy may answer with another Send
+                continue
+            send = flow.send(response)
+    except StopIteration as stop:
+        result: Response = stop.value
+        return result
+
+
+def _exchange(client: BaseClient, send: Send, ttuple: TimeoutTuple, stream: bool) -> Steps:
+    """One exchange with the engine; engine errors get ``request`` filled in. With
+    ``stream`` the body is left on the connection (``client._stream_raw`` wraps it).
+
+    The jar adds its ``Cookie`` header (merged with ``send.cookies``) and stores the
+    response's Set-Cookie fields: one native call each way, both no-ops when the jar is
+    empty and the response sets nothing. Event hooks run around it."""
+    method, url, pairs, body = send.method, send.url, send.pairs, send.body
+    hooks = client._event_hooks
+    request: Request | None = None
+    if hooks["request"] or hooks["response"]:
+        request = Request._make(method, url, pairs, body)
+        for hook in hooks["request"]:
+            yield (HOOK, hook, request)
+        if request._headers is not None:  # a hook may have changed the headers
+            pairs = request._headers._list
+    jar = client._jar
+    jar_header = jar.header_for(url)
+    if jar_header is not None or send.cookies:
+        pairs = with_cookies(pairs, jar_header, send.cookies)
+    ref = request if request is not None else (method, url, pairs, body)
+    try:
+        raw = yield (EXCHANGE, stream, method, url, pairs, body, ttuple)
+        if jar.extract(raw):
+            client._cookies._changed()
+        response = _response_from_raw(client._stream_raw(raw) if stream else raw, ref)
+    except RequestError as exc:
+        if exc.request is None:
+            exc.request = Request._make(method, url, pairs, body)
+        raise
+    if request is not None and hooks["response"]:
+        try:
+            for hook in hooks["response"]:
+                yield (HOOK, hook, response)
+        except BaseException:
+            response.close()
+            raise
     return response

@@ -79,10 +79,11 @@ def wait_fds_at_most(limit: int, timeout: float = 3.0) -> int:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _warm_up() -> None:
+def _warm_up(async_loop: object) -> None:
     """One request, and one embedded server started and stopped, before any fd baseline:
     one-time resources (lazily created statics) must not count as a leak of the first
-    test."""
+    test. ``async_loop``: the event loop of the ``async`` runs (tests/conftest.py), for the
+    same reason."""
     with ScriptedServer([Recv(), Send(FRESH)]) as srv, nodelay.Client() as c:
         c.get(srv.url + "/")
     # The embedded server keeps two fds (its runtime's) from its first start on.
@@ -100,12 +101,6 @@ def fd_guard() -> Iterator[None]:
     yield
     after = wait_fds_at_most(before)
     assert after <= before, f"file descriptors leaked: {before} before the test, {after} after"
-
-
-@pytest.fixture
-def client() -> Iterator[nodelay.Client]:
-    with nodelay.Client() as c:
-        yield c
 
 
 @dataclass

@@ -14,6 +14,8 @@ from scripted import Recv, Send
 
 from .conftest import FAST, Factory, hostile_case, peak_rss_kib
 
+pytestmark = pytest.mark.both_drivers
+
 MIB = 1024 * 1024
 
 

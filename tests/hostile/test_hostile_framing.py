@@ -20,6 +20,8 @@ from .conftest import (
     stopped_by_the_total,
 )
 
+pytestmark = pytest.mark.both_drivers
+
 OK_HEAD = b"HTTP/1.1 200 OK\r\n"
 CHUNKED_HEAD = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
 

@@ -22,6 +22,8 @@ from .conftest import (
     stopped_by_the_total,
 )
 
+pytestmark = pytest.mark.both_drivers
+
 
 def _closed_port(family: socket.AddressFamily = socket.AF_INET) -> int:
     host = "::1" if family == socket.AF_INET6 else "127.0.0.1"

@@ -16,6 +16,8 @@ from scripted import Recv, ScriptedServer, Send, response
 
 from .conftest import FAST, FRESH_SCRIPT, Factory, expect_error, tls_step
 
+pytestmark = pytest.mark.both_drivers
+
 SECRETS = {
     "Authorization": "Bearer s3cret",
     "Proxy-Authorization": "Basic cHJveHk6cGFzcw==",

@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import FAST, FRESH_BODY, FRESH_SCRIPT, Factory
 
+pytestmark = pytest.mark.both_drivers
+
 INJECTIONS = ["\r\n", "\r", "\n", "\x00"]
 SMUGGLE = "X-Injected: 1"
 

@@ -24,6 +24,8 @@ from .conftest import (
     hostile_case,
 )
 
+pytestmark = pytest.mark.both_drivers
+
 FIRST = response(body=b"first")
 
 
@@ -174,6 +176,10 @@ def test_h29_ctrl_c_mid_body_abandons_the_connection(
     assert_fresh_connection(client, srv)
 
 
+@pytest.mark.sync_only(
+    "a signal sent to another thread reaches an asyncio loop only through a wake-up fd,"
+    " which the test's bare loop has not: not a client matter"
+)
 def test_h29_ctrl_c_noticed_while_not_blocked_in_a_read(
     scripted: Factory, client: nodelay.Client
 ) -> None:
@@ -195,6 +201,9 @@ def test_h29_ctrl_c_noticed_while_not_blocked_in_a_read(
 # -- H30: pool exhausted ----------------------------------------------------------------------
 
 
+@pytest.mark.sync_only(
+    "one Client shared by threads; the async counterpart is in test_async_client.py"
+)
 def test_h30_pool_timeout_when_every_connection_is_busy(scripted: Factory) -> None:
     slow = [Recv(), Sleep(1.5), Send(response(body=b"slow")), Recv(), Send(FIRST)]
     srv = scripted(slow)
@@ -216,6 +225,9 @@ def test_h30_pool_timeout_when_every_connection_is_busy(scripted: Factory) -> No
         assert srv.connections == 1
 
 
+@pytest.mark.sync_only(
+    "one Client shared by threads; the async counterpart is in test_async_client.py"
+)
 def test_h30_waiter_served_when_a_connection_frees_up(server: _core.TestServer) -> None:
     limits = nodelay.Limits(max_connections=1)
     with nodelay.Client(limits=limits, timeout=nodelay.Timeout(10.0, pool=5.0)) as c:
@@ -252,6 +264,9 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.sync_only(
+    "one Client shared by threads; the async counterpart is in test_async_client.py"
+)
 def test_h28_retry_goes_to_a_fresh_connection_not_another_idle_one(scripted: Factory) -> None:
     # Two connections are opened by two overlapping requests and both go idle; each one
     # dies (closed without an answer) when it carries the next request.

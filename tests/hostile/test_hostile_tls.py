@@ -16,6 +16,8 @@ from scripted import Close, Sleep, response
 
 from .conftest import FAST, TIMER_SLACK, Factory, expect_error, tls_step
 
+pytestmark = pytest.mark.both_drivers
+
 OK = response(body=b"secure")
 
 

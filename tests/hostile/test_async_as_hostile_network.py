@@ -1,6 +1,0 @@
-"""tests/hostile/test_hostile_network.py again, with ``AsyncClient`` behind ``Client`` (see
-tests/async_facade.py)."""
-
-from async_facade import async_clients, client  # noqa: F401
-
-from hostile.test_hostile_network import *  # noqa: F403

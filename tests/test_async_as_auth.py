@@ -1,4 +1,0 @@
-"""tests/test_auth.py again, with ``AsyncClient`` behind ``Client`` (see async_facade.py)."""
-
-from async_facade import async_clients, client  # noqa: F401
-from test_auth import *  # noqa: F403
