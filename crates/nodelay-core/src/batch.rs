@@ -24,32 +24,19 @@
 //! still bounds the batch, `PoolTimeout` as before), when the next request
 //! is for another origin, and when the task ends.
 
-use std::time::{Duration, Instant};
-
-use nodelay_proto::{HeaderSpan, Version};
+use std::time::Instant;
 
 use crate::aio::AsyncPooled;
 use crate::any_exchange::Exchange;
+use crate::body::{decode, WholeResponse};
 use crate::client::{Client, Prepared};
 use crate::deadline::{Deadlines, Timeouts};
-use crate::decode::decode;
 use crate::error::Error;
 use crate::h2::{H2Exchange, H2Response, Sent};
 use crate::limits::EXACT_PREALLOC_MAX_BYTES;
 
 /// A response read whole (body decoded), its connection given back.
-pub struct Fetched {
-    pub status: u16,
-    pub version: Version,
-    /// The reason phrase's span in `head_bytes`.
-    pub reason: (u32, u32),
-    /// The raw head; `headers` index into it (as `Exchange::take_head`).
-    pub head_bytes: Box<[u8]>,
-    pub headers: Vec<HeaderSpan>,
-    pub body: Vec<u8>,
-    /// From the start of the request to the last body byte.
-    pub elapsed: Duration,
-}
+pub type Fetched = WholeResponse;
 
 /// The HTTP/1.1 connection a batch task keeps from one of its requests to the
 /// next (see the module comment). Call [`HeldConnection::release`] when the

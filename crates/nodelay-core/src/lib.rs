@@ -11,12 +11,12 @@ mod aconnect;
 pub mod aio;
 mod any_exchange;
 pub mod batch;
+pub mod body;
 mod client;
 mod conn;
 mod connect;
 pub mod cookies;
 mod deadline;
-pub mod decode;
 mod error;
 mod exchange;
 mod fork;
@@ -42,6 +42,10 @@ mod tunnel;
 
 pub use aconnect::AsyncTransport;
 pub use any_exchange::Exchange;
+/// The body pipeline under the name the binding imports it by.
+pub use body as decode;
+pub use body::whole::WholeBody;
+pub use body::WholeResponse;
 pub use client::Http2Mode;
 pub use client::{prepare, Client, PoolConfig, Prepared, RequestParts};
 pub use deadline::Timeouts;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient};
+use nodelay_core::aio::{AsyncBodyStream, AsyncClient};
 use nodelay_core::{prepare, runtime, Error, ErrorKind, RequestParts, Timeouts};
 use nodelay_server::{pattern, ServerConfig, ServerHandle};
 
@@ -52,8 +52,7 @@ async fn fetch_with(
     })?;
     let exchange = client.send(&prepared, body, t).await?;
     let status = exchange.status();
-    let (exchange, content) = read_whole(exchange, 1 << 30).await?;
-    exchange.finish();
+    let content = exchange.read_whole(1 << 30).await?.body;
     Ok((status, content))
 }
 
@@ -153,8 +152,7 @@ fn compressed_bodies_decode_whole_and_streamed() {
                 })
                 .unwrap();
                 let exchange = client.send(&prepared, None, timeouts()).await.unwrap();
-                let (exchange, whole) = read_whole(exchange, 1 << 30).await.unwrap();
-                exchange.finish();
+                let whole = exchange.read_whole(1 << 30).await.unwrap().body;
                 assert!(whole == pattern(n), "{url}: whole body differs");
 
                 let pieces = stream(&client, &url, true).await.unwrap();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use nodelay_core::aio::{read_whole, AsyncClient};
+use nodelay_core::aio::AsyncClient;
 use nodelay_core::{prepare, runtime, Client, NeverInterrupt, RequestParts, Timeouts};
 
 /// The server closes a connection this long after answering on it.
@@ -99,9 +99,7 @@ async fn async_get(client: &AsyncClient, url: &str) -> Vec<u8> {
     })
     .unwrap();
     let exchange = client.send(&prepared, None, timeouts()).await.unwrap();
-    let (exchange, body) = read_whole(exchange, 1 << 20).await.unwrap();
-    exchange.finish();
-    body
+    exchange.read_whole(1 << 20).await.unwrap().body
 }
 
 #[test]

@@ -264,13 +264,13 @@ pub unsafe extern "C" fn nodelay_response_read(
                 };
                 read_exact(exchange, &mut body, &abort).map(|()| body)
             }
-            WholeBody::Grown { codings } => {
-                let codings = codings.clone();
+            WholeBody::Grown { body } => {
+                let body = body.clone();
                 let exchange = match response.unread() {
                     Ok(exchange) => exchange,
                     Err(code) => return code,
                 };
-                read_grown(exchange, codings.as_deref(), max_decoded, &abort)
+                read_grown(exchange, &body, max_decoded, &abort)
             }
         };
         match read {

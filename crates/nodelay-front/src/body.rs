@@ -2,9 +2,10 @@
 //! the server announced one that can be trusted and nothing needs decoding
 //! (the front allocates its final object, a Python `bytes` or a Perl scalar,
 //! and the engine fills it in place), else into a growing buffer that is
-//! then decoded under the size cap.
+//! then decoded under the size cap. The rule and the reading are the
+//! engine's body pipeline (`nodelay_core::WholeBody`); this is a front's
+//! view of it.
 
-use nodelay_core::decode::{decode, Coding};
 use nodelay_core::{Error, Exchange, Interrupt};
 
 /// Content-Length bodies up to this size, in bytes, are read straight into
@@ -26,9 +27,9 @@ pub enum WholeBody {
     /// Unknown size, an untrusted size or content codings: read with
     /// [`read_grown`].
     Grown {
-        /// The content codings to undo, in the order applied (`None`: none,
-        /// or one unknown, and the body is delivered as received).
-        codings: Option<Vec<Coding>>,
+        /// The engine's plan for it (the codings to undo, the size to
+        /// reserve).
+        body: nodelay_core::WholeBody,
     },
 }
 
@@ -36,13 +37,13 @@ impl WholeBody {
     /// The strategy for the body of `exchange`. Fails (a decoding error)
     /// when the head announces more content codings than allowed.
     pub fn of(exchange: &Exchange) -> Result<WholeBody, Error> {
-        let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-        Ok(match (codings, exchange.content_length()) {
-            (None, Some(len)) if len <= EXACT_BODY_MAX_BYTES => WholeBody::Exact {
-                len: len as usize,
+        let body = exchange.whole_body()?;
+        Ok(match body.exact_len() {
+            Some(len) => WholeBody::Exact {
+                len,
                 buffered: exchange.is_body_buffered(),
             },
-            (codings, _) => WholeBody::Grown { codings },
+            None => WholeBody::Grown { body },
         })
     }
 }
@@ -56,18 +57,13 @@ pub fn read_exact(
     exchange.read_exact_into(dst, interrupt)
 }
 
-/// Reads the rest of the body and undoes `codings`, with the decoded size
-/// capped at `max_decoded_bytes` (and the ratio guard of the decoders).
+/// Reads the rest of the body and undoes its codings, with the decoded size
+/// capped at `max_decoded_bytes` (and the ratio guard of the decoder).
 pub fn read_grown(
     exchange: &mut Exchange,
-    codings: Option<&[Coding]>,
+    body: &nodelay_core::WholeBody,
     max_decoded_bytes: u64,
     interrupt: &dyn Interrupt,
 ) -> Result<Vec<u8>, Error> {
-    let mut out = Vec::new();
-    exchange.read_to_end(&mut out, interrupt)?;
-    match codings.filter(|_| !out.is_empty()) {
-        Some(codings) => decode(codings, out, max_decoded_bytes),
-        None => Ok(out),
-    }
+    body.read(exchange, interrupt, max_decoded_bytes)
 }

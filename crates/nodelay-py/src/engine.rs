@@ -204,10 +204,10 @@ impl Engine {
                 }
                 bytes
             }
-            WholeBody::Grown { codings } => {
+            WholeBody::Grown { body } => {
                 let max_decoded = self.max_decoded_size;
                 let out = py
-                    .detach(|| read_grown(&mut exchange, codings.as_deref(), max_decoded, &signals))
+                    .detach(|| read_grown(&mut exchange, &body, max_decoded, &signals))
                     .map_err(fail)?;
                 PyBytes::new(py, &out)
             }

@@ -1,58 +1,42 @@
 //! A streamed async response body, decoded on the fly: the engine side of
-//! `async with client.stream(...)` / `aiter_bytes()`. At the end of the body
-//! the connection goes back to the pool; on error, or when the stream is
-//! dropped half-read, it is closed (HOSTILE.md H29).
+//! `async with client.stream(...)` / `aiter_bytes()`. The async driver of
+//! [`Pieces`] (the sync one is `stream.rs`). At the end of the body the
+//! connection goes back to the pool; on error, or when the stream is dropped
+//! half-read, it is closed (HOSTILE.md H29).
 
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
 use crate::aio::any_exchange::AsyncExchange;
-use crate::aio::decode::{DecodeChain, FEED_SLICE_BYTES};
-use crate::decode::Coding;
+use crate::body::pieces::{Pieces, Step};
+use crate::body::Coding;
 use crate::error::Error;
-use crate::limits::READ_BUFFER_BYTES;
 
+/// A response body being streamed on the async driver.
 pub struct AsyncBodyStream {
     /// `None` once the raw body ended (connection given back) or failed.
     exchange: Option<AsyncExchange>,
-    /// Content decoders; `None` delivers the body as received.
-    chain: Option<DecodeChain>,
-    /// Raw bytes read but not yet fed to the decoders: `raw[fed..filled]`.
-    raw: Vec<u8>,
-    fed: usize,
-    filled: usize,
-    received: u64,
-    finished: bool,
+    pieces: Pieces,
 }
 
 impl AsyncBodyStream {
     /// Streams the body of `exchange`, undoing `codings` (in the order they
     /// were applied; empty for the body as received), bounded by
-    /// `max_decoded_bytes`.
+    /// `max_decoded_bytes`. No I/O.
     pub fn new(
         exchange: AsyncExchange,
         codings: &[Coding],
         max_decoded_bytes: u64,
     ) -> Result<AsyncBodyStream, Error> {
-        let chain = if codings.is_empty() {
-            None
-        } else {
-            Some(DecodeChain::new(codings, max_decoded_bytes)?)
-        };
         Ok(AsyncBodyStream {
             exchange: Some(exchange),
-            chain,
-            raw: Vec::new(),
-            fed: 0,
-            filled: 0,
-            received: 0,
-            finished: false,
+            pieces: Pieces::new(codings, max_decoded_bytes)?,
         })
     }
 
     /// Whether content decoding is applied.
     pub fn is_decoded(&self) -> bool {
-        self.chain.is_some()
+        self.pieces.is_decoded()
     }
 
     /// The next piece: what has arrived, at most `max` bytes; empty once the
@@ -63,87 +47,68 @@ impl AsyncBodyStream {
     pub async fn read(&mut self, max: usize, min: usize) -> Result<Vec<u8>, Error> {
         let max = max.max(1);
         let min = min.clamp(1, max);
-        let piece = if self.chain.is_some() {
-            self.read_decoded(max, min).await
-        } else {
-            self.read_raw(max, min).await
-        };
-        if piece.is_err() {
-            self.exchange = None;
-            self.chain = None;
-            self.finished = true;
-        }
-        piece
+        let mut piece = vec![0; max];
+        let n = self.fill_or_end(&mut piece, min).await?;
+        piece.truncate(n);
+        Ok(piece)
     }
 
-    async fn read_raw(&mut self, max: usize, min: usize) -> Result<Vec<u8>, Error> {
-        let mut out = vec![0; max];
+    /// The rest of the body, read into one buffer that grows as it fills
+    /// (no copy per piece); `first` is its first size (the rest of a body
+    /// delivered as received when its length is known, for one allocation).
+    pub async fn read_rest(&mut self, first: usize) -> Result<Vec<u8>, Error> {
+        let mut all: Vec<u8> = Vec::new();
         let mut filled = 0;
-        while filled < min {
+        loop {
+            if filled == all.len() {
+                let grown = filled.saturating_mul(2).max(first).max(1);
+                all.resize(grown, 0);
+            }
+            let room = all.len() - filled;
+            let n = self.fill_or_end(&mut all[filled..], room).await?;
+            if n == 0 {
+                all.truncate(filled);
+                return Ok(all);
+            }
+            filled += n;
+        }
+    }
+
+    /// [`fill`](Self::fill); on error the connection is closed and the
+    /// stream ends.
+    async fn fill_or_end(&mut self, dst: &mut [u8], min: usize) -> Result<usize, Error> {
+        let filled = self.fill(dst, min).await;
+        if filled.is_err() {
+            self.exchange = None;
+            self.pieces.fail();
+        }
+        filled
+    }
+
+    async fn fill(&mut self, dst: &mut [u8], min: usize) -> Result<usize, Error> {
+        let mut filled = 0;
+        while self.pieces.step(dst, &mut filled, min)? == Step::Read {
             let Some(exchange) = self.exchange.as_mut() else {
-                break;
+                self.pieces.got(0, &mut filled);
+                continue;
             };
+            let target = self.pieces.read_target(dst, filled);
             let n = if filled == 0 {
-                exchange.read_some(&mut out[filled..]).await?
+                exchange.read_some(target).await?
             } else {
-                match ready_now(exchange.read_some(&mut out[filled..])) {
+                match ready_now(exchange.read_some(target)) {
                     Some(n) => n?,
                     None => break,
                 }
             };
+            self.pieces.got(n, &mut filled);
             if n == 0 {
-                self.end_of_raw();
-                break;
-            }
-            filled += n;
-        }
-        out.truncate(filled);
-        Ok(out)
-    }
-
-    async fn read_decoded(&mut self, max: usize, min: usize) -> Result<Vec<u8>, Error> {
-        loop {
-            let chain = self.chain.as_mut().expect("decoding stream");
-            if chain.pending() >= min || self.finished {
-                return Ok(chain.take(max));
-            }
-            if self.fed < self.filled {
-                let end = self.filled.min(self.fed + FEED_SLICE_BYTES);
-                chain.feed(&self.raw[self.fed..end], self.received)?;
-                self.fed = end;
-                continue;
-            }
-            let Some(exchange) = self.exchange.as_mut() else {
-                chain.finish()?;
-                self.finished = true;
-                continue;
-            };
-            if self.raw.is_empty() {
-                self.raw = vec![0; READ_BUFFER_BYTES];
-            }
-            let n = if chain.pending() == 0 {
-                exchange.read_some(&mut self.raw).await?
-            } else {
-                match ready_now(exchange.read_some(&mut self.raw)) {
-                    Some(n) => n?,
-                    None => return Ok(chain.take(max)),
+                if let Some(exchange) = self.exchange.take() {
+                    exchange.finish();
                 }
-            };
-            if n == 0 {
-                self.end_of_raw();
-                continue;
             }
-            self.fed = 0;
-            self.filled = n;
-            self.received += n as u64;
         }
-    }
-
-    /// The raw body is complete: the connection goes back to the pool.
-    fn end_of_raw(&mut self) {
-        if let Some(exchange) = self.exchange.take() {
-            exchange.finish();
-        }
+        Ok(filled)
     }
 }
 

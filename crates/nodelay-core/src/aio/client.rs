@@ -17,7 +17,6 @@ use crate::client::{
     encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
 };
 use crate::deadline::{Deadlines, Timeouts};
-use crate::decode::decode;
 use crate::error::Error;
 use crate::h2::{H2Pool, H2Request, Sent, StreamedBody};
 use crate::limits::STALE_CONNECTION_RETRIES;
@@ -373,21 +372,4 @@ impl AsyncClient {
     pub fn idle_connections(&self) -> usize {
         self.inner.pool.idle_count()
     }
-}
-
-/// Reads the whole body of `exchange` and undoes its content codings
-/// (bounded by `max_decoded_bytes` and the ratio guard, as the sync path),
-/// then gives the connection back to the pool.
-pub async fn read_whole(
-    mut exchange: AsyncExchange,
-    max_decoded_bytes: u64,
-) -> Result<(AsyncExchange, Vec<u8>), Error> {
-    let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-    let mut out = Vec::new();
-    exchange.read_to_end(&mut out).await?;
-    let content = match codings.filter(|_| !out.is_empty()) {
-        Some(codings) => decode(&codings, out, max_decoded_bytes)?,
-        None => out,
-    };
-    Ok((exchange, content))
 }

@@ -10,7 +10,6 @@ mod any_exchange;
 mod body;
 mod client;
 mod conn;
-mod decode;
 mod exchange;
 mod h2;
 mod pool;
@@ -18,7 +17,7 @@ mod upload;
 
 pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
-pub use client::{read_whole, AsyncClient};
+pub use client::AsyncClient;
 pub(crate) use conn::AsyncConn;
 pub(crate) use pool::AsyncPooled;
 pub use upload::{BodyPump, PumpServer};

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use crate::h2_peer::{Scripted, DEADLINE};
-use nodelay_core::aio::{read_whole, AsyncBodyStream, AsyncClient, AsyncExchange};
+use nodelay_core::aio::{AsyncBodyStream, AsyncClient, AsyncExchange};
 use nodelay_core::{
     runtime, BodyStream, Client, Error, Exchange, Http2Mode, NeverInterrupt, PoolConfig,
     ProxySettings, RequestParts, Timeouts, TlsOptions, Version,
@@ -161,9 +161,7 @@ pub fn async_whole(client: &AsyncClient, method: &str, url: &str) -> Result<(u16
     runtime::handle().block_on(async {
         let exchange = async_start(client, method, url).await?;
         let status = exchange.status();
-        let (exchange, body) = read_whole(exchange, u64::MAX).await?;
-        exchange.finish();
-        Ok((status, body))
+        Ok((status, exchange.read_whole(u64::MAX).await?.body))
     })
 }
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use nodelay_core::aio::{read_whole, AsyncClient, AsyncExchange, BodyPump};
+use nodelay_core::aio::{AsyncClient, AsyncExchange, BodyPump};
 use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{Error, Prepared, RequestParts, Timeouts};
 use pyo3::exceptions::PyValueError;
@@ -81,14 +81,11 @@ async fn fetch_whole(
     max_decoded: u64,
 ) -> Result<Whole, Error> {
     let exchange = send(&client, &prepared, body, timeouts).await?;
-    let (mut exchange, body) = read_whole(exchange, max_decoded).await?;
-    let elapsed = exchange.started().elapsed().as_secs_f64();
-    let head = Head::take_async(&mut exchange);
-    exchange.finish();
+    let mut whole = exchange.read_whole(max_decoded).await?;
     Ok(Whole {
-        head,
-        body,
-        elapsed,
+        head: Head::fetched(&mut whole),
+        body: whole.body,
+        elapsed: whole.elapsed.as_secs_f64(),
     })
 }
 

@@ -143,7 +143,7 @@ impl AsyncRawStream {
         let future = spawn(py, url, async move {
             let mut stream = stream;
             let piece = if all {
-                read_all(&mut stream).await
+                stream.read_rest(DEFAULT_READ_MAX_BYTES).await
             } else {
                 stream.read(max, min).await
             };
@@ -163,23 +163,6 @@ enum Take {
     End,
     Busy,
     Failed(Error),
-}
-
-async fn read_all(stream: &mut AsyncBodyStream) -> Result<Vec<u8>, Error> {
-    let mut all = Vec::new();
-    loop {
-        let piece = stream
-            .read(DEFAULT_READ_MAX_BYTES, DEFAULT_READ_MAX_BYTES)
-            .await?;
-        if piece.is_empty() {
-            return Ok(all);
-        }
-        if all.is_empty() {
-            all = piece;
-        } else {
-            all.extend_from_slice(&piece);
-        }
-    }
 }
 
 /// A finished read: puts the body back (unless it ended, failed, or the

@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 
-use nodelay_core::decode::decode;
 use nodelay_core::{Interrupt, RequestParts};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -57,22 +56,10 @@ impl Batch {
         };
         let client = &engine.client;
         let prepared = client.prepare(&parts)?;
-        let mut exchange = client.send(&prepared, body, self.timeouts, self)?;
-        let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-        let mut out = Vec::new();
-        match (&codings, exchange.content_length()) {
-            (None, Some(len)) if len <= nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES => {
-                out.resize(len as usize, 0);
-                exchange.read_exact_into(&mut out, self)?;
-            }
-            _ => exchange.read_to_end(&mut out, self)?,
-        }
-        if let Some(codings) = codings.filter(|_| !out.is_empty()) {
-            out = decode(&codings, out, engine.max_decoded_size)?;
-        }
-        let elapsed = exchange.started().elapsed().as_secs_f64();
-        let head = Head::take(&mut exchange);
-        exchange.finish();
+        let exchange = client.send(&prepared, body, self.timeouts, self)?;
+        let mut whole = exchange.read_whole(self, engine.max_decoded_size)?;
+        let head = Head::fetched(&mut whole);
+        let (out, elapsed) = (whole.body, whole.elapsed.as_secs_f64());
         self.store_cookies(&head, job);
         Ok(Done {
             head,

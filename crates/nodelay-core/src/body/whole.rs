@@ -1,0 +1,187 @@
+//! A body read whole and decoded, and [`WholeResponse`], what the sync, async
+//! and batch paths hand to a binding: the head, the decoded body, the
+//! timing, the connection already back in its pool (or closed).
+//!
+//! Reading is split in two steps so a binding can read an identity body with
+//! an announced length straight into its own buffer (a Python `bytes`
+//! object: one allocation, no copy): [`WholeBody::exact_len`] says when, and
+//! [`WholeBody::read`] / [`WholeBody::read_async`] do every other case.
+
+use std::time::Duration;
+
+use nodelay_proto::{HeaderSpan, Version};
+
+use crate::aio::AsyncExchange;
+use crate::any_exchange::Exchange;
+use crate::body::coding::Coding;
+use crate::body::decoder::decode;
+use crate::error::Error;
+use crate::interrupt::Interrupt;
+use crate::limits::EXACT_PREALLOC_MAX_BYTES;
+
+/// A response read whole, its body decoded, its connection given back.
+pub struct WholeResponse<B = Vec<u8>> {
+    pub status: u16,
+    pub version: Version,
+    /// The reason phrase's span in `head_bytes`.
+    pub reason: (u32, u32),
+    /// The raw head; `headers` index into it (HTTP/2: synthesized, see
+    /// `Exchange::head_bytes`).
+    pub head_bytes: Box<[u8]>,
+    pub headers: Vec<HeaderSpan>,
+    /// The decoded body (the binding's own buffer type when it read it).
+    pub body: B,
+    /// From the start of the request to the last body byte.
+    pub elapsed: Duration,
+}
+
+/// What reading one whole body takes, from its head: the codings to undo and
+/// the announced length.
+#[derive(Debug, Clone)]
+pub struct WholeBody {
+    /// Empty: delivered as received (no coding, or an unknown one).
+    codings: Vec<Coding>,
+    length: Option<u64>,
+}
+
+impl WholeBody {
+    /// From the response's codings (`None`: an unknown one, so the body is
+    /// delivered as received) and its announced length.
+    pub fn new(codings: Option<Vec<Coding>>, length: Option<u64>) -> WholeBody {
+        WholeBody {
+            codings: codings.unwrap_or_default(),
+            length,
+        }
+    }
+
+    /// `Some(n)`: the body is exactly `n` bytes delivered as received; read
+    /// it with `read_exact_into` into a buffer of that size. Announced sizes
+    /// above `EXACT_PREALLOC_MAX_BYTES` are not trusted for one allocation
+    /// (HOSTILE.md A11).
+    pub fn exact_len(&self) -> Option<usize> {
+        match self.length {
+            Some(n) if self.codings.is_empty() && n <= EXACT_PREALLOC_MAX_BYTES => Some(n as usize),
+            _ => None,
+        }
+    }
+
+    /// Whether content decoding is applied.
+    pub fn is_decoded(&self) -> bool {
+        !self.codings.is_empty()
+    }
+
+    /// The buffer the raw body is read into: of the exact size when the
+    /// length is announced and trusted, else grown by the reads.
+    fn raw_buffer(&self) -> Vec<u8> {
+        match self.length {
+            Some(n) if n <= EXACT_PREALLOC_MAX_BYTES => Vec::with_capacity(n as usize),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Reads the rest of the body on the sync driver and decodes it, bounded
+    /// by `max_decoded_bytes` and the ratio guard.
+    pub fn read(
+        &self,
+        exchange: &mut Exchange,
+        interrupt: &dyn Interrupt,
+        max_decoded_bytes: u64,
+    ) -> Result<Vec<u8>, Error> {
+        if let Some(n) = self.exact_len() {
+            let mut body = vec![0; n];
+            exchange.read_exact_into(&mut body, interrupt)?;
+            return Ok(body);
+        }
+        let mut raw = self.raw_buffer();
+        exchange.read_to_end(&mut raw, interrupt)?;
+        decode(&self.codings, raw, max_decoded_bytes)
+    }
+
+    /// [`WholeBody::read`] on the async driver.
+    pub async fn read_async(
+        &self,
+        exchange: &mut AsyncExchange,
+        max_decoded_bytes: u64,
+    ) -> Result<Vec<u8>, Error> {
+        let mut raw = self.raw_buffer();
+        exchange.read_to_end(&mut raw).await?;
+        decode(&self.codings, raw, max_decoded_bytes)
+    }
+}
+
+/// Takes the head out of an exchange of either driver (both have the same
+/// head methods), then ends the exchange.
+macro_rules! whole_response {
+    ($exchange:ident, $body:ident) => {{
+        let (head_bytes, headers) = $exchange.take_head();
+        let whole = WholeResponse {
+            status: $exchange.status(),
+            version: $exchange.version(),
+            reason: $exchange.reason_span(),
+            head_bytes,
+            headers,
+            body: $body,
+            elapsed: $exchange.started().elapsed(),
+        };
+        $exchange.finish();
+        whole
+    }};
+}
+
+impl Exchange {
+    /// What reading this response's whole body takes (fails with
+    /// `Decoding` on more than `MAX_CONTENT_CODINGS` codings).
+    pub fn whole_body(&self) -> Result<WholeBody, Error> {
+        Ok(WholeBody::new(
+            self.content_codings()?,
+            self.content_length(),
+        ))
+    }
+
+    /// Reads the whole body, decoded, and ends the exchange (the connection
+    /// goes back to the pool).
+    pub fn read_whole(
+        mut self,
+        interrupt: &dyn Interrupt,
+        max_decoded_bytes: u64,
+    ) -> Result<WholeResponse, Error> {
+        let body = self
+            .whole_body()?
+            .read(&mut self, interrupt, max_decoded_bytes)?;
+        Ok(self.into_whole(body))
+    }
+
+    /// Ends the exchange (its body read) and makes the whole response of
+    /// `body`: an HTTP/1.1 connection read to its end goes back to the pool.
+    pub fn into_whole<B>(mut self, body: B) -> WholeResponse<B> {
+        whole_response!(self, body)
+    }
+}
+
+impl AsyncExchange {
+    /// What reading this response's whole body takes (fails with
+    /// `Decoding` on more than `MAX_CONTENT_CODINGS` codings).
+    pub fn whole_body(&self) -> Result<WholeBody, Error> {
+        Ok(WholeBody::new(
+            self.content_codings()?,
+            self.content_length(),
+        ))
+    }
+
+    /// Reads the whole body, decoded, and ends the exchange (the connection
+    /// goes back to the pool).
+    pub async fn read_whole(mut self, max_decoded_bytes: u64) -> Result<WholeResponse, Error> {
+        let body = self
+            .whole_body()?
+            .read_async(&mut self, max_decoded_bytes)
+            .await?;
+        Ok(self.into_whole(body))
+    }
+
+    /// Ends the exchange (its body read) and makes the whole response of
+    /// `body`: an HTTP/1.1 connection read to its end goes back to the pool,
+    /// an HTTP/2 stream is released.
+    pub fn into_whole<B>(mut self, body: B) -> WholeResponse<B> {
+        whole_response!(self, body)
+    }
+}
