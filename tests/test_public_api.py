@@ -64,6 +64,14 @@ EXPECTED = {
     "options",
     "__version__",
     "codes",
+    # transports (httpx's API)
+    "BaseTransport",
+    "AsyncBaseTransport",
+    "MockTransport",
+    "HTTPTransport",
+    "AsyncHTTPTransport",
+    "WSGITransport",
+    "ASGITransport",
 }
 
 

@@ -9,6 +9,7 @@ connections; one client may be shared by many threads.
 """
 
 from ._api import delete, get, head, options, patch, post, put, request, stream
+from ._asgi import ASGITransport
 from ._async_client import AsyncClient
 from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
 from ._client import Client, Session
@@ -46,6 +47,14 @@ from ._exceptions import (
 )
 from ._models import Headers, Request, Response
 from ._retry import Retry
+from ._transports import (
+    AsyncBaseTransport,
+    AsyncHTTPTransport,
+    BaseTransport,
+    HTTPTransport,
+    MockTransport,
+)
+from ._wsgi import WSGITransport
 
 # ``codes`` for type checkers; at run time it comes from ``__getattr__`` below. The flag is
 # mypy's convention without importing ``typing`` (several ms of ``import nodelay``).
@@ -55,8 +64,12 @@ if TYPE_CHECKING:
 del TYPE_CHECKING
 
 __all__ = [
+    "ASGITransport",
+    "AsyncBaseTransport",
     "AsyncClient",
+    "AsyncHTTPTransport",
     "Auth",
+    "BaseTransport",
     "BasicAuth",
     "BearerAuth",
     "Client",
@@ -69,12 +82,14 @@ __all__ = [
     "DigestAuth",
     "FunctionAuth",
     "HTTPError",
+    "HTTPTransport",
     "HTTPStatusError",
     "HeaderTooLarge",
     "Headers",
     "InvalidURL",
     "Limits",
     "LocalProtocolError",
+    "MockTransport",
     "NetworkError",
     "PoolTimeout",
     "ProtocolError",
@@ -96,6 +111,7 @@ __all__ = [
     "TooManyRedirects",
     "TransportError",
     "UnsupportedProtocol",
+    "WSGITransport",
     "WriteError",
     "WriteTimeout",
     "__version__",

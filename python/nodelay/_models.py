@@ -263,7 +263,16 @@ class Request:
     ``Content-Length`` on the wire.
     """
 
-    __slots__ = ("_body", "_cookies", "_headers", "_pairs", "content", "method", "url")
+    __slots__ = (
+        "_body",
+        "_cookies",
+        "_extensions",
+        "_headers",
+        "_pairs",
+        "content",
+        "method",
+        "url",
+    )
 
     method: str
     url: str
@@ -275,25 +284,43 @@ class Request:
     may be streamed (an ``Upload``, an async iterable), or None: then ``content``."""
     _cookies: dict[str, str] | None
     """``build_request(cookies=)``: sent with this request, merged over the jar's."""
+    _extensions: dict[str, Any] | None
 
     def __init__(
         self,
         method: str,
-        url: str,
+        url: object,
         *,
+        params: Any = None,
         headers: HeaderTypes | None = None,
         content: bytes | str | None = None,
+        data: Any = None,
+        json: Any = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
+        """httpx's ``Request(method, url, params=, headers=, content=, data=, json=)``:
+        the body encoded as a client would (``Content-Type`` and ``Content-Length``
+        added when the headers have none)."""
+        from ._prepare import encode_body
+        from ._urls import param_pairs, with_query
+
         self.method = method.upper()
-        self.url = str(url)
-        self._pairs = _pairs(headers)
+        url = str(url)
+        self.url = url if params is None else with_query(url, param_pairs(params))
+        pairs = _pairs(headers)
         self._headers = None
         self._body = self._cookies = None
-        if content is None:
-            content = b""
-        elif isinstance(content, str):
-            content = content.encode("utf-8")
-        self.content = bytes(content)
+        self._extensions = extensions
+        body, content_type = encode_body(self.method, content, data, json)
+        if body is not None and type(body) is not bytes:
+            raise TypeError("Request(content=...) takes bytes or str (streamed bodies: Client)")
+        self.content = body or b""
+        names = {name.lower() for name, _ in pairs}
+        if body is not None and "content-length" not in names:
+            pairs.append(("Content-Length", str(len(self.content))))
+        if content_type is not None and "content-type" not in names:
+            pairs.append(("Content-Type", content_type))
+        self._pairs = pairs
 
     @classmethod
     def _make(cls, method: str, url: str, pairs: list[tuple[str, str]], body: object) -> Request:
@@ -304,9 +331,30 @@ class Request:
         self.url = url
         self._pairs = pairs
         self._headers = None
-        self._body = self._cookies = None
+        self._body = self._cookies = self._extensions = None
         self.content = body if type(body) is bytes else b""
         return self
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """httpx's per-request options (``"timeout"``: what the client allows this
+        exchange), read by transports."""
+        extensions = self._extensions
+        if extensions is None:
+            extensions = self._extensions = {}
+        return extensions
+
+    @extensions.setter
+    def extensions(self, value: dict[str, Any]) -> None:
+        self._extensions = value
+
+    def read(self) -> bytes:
+        """The body (``content``); a request's body is always in memory here."""
+        return self.content
+
+    async def aread(self) -> bytes:
+        """``read()`` for async code."""
+        return self.content
 
     @property
     def headers(self) -> Headers:
@@ -329,7 +377,7 @@ class Request:
     def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
         self.method, self.url, self._pairs, self.content = state
         self._headers = None
-        self._body = self._cookies = None
+        self._body = self._cookies = self._extensions = None
 
 
 class _DetachedRaw:
@@ -390,6 +438,24 @@ def _charset(content_type: str | None) -> str | None:
     return None
 
 
+def _response_body(
+    content: bytes | str | None, text: str | None, html: str | None, json: Any
+) -> tuple[bytes, str | None]:
+    """The body of a hand-built ``Response`` and its Content-Type (httpx's encodings)."""
+    if content is not None:
+        return (content.encode("utf-8") if isinstance(content, str) else bytes(content)), None
+    if text is not None:
+        return text.encode("utf-8"), "text/plain; charset=utf-8"
+    if html is not None:
+        return html.encode("utf-8"), "text/html; charset=utf-8"
+    if json is not None:
+        from json import dumps
+
+        encoded = dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return encoded.encode("utf-8"), "application/json"
+    return b"", None
+
+
 class Response:
     """An HTTP response; the body is fully read.
 
@@ -427,15 +493,27 @@ class Response:
         status_code: int,
         *,
         headers: HeaderTypes | None = None,
-        content: bytes | str = b"",
+        content: bytes | str | None = None,
+        text: str | None = None,
+        html: str | None = None,
+        json: Any = None,
         request: Request | None = None,
         url: str | None = None,
     ) -> None:
-        if isinstance(content, str):
-            content = content.encode("utf-8")
+        """httpx's constructor: ``content`` (bytes or str), ``text``, ``html`` or
+        ``json`` as the body, with ``Content-Length`` and (for the last three) the
+        ``Content-Type`` httpx gives them, unless ``headers`` has them."""
+        pairs = _pairs(headers)
+        body, content_type = _response_body(content, text, html, json)
+        if body or content_type is not None:
+            names = {name.lower() for name, _ in pairs}
+            if "content-length" not in names and "transfer-encoding" not in names:
+                pairs.append(("Content-Length", str(len(body))))
+            if content_type is not None and "content-type" not in names:
+                pairs.append(("Content-Type", content_type))
         if url is None:
             url = request.url if request is not None else ""
-        raw = self._raw = _DetachedRaw(int(status_code), _pairs(headers), bytes(content), url)
+        raw = self._raw = _DetachedRaw(int(status_code), pairs, body, url)
         self.status_code = raw.status
         self.content = raw.content
         self._request = request

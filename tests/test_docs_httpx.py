@@ -1,0 +1,297 @@
+"""httpx's documented idioms (quickstart, clients, transports...), run with ``httpx``
+itself and with ``nodelay`` imported in its place, in the same run: a test that fails on
+httpx is a wrong test, one that fails on nodelay is a broken promise of issue 15.
+
+Transport tests need no server: the app or handler answers in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import ModuleType
+from typing import Any
+
+import nodelay
+import pytest
+
+httpx = pytest.importorskip("httpx")
+
+
+@pytest.fixture(params=["httpx", "nodelay"])
+def hx(request: pytest.FixtureRequest) -> ModuleType:
+    """The library under test, imported the way an httpx user imports it."""
+    return httpx if request.param == "httpx" else nodelay
+
+
+def _hello(hx: ModuleType) -> Any:
+    def handler(request: Any) -> Any:
+        return hx.Response(200, json={"text": "Hello, world!"})
+
+    return handler
+
+
+# -- transports: MockTransport --------------------------------------------------------------
+
+
+def test_mock_transport_answers_with_the_handlers_response(hx: ModuleType) -> None:
+    with hx.Client(transport=hx.MockTransport(_hello(hx))) as client:
+        r = client.get("https://example.org/")
+    assert r.status_code == 200
+    assert r.json() == {"text": "Hello, world!"}
+    assert r.headers["content-type"] == "application/json"
+    assert r.headers["content-length"] == str(len(r.content))
+    assert str(r.url) == "https://example.org/"
+    assert r.request.method == "GET"
+
+
+def test_handler_sees_the_request_as_the_client_built_it(hx: ModuleType) -> None:
+    seen: list[Any] = []
+
+    def handler(request: Any) -> Any:
+        seen.append(request)
+        return hx.Response(201, text=request.method + " " + request.headers["x-token"])
+
+    client = hx.Client(
+        transport=hx.MockTransport(handler),
+        base_url="https://api.example.org/v1",
+        headers={"X-Token": "abc"},
+        params={"page": "2"},
+    )
+    r = client.post("/items", json={"name": "x"})
+    assert (r.status_code, r.text) == (201, "POST abc")
+    assert r.headers["content-type"] == "text/plain; charset=utf-8"
+    request = seen[0]
+    assert str(request.url) == "https://api.example.org/v1/items?page=2"
+    assert json.loads(request.content) == {"name": "x"}
+    assert request.read() == request.content
+    assert request.headers["content-type"] == "application/json"
+    client.close()
+
+
+def test_handler_exception_propagates(hx: ModuleType) -> None:
+    def handler(request: Any) -> Any:
+        raise hx.ConnectError("no route", request=request)
+
+    with hx.Client(transport=hx.MockTransport(handler)) as client:
+        with pytest.raises(hx.ConnectError) as caught:
+            client.get("http://example.org/")
+    assert caught.value.request.method == "GET"
+
+
+def test_response_constructors(hx: ModuleType) -> None:
+    assert hx.Response(200, content=b"abc").headers["content-length"] == "3"
+    r = hx.Response(404, html="<p>x</p>")
+    assert r.headers["content-type"] == "text/html; charset=utf-8"
+    assert r.text == "<p>x</p>" and r.is_error
+    assert hx.Response(200, json=[1, "é"]).content == '[1,"é"]'.encode()
+    request = hx.Request("GET", "https://example.org/a", params={"q": "1"})
+    assert str(request.url) == "https://example.org/a?q=1"
+    post = hx.Request("POST", "https://example.org/", json={"a": 1})
+    assert post.headers["content-type"] == "application/json"
+    assert json.loads(post.content) == {"a": 1}
+
+
+# -- the flow above the transport: redirects, cookies, auth, hooks ------------------------------
+
+
+def test_redirects_cookies_auth_and_hooks_work_through_a_transport(hx: ModuleType) -> None:
+    def handler(request: Any) -> Any:
+        path = str(request.url).split("example.org", 1)[1]
+        if path == "/login":
+            return hx.Response(302, headers={"Location": "/home", "Set-Cookie": "sid=42; Path=/"})
+        return hx.Response(
+            200,
+            json={
+                "cookie": request.headers.get("cookie"),
+                "authorization": request.headers.get("authorization"),
+            },
+        )
+
+    events: list[str] = []
+    client = hx.Client(
+        transport=hx.MockTransport(handler),
+        follow_redirects=True,
+        auth=("user", "pass"),
+        event_hooks={
+            "request": [lambda request: events.append("request")],
+            "response": [lambda response: events.append(f"response {response.status_code}")],
+        },
+    )
+    r = client.get("https://example.org/login")
+    assert r.status_code == 200
+    assert [h.status_code for h in r.history] == [302]
+    assert r.json() == {"cookie": "sid=42", "authorization": "Basic dXNlcjpwYXNz"}
+    assert client.cookies["sid"] == "42"
+    assert events == ["request", "response 302", "request", "response 200"]
+    client.close()
+
+
+# -- custom transports and mounts ------------------------------------------------------------
+
+
+def test_a_transport_subclass(hx: ModuleType) -> None:
+    class HelloWorld(hx.BaseTransport):  # type: ignore[name-defined,misc]
+        def handle_request(self, request: Any) -> Any:
+            return hx.Response(200, json={"text": "Hello, world!", "url": str(request.url)})
+
+    with hx.Client(transport=HelloWorld()) as client:
+        assert client.get("https://x.example/").json()["url"] == "https://x.example/"
+
+
+def test_mounts_route_by_url_pattern(hx: ModuleType) -> None:
+    def answer(name: str) -> Any:
+        return hx.MockTransport(lambda request: hx.Response(200, text=name))
+
+    mounts = {
+        "all://": answer("any"),
+        "http://": answer("http"),
+        "all://example.com": answer("example.com"),
+        "all://*.example.com": answer("subdomain"),
+        "all://*example.org": answer("org and subdomains"),
+        "https://example.com:8443": answer("port"),
+    }
+    with hx.Client(mounts=mounts) as client:
+
+        def served(url: str) -> str:
+            return str(client.get(url).text)
+
+        assert served("https://other.net/") == "any"
+        assert served("http://other.net/") == "http"
+        assert served("http://example.com/") == "example.com"
+        assert served("https://www.example.com/") == "subdomain"
+        assert served("https://example.org/") == "org and subdomains"
+        assert served("https://a.example.org/") == "org and subdomains"
+        assert served("https://example.com:8443/") == "port"
+        assert served("https://example.com:443/") == "example.com"
+
+
+def test_mount_patterns_need_a_url_form(hx: ModuleType) -> None:
+    with pytest.raises(ValueError):
+        hx.Client(mounts={"http": hx.MockTransport(_hello(hx))})
+
+
+# -- WSGI and ASGI apps ----------------------------------------------------------------------
+
+
+def _wsgi_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    if environ["PATH_INFO"] == "/boom":
+        raise RuntimeError("boom")
+    body = json.dumps(
+        {
+            "method": environ["REQUEST_METHOD"],
+            "script_name": environ["SCRIPT_NAME"],
+            "path": environ["PATH_INFO"],
+            "query": environ["QUERY_STRING"],
+            "host": environ["HTTP_HOST"],
+            "remote": environ["REMOTE_ADDR"],
+            "port": environ["SERVER_PORT"],
+            "body": environ["wsgi.input"].read().decode(),
+        }
+    ).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("X-App", "wsgi")])
+    return [body]
+
+
+def test_wsgi_transport_calls_the_app(hx: ModuleType) -> None:
+    transport = hx.WSGITransport(app=_wsgi_app, script_name="/sub", remote_addr="1.2.3.4")
+    with hx.Client(transport=transport, base_url="http://testserver") as client:
+        r = client.post("/a%20b?x=1", content=b"hi")
+    assert r.headers["x-app"] == "wsgi"
+    assert r.json() == {
+        "method": "POST",
+        "script_name": "/sub",
+        "path": "/a b",
+        "query": "x=1",
+        "host": "testserver",
+        "remote": "1.2.3.4",
+        "port": "80",
+        "body": "hi",
+    }
+
+
+def test_wsgi_app_exceptions(hx: ModuleType) -> None:
+    with hx.Client(transport=hx.WSGITransport(app=_wsgi_app)) as client:
+        with pytest.raises(RuntimeError, match="boom"):
+            client.get("http://testserver/boom")
+
+
+async def _asgi_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    assert scope["type"] == "http"
+    if scope["path"] == "/boom":
+        raise RuntimeError("boom")
+    message = await receive()
+    body = json.dumps(
+        {
+            "path": scope["path"],
+            "query": scope["query_string"].decode(),
+            "root_path": scope["root_path"],
+            "client": list(scope["client"]),
+            "body": message["body"].decode(),
+        }
+    ).encode()
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"x-app", b"asgi")]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_asgi_transport_calls_the_app(hx: ModuleType) -> None:
+    async def main() -> tuple[Any, int]:
+        transport = hx.ASGITransport(app=_asgi_app, root_path="/r", client=("1.2.3.4", 5))
+        async with hx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            r = await client.post("/p?q=1", content=b"data")
+            try:
+                await client.get("/boom")
+            except RuntimeError:
+                raised = 1
+            else:
+                raised = 0
+        return r, raised
+
+    r, raised = asyncio.run(main())
+    assert r.headers["x-app"] == "asgi"
+    assert r.json() == {
+        "path": "/p",
+        "query": "q=1",
+        "root_path": "/r",
+        "client": ["1.2.3.4", 5],
+        "body": "data",
+    }
+    assert raised == 1
+
+
+def test_asgi_app_exceptions_become_500_when_asked(hx: ModuleType) -> None:
+    async def main() -> int:
+        transport = hx.ASGITransport(app=_asgi_app, raise_app_exceptions=False)
+        async with hx.AsyncClient(transport=transport) as client:
+            return int((await client.get("http://testserver/boom")).status_code)
+
+    assert asyncio.run(main()) == 500
+
+
+def test_async_client_with_sync_and_async_handlers(hx: ModuleType) -> None:
+    async def async_handler(request: Any) -> Any:
+        await asyncio.sleep(0)
+        return hx.Response(200, text="async")
+
+    async def main() -> list[str]:
+        texts = []
+        for handler in (_hello(hx), async_handler):
+            async with hx.AsyncClient(transport=hx.MockTransport(handler)) as client:
+                texts.append((await client.get("https://example.org/")).text)
+        return texts
+
+    assert asyncio.run(main()) == ['{"text":"Hello, world!"}', "async"]
+
+
+def test_async_transport_subclass(hx: ModuleType) -> None:
+    class Echo(hx.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+        async def handle_async_request(self, request: Any) -> Any:
+            return hx.Response(200, content=await request.aread())
+
+    async def main() -> bytes:
+        async with hx.AsyncClient(transport=Echo()) as client:
+            return bytes((await client.put("https://example.org/", content=b"xyz")).content)
+
+    assert asyncio.run(main()) == b"xyz"
