@@ -3,8 +3,7 @@ for ``AsyncClient`` tests of ASGI apps without a server."""
 
 from __future__ import annotations
 
-from ._models import Response
-from ._transports import AsyncBaseTransport, request_target
+from ._transports import AsyncBaseTransport, detached_response, request_target
 from ._wsgi import request_headers
 
 TYPE_CHECKING = False
@@ -12,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, MutableMapping
     from typing import Any, TypeAlias
 
-    from ._models import Request
+    from ._models import Request, Response
 
     ASGIApp: TypeAlias = "Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[MutableMapping[str, Any]], Awaitable[None]]], Awaitable[None]]"  # noqa: E501
 
@@ -96,6 +95,4 @@ class ASGITransport(AsyncBaseTransport):
                 head[:] = [500, []]
         if not head:
             raise RuntimeError("the ASGI application returned without starting a response")
-        response = Response(head[0], headers=head[1])
-        response._raw.content = response.content = b"".join(parts)
-        return response
+        return detached_response(head[0], head[1], b"".join(parts))

@@ -28,7 +28,7 @@ from . import _core
 from ._base import engine_options_for
 from ._config import Limits, Timeout
 from ._exceptions import ConnectError, ConnectTimeout
-from ._models import Request, Response, _response_from_raw
+from ._models import Request, Response, _DetachedRaw, _pairs, _response_from_raw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ __all__ = [
     "MockTransport",
     "Target",
     "URLPattern",
+    "detached_response",
     "mount_table",
     "request_target",
 ]
@@ -208,7 +209,7 @@ class _EngineTransport:
         )
 
     @staticmethod
-    def _arguments(request: Request) -> tuple[str, str, list[tuple[str, str]], bytes | None, Any]:
+    def _arguments(request: Request) -> tuple[str, str, list[tuple[str, str]], Any, Any]:
         headers = request._headers._list if request._headers is not None else request._pairs
         body = request._body if request._body is not None else (request.content or None)
         return request.method, str(request.url), headers, body, _ttuple(request)
@@ -379,3 +380,9 @@ class Target:
 def request_target(url: str) -> Target:
     """``url`` split for an in-process app."""
     return Target(url)
+
+
+def detached_response(status: int, headers: Any, body: bytes) -> Response:
+    """A ``Response`` with exactly the head an in-process app sent (no framing header
+    added, unlike ``Response(content=...)``)."""
+    return _response_from_raw(_DetachedRaw(status, _pairs(headers), body), None)

@@ -6,15 +6,14 @@ from __future__ import annotations
 import io
 import sys
 
-from ._models import Response
-from ._transports import BaseTransport, request_target
+from ._transports import BaseTransport, detached_response, request_target
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, TextIO, TypeAlias
 
-    from ._models import Request
+    from ._models import Request, Response
 
     WSGIApp: TypeAlias = "Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]"
 
@@ -87,9 +86,7 @@ class WSGITransport(BaseTransport):
         status, headers, exc_info = seen
         if exc_info and exc_info[0] and self.raise_app_exceptions:
             raise exc_info[1]
-        response = Response(int(status.split()[0]), headers=headers)
-        response._raw.content = response.content = body
-        return response
+        return detached_response(int(status.split()[0]), headers, body)
 
 
 def request_headers(request: Request) -> list[tuple[str, str]]:
