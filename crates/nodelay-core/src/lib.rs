@@ -44,6 +44,7 @@ pub use aconnect::AsyncTransport;
 pub use any_exchange::Exchange;
 pub use client::Http2Mode;
 pub use client::{prepare, Client, PoolConfig, Prepared, RequestParts};
+pub use connect::Dial;
 pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
 pub use interrupt::{Interrupt, NeverInterrupt};

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use nodelay_core::aio::AsyncClient;
 use nodelay_core::decode::{decode, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{
-    Client, EncodedHeaders, Error, Exchange, Http2Mode, PoolConfig, Prepared, RequestParts,
+    Client, Dial, EncodedHeaders, Error, Exchange, Http2Mode, PoolConfig, Prepared, RequestParts,
     Timeouts, TlsOptions,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -179,6 +179,18 @@ pub(crate) fn timeouts(tuple: &Bound<'_, PyTuple>) -> PyResult<Timeouts> {
     })
 }
 
+/// `uds=` and `local_address=` (httpx's `HTTPTransport`) as the engine's
+/// `Dial`; a local address that is not an IP address raises `ValueError`.
+pub(crate) fn dial(uds: Option<PathBuf>, local_address: Option<String>) -> PyResult<Dial> {
+    let local_address = match local_address {
+        None => None,
+        Some(text) => Some(text.parse().map_err(|_| {
+            PyValueError::new_err(format!("local_address must be an IP address, got {text:?}"))
+        })?),
+    };
+    Ok(Dial { uds, local_address })
+}
+
 /// The sizes below are counts; `None` is unbounded.
 #[pymethods]
 impl Engine {
@@ -197,6 +209,8 @@ impl Engine {
         https_proxy=None,
         no_proxy=None,
         http2="off",
+        uds=None,
+        local_address=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -212,7 +226,10 @@ impl Engine {
         https_proxy: Option<String>,
         no_proxy: Option<String>,
         http2: &str,
+        uds: Option<PathBuf>,
+        local_address: Option<String>,
     ) -> PyResult<Self> {
+        let dial = dial(uds, local_address)?;
         let http2 = match http2 {
             "off" => Http2Mode::Off,
             "negotiate" => Http2Mode::Negotiate,
@@ -247,7 +264,7 @@ impl Engine {
             no_proxy,
         };
         let batch_h1 = AsyncClient::with_tls(pool, tls.clone());
-        let client = Client::with_http2(pool, tls, http2)
+        let client = Client::with_dial(pool, tls, http2, dial)
             .proxied(&proxies)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {

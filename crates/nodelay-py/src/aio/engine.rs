@@ -17,7 +17,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::aio::bridge::{spawn, Complete};
 use crate::aio::stream::AsyncRawStream;
-use crate::engine::{seconds, str_pairs, timeouts};
+use crate::engine::{dial, seconds, str_pairs, timeouts};
 use crate::errors::to_py_err;
 use crate::head::Head;
 use crate::response::RawResponse;
@@ -148,6 +148,8 @@ impl AsyncEngine {
         https_proxy=None,
         no_proxy=None,
         http2="off",
+        uds=None,
+        local_address=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -163,7 +165,10 @@ impl AsyncEngine {
         https_proxy: Option<String>,
         no_proxy: Option<String>,
         http2: &str,
+        uds: Option<PathBuf>,
+        local_address: Option<String>,
     ) -> PyResult<Self> {
+        let dial = dial(uds, local_address)?;
         let http2 = match http2 {
             "off" => Http2Mode::Off,
             "negotiate" => Http2Mode::Negotiate,
@@ -196,7 +201,7 @@ impl AsyncEngine {
             https: https_proxy,
             no_proxy,
         };
-        let client = AsyncClient::with_options(pool, tls, http2, &proxies)
+        let client = AsyncClient::with_dial(pool, tls, http2, &proxies, dial)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(AsyncEngine {
             client,
