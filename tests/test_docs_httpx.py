@@ -295,3 +295,95 @@ def test_async_transport_subclass(hx: ModuleType) -> None:
             return bytes((await client.put("https://example.org/", content=b"xyz")).content)
 
     assert asyncio.run(main()) == b"xyz"
+
+
+# -- data types: URL, QueryParams, Headers, Cookies ------------------------------------------
+
+
+def test_url_parts(hx: ModuleType) -> None:
+    url = hx.URL("HTTPS://user:p%40ss@Example.ORG:8443/a%20b/c?x=1&y=2&x=3#frag")
+    assert url.scheme == "https"
+    assert url.host == "example.org"
+    assert url.port == 8443
+    assert url.path == "/a b/c"
+    assert url.raw_path == b"/a%20b/c?x=1&y=2&x=3"
+    assert url.query == b"x=1&y=2&x=3"
+    assert url.fragment == "frag"
+    assert (url.username, url.password) == ("user", "p@ss")
+    assert url.params["x"] == "1" and url.params.get_list("x") == ["1", "3"]
+    assert hx.URL("http://example.org:80/").port is None
+    assert hx.URL("http://example.org").path == "/"
+    assert hx.URL("https://example.org/a") == "https://example.org/a"
+    assert hx.URL("https://example.org/a") == hx.URL("https://example.org/a")
+    assert hx.URL("/relative").is_relative_url
+    assert hx.URL("https://example.org/a").is_absolute_url
+
+
+def test_url_copies_and_joins(hx: ModuleType) -> None:
+    url = hx.URL("https://example.org/path?a=1")
+    assert str(url.copy_with(scheme="http")) == "http://example.org/path?a=1"
+    assert str(url.copy_with(path="/other")) == "https://example.org/other?a=1"
+    assert str(url.copy_with(host="example.com")) == "https://example.com/path?a=1"
+    assert str(url.copy_with(params={"b": "2"})) == "https://example.org/path?b=2"
+    assert str(url.copy_with(query=b"c=3")) == "https://example.org/path?c=3"
+    assert str(url.copy_add_param("a", "2")) == "https://example.org/path?a=1&a=2"
+    assert str(url.copy_set_param("a", "9")) == "https://example.org/path?a=9"
+    assert str(url.copy_remove_param("a")) == "https://example.org/path"
+    assert str(url.join("../x/y")) == "https://example.org/x/y"
+    assert str(url.join("/z?q=1")) == "https://example.org/z?q=1"
+
+
+def test_response_and_request_urls_are_urls(hx: ModuleType) -> None:
+    def handler(request: Any) -> Any:
+        assert isinstance(request.url, hx.URL)
+        return hx.Response(200, text=f"{request.url.host} {request.url.path} {request.url.params}")
+
+    with hx.Client(transport=hx.MockTransport(handler)) as client:
+        r = client.get("https://example.org/search", params={"q": "a b"})
+    assert r.text == "example.org /search q=a+b"
+    assert isinstance(r.url, hx.URL)
+    assert r.url.path == "/search" and r.url.params["q"] == "a b"
+    assert r.request.url == "https://example.org/search?q=a+b"
+
+
+def test_query_params(hx: ModuleType) -> None:
+    params = hx.QueryParams("a=1&b=2&a=3")
+    assert params["a"] == "1" and params.get("b") == "2" and params.get("c") is None
+    assert params.get_list("a") == ["1", "3"]
+    # Values are grouped by key, in the order keys first appear.
+    assert params.multi_items() == [("a", "1"), ("a", "3"), ("b", "2")]
+    assert list(params.keys()) == ["a", "b"]
+    assert str(params) == "a=1&a=3&b=2"
+    assert str(hx.QueryParams({"a": ["1", "2"], "b": "x y"})) == "a=1&a=2&b=x+y"
+    assert params.set("a", "9").get_list("a") == ["9"]
+    assert str(params.add("c", "4")) == "a=1&a=3&b=2&c=4"
+    assert str(params.remove("a")) == "b=2"
+    assert str(params.merge({"b": "5"})) == "a=1&a=3&b=5"
+    assert hx.QueryParams("a=1&b=2") == hx.QueryParams({"b": "2", "a": "1"})
+    assert "a" in params and len(params) == 2
+
+
+def test_headers(hx: ModuleType) -> None:
+    headers = hx.Headers([("Set-Cookie", "a=1"), ("set-cookie", "b=2"), ("X-One", "1")])
+    assert headers["set-cookie"] == "a=1, b=2"
+    assert headers.get_list("SET-COOKIE") == ["a=1", "b=2"]
+    # httpx lower-cases the names multi_items() gives, nodelay keeps them as received
+    # (docs/migrate-httpx.md): compared case-insensitively here.
+    pairs = [(name.lower(), value) for name, value in headers.multi_items()]
+    assert pairs == [("set-cookie", "a=1"), ("set-cookie", "b=2"), ("x-one", "1")]
+    assert "x-one" in headers and headers.get("missing") is None
+    assert hx.Headers({"A": "1"}) == {"a": "1"}
+
+
+def test_cookies(hx: ModuleType) -> None:
+    cookies = hx.Cookies()
+    cookies.set("session", "abc", domain="example.org")
+    cookies["plain"] = "1"
+    assert cookies.get("session") == "abc" and cookies["plain"] == "1"
+
+    def handler(request: Any) -> Any:
+        return hx.Response(200, text=request.headers.get("cookie", ""))
+
+    with hx.Client(transport=hx.MockTransport(handler), cookies=cookies) as client:
+        sent = client.get("https://example.org/").text
+    assert sorted(sent.split("; ")) == ["plain=1", "session=abc"]

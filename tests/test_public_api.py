@@ -72,6 +72,10 @@ EXPECTED = {
     "AsyncHTTPTransport",
     "WSGITransport",
     "ASGITransport",
+    # httpx's data types
+    "URL",
+    "QueryParams",
+    "Cookies",
 }
 
 

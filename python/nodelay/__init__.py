@@ -15,6 +15,7 @@ from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
 from ._client import Client, Session
 from ._config import Limits, Timeout
 from ._cookies import Cookie, CookieJar
+from ._cookies import CookieJar as Cookies
 from ._core import __version__
 from ._exceptions import (
     CloseError,
@@ -61,9 +62,11 @@ from ._wsgi import WSGITransport
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._codes import codes
+    from ._urltypes import URL, QueryParams
 del TYPE_CHECKING
 
 __all__ = [
+    "URL",
     "ASGITransport",
     "AsyncBaseTransport",
     "AsyncClient",
@@ -78,6 +81,7 @@ __all__ = [
     "ConnectTimeout",
     "Cookie",
     "CookieJar",
+    "Cookies",
     "DecodingError",
     "DigestAuth",
     "FunctionAuth",
@@ -94,6 +98,7 @@ __all__ = [
     "PoolTimeout",
     "ProtocolError",
     "ProxyError",
+    "QueryParams",
     "ReadError",
     "ReadTimeout",
     "RemoteProtocolError",
@@ -135,4 +140,10 @@ def __getattr__(name: str) -> object:
 
         globals()["codes"] = codes
         return codes
+    if name in ("URL", "QueryParams"):
+        from . import _urltypes
+
+        value = getattr(_urltypes, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'nodelay' has no attribute {name!r}")

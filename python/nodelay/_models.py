@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol, TypeAlias
 
     from ._cookies import CookieJar
+    from ._urltypes import URL
 
     HeaderTypes: TypeAlias = (
         "Headers | Mapping[str, str] | Mapping[bytes, bytes] | Iterable[tuple[str, str]]"
@@ -269,13 +270,14 @@ class Request:
         "_extensions",
         "_headers",
         "_pairs",
+        "_url",
         "content",
         "method",
-        "url",
     )
 
     method: str
-    url: str
+    _url: str
+    """The URL as given; ``url`` makes it a ``URL`` on first read."""
     content: bytes
     _pairs: list[tuple[str, str]]
     _headers: Headers | None
@@ -299,14 +301,14 @@ class Request:
         extensions: dict[str, Any] | None = None,
     ) -> None:
         """httpx's ``Request(method, url, params=, headers=, content=, data=, json=)``:
-        the body encoded as a client would (``Content-Type`` and ``Content-Length``
-        added when the headers have none)."""
+        the body encoded as a client would (its ``Content-Type`` added when the headers
+        have none; ``Host`` and ``Content-Length`` are the engine's, on the wire)."""
         from ._prepare import encode_body
         from ._urls import param_pairs, with_query
 
         self.method = method.upper()
         url = str(url)
-        self.url = url if params is None else with_query(url, param_pairs(params))
+        self._url = url if params is None else with_query(url, param_pairs(params))
         pairs = _pairs(headers)
         self._headers = None
         self._body = self._cookies = None
@@ -315,10 +317,8 @@ class Request:
         if body is not None and type(body) is not bytes:
             raise TypeError("Request(content=...) takes bytes or str (streamed bodies: Client)")
         self.content = body or b""
-        names = {name.lower() for name, _ in pairs}
-        if body is not None and "content-length" not in names:
-            pairs.append(("Content-Length", str(len(self.content))))
-        if content_type is not None and "content-type" not in names:
+        # Content-Length is left to the engine, which adds it on the wire.
+        if content_type is not None and all(name.lower() != "content-type" for name, _ in pairs):
             pairs.append(("Content-Type", content_type))
         self._pairs = pairs
 
@@ -328,7 +328,7 @@ class Request:
         streamed body (``_core.Upload``) is not kept: ``content`` is then empty."""
         self = cls.__new__(cls)
         self.method = method
-        self.url = url
+        self._url = url
         self._pairs = pairs
         self._headers = None
         self._body = self._cookies = self._extensions = None
@@ -368,16 +368,41 @@ class Request:
         self._headers = Headers(value)
 
     def __repr__(self) -> str:
-        return f"<Request({self.method!r}, {self.url!r})>"
+        return f"<Request({self.method!r}, {str(self._url)!r})>"
+
+    @property
+    def url(self) -> URL:
+        """The URL (httpx's ``URL``, a ``str`` too), with the query."""
+        url = self._url
+        if type(url) is not _URL:
+            url = self._url = _url_type()(url)
+        return url  # type: ignore[return-value]
+
+    @url.setter
+    def url(self, value: str) -> None:
+        self._url = value
 
     def __getstate__(self) -> tuple[str, str, list[tuple[str, str]], bytes]:
         pairs = self._headers._list if self._headers is not None else self._pairs
-        return (self.method, self.url, pairs, self.content)
+        return (self.method, str(self._url), pairs, self.content)
 
     def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
-        self.method, self.url, self._pairs, self.content = state
+        self.method, self._url, self._pairs, self.content = state
         self._headers = None
         self._body = self._cookies = self._extensions = None
+
+
+_URL: type | None = None
+"""``_urltypes.URL`` once loaded (it imports ``urllib.parse``: not at ``import nodelay``)."""
+
+
+def _url_type() -> type[URL]:
+    global _URL
+    if _URL is None:
+        from ._urltypes import URL
+
+        _URL = URL
+    return _URL
 
 
 class _DetachedRaw:
@@ -613,9 +638,10 @@ class Response:
         return headers
 
     @property
-    def url(self) -> str:
-        """The URL of this response (for redirects, the last hop)."""
-        return self._raw.url
+    def url(self) -> URL:
+        """The URL of this response (for redirects, the last hop): httpx's ``URL``,
+        which is a ``str`` too."""
+        return _url_type()(self._raw.url)
 
     @property
     def elapsed(self) -> datetime.timedelta:
