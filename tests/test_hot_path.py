@@ -181,12 +181,21 @@ def test_the_engine_built_response_is_the_python_one(
     assert r.encoding == "latin-1"
 
 
-def test_use_models_refuses_a_class_with_other_slots() -> None:
-    class Other:
-        __slots__ = ("content", "status_code")
+def test_the_engine_depends_on_constructors_not_on_a_class_layout(
+    client: nodelay.Client, server: _core.TestServer
+) -> None:
+    """``_core.use_models`` takes two callables (no class, no slot layout); the first ones
+    registered (``nodelay._models``'s) stay: a later call is ignored."""
 
-    with pytest.raises(TypeError, match="__slots__"):
-        _core.use_models(Other, nodelay.Request)  # type: ignore[arg-type]
+    def other_response(raw: _core.RawResponse, request: object) -> nodelay.Response:
+        raise AssertionError("a later use_models call must be ignored")
+
+    def other_request(method: str, url: str, pairs: object, body: object) -> nodelay.Request:
+        raise AssertionError("a later use_models call must be ignored")
+
+    _core.use_models(other_response, other_request)
+    r = client.get(f"{server.url}/bytes/202")
+    assert type(r) is nodelay.Response and r.status_code == 200 and len(r.content) == 202
 
 
 def test_jar_cookies_on_the_hot_path(server: _core.TestServer, tmp_path: object) -> None:

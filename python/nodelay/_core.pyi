@@ -386,10 +386,13 @@ def form_encode_dict(data: dict[object, object]) -> bytes | None:
     """``form_encode`` of a dict's items when every key and value is exactly a ``str``;
     ``None`` for any other dict (normalise it into pairs first)."""
 
-def use_models(response: type[Response], request: type[Request]) -> None:
-    """Tell the engine which classes ``Engine.fetch`` builds (``nodelay._models`` calls it
-    once at import; later calls are ignored). ``TypeError`` unless ``response``'s
-    ``__slots__`` are the eight object slots the engine fills."""
+def use_models(
+    response: Callable[[RawResponse, tuple[str, str, list[tuple[str, str]], object]], Response],
+    request: Callable[[str, str, list[tuple[str, str]], object], Request],
+) -> None:
+    """Tell the engine how ``Engine.fetch`` builds its ``Response`` from a ``RawResponse`` and
+    the request reference ``(method, url, headers, body)``, and the ``Request`` an error is
+    about (``nodelay._models`` calls it once at import; later calls are ignored)."""
 
 def serve(
     host: str = "127.0.0.1",

@@ -924,9 +924,9 @@ def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> 
     return self
 
 
-# The engine builds the client's responses itself (``Engine.fetch``): the same object
-# ``_response_from_raw`` makes, slots filled from Rust.
-_core.use_models(Response, Request)
+# ``Engine.fetch`` (the client's hot path) returns the final ``Response``: the engine calls
+# these two constructors, so it depends on their signatures only, never on a class layout.
+_core.use_models(_response_from_raw, Request._make)
 
 
 def _unpickle_response(

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 
 use nodelay_core::cookies::{self, CookieInfo, NewCookie};
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
 
 use crate::head::Head;
 use crate::response::RawResponse;
@@ -213,13 +215,61 @@ impl CookieJar {
     /// Stores the Set-Cookie fields of a response head from `url`; True when
     /// the jar changed. No Python objects are built.
     pub(crate) fn store_head(&self, head: &Head, url: Option<&str>) -> bool {
-        let mut values = head.values("set-cookie").peekable();
-        if values.peek().is_none() {
-            return false;
-        }
-        let Some(url) = url else { return false };
-        self.jar
-            .store_response_str(url, values)
-            .is_some_and(|n| n > 0)
+        url.is_some_and(|url| nodelay_front::cookies::store_response(&self.jar, head, url))
     }
+
+    /// The `Cookie` value to add to a request to `url`, unless the request
+    /// has its own `Cookie` header (`has_own_cookie`, asked only when the
+    /// jar has a value for `url`).
+    pub(crate) fn cookie_for(
+        &self,
+        url: &str,
+        has_own_cookie: impl FnOnce() -> PyResult<bool>,
+    ) -> PyResult<Option<String>> {
+        nodelay_front::cookies::request_cookie(&self.jar, url, has_own_cookie)
+    }
+
+    /// `headers` plus the jar's `("Cookie", value)` for a request to `url`
+    /// (what `_prepare.with_cookies` does): the list itself when there is
+    /// nothing to add.
+    pub(crate) fn request_headers<'py>(
+        &self,
+        url: &str,
+        headers: &Bound<'py, PyList>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        match self.cookie_for(url, || has_cookie_field(headers.iter()))? {
+            Some(value) => {
+                let out = PyList::new(headers.py(), headers.iter())?;
+                out.append(("Cookie", value))?;
+                Ok(out)
+            }
+            None => Ok(headers.clone()),
+        }
+    }
+}
+
+/// Whether a `(name, value)` list has a `Cookie` field (names compared as
+/// Python's `name.lower() == "cookie"` does).
+pub(crate) fn has_cookie_field<'py>(
+    fields: impl IntoIterator<Item = Bound<'py, PyAny>>,
+) -> PyResult<bool> {
+    for item in fields {
+        let py = item.py();
+        let name = item.get_item(0)?;
+        let name = name.cast::<PyString>()?;
+        let ascii_answer = name
+            .to_str()
+            .ok()
+            .and_then(nodelay_front::cookies::is_cookie_name);
+        let is_cookie = match ascii_answer {
+            Some(answer) => answer,
+            // Unicode lowercasing maps a few non-ASCII letters to ASCII ones
+            // (KELVIN SIGN → k): let Python decide.
+            None => name.call_method0(intern!(py, "lower"))?.eq("cookie")?,
+        };
+        if is_cookie {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }

@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod aio;
+mod args;
 mod batch;
 mod body;
 mod cookies;
@@ -12,6 +13,7 @@ mod engine;
 mod errors;
 mod head;
 mod json;
+mod memo;
 mod response;
 mod server;
 mod signals;

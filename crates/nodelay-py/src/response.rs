@@ -1,13 +1,14 @@
-//! `_core.RawResponse`: a response read whole. Headers stay raw bytes plus
-//! spans until Python asks for them.
+//! `_core.RawResponse`: a response read whole (by the sync, async and batch
+//! paths alike). Headers stay raw bytes plus spans until Python asks for
+//! them. Also the hot path's final `nodelay.Response`, made by one call of
+//! the Python constructor `nodelay._models` registers.
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
-use pyo3::ffi;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::head::Head;
+use crate::head::{Head, PyHead};
 
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct RawResponse {
@@ -21,6 +22,7 @@ pub(crate) struct RawResponse {
 }
 
 impl RawResponse {
+    /// A response whose body is already a `bytes` object (read in place).
     pub fn new(
         head: Head,
         url: &Bound<'_, PyString>,
@@ -35,6 +37,13 @@ impl RawResponse {
         }
     }
 
+    /// A response whose body was read off the caller's thread (async, batch)
+    /// into a buffer: copied into its `bytes` object here.
+    pub fn from_buffer(head: Head, url: &Bound<'_, PyString>, body: &[u8], elapsed: f64) -> Self {
+        let content = PyBytes::new(url.py(), body);
+        RawResponse::new(head, url, content, elapsed)
+    }
+
     /// The head, for Rust-side readers (the cookie jar).
     pub(crate) fn head(&self) -> &Head {
         &self.head
@@ -46,21 +55,37 @@ impl RawResponse {
     }
 }
 
+/// A response read whole off the caller's thread (async and batch paths),
+/// its body in a buffer: becomes a `RawResponse` once the GIL is taken.
+pub(crate) struct Whole {
+    pub head: Head,
+    pub body: Vec<u8>,
+    /// Seconds from the start of the request to the last body byte.
+    pub elapsed: f64,
+}
+
+impl Whole {
+    /// The `RawResponse` of a request to `url`.
+    pub fn into_raw(self, url: &Bound<'_, PyString>) -> RawResponse {
+        RawResponse::from_buffer(self.head, url, &self.body, self.elapsed)
+    }
+}
+
 #[pymethods]
 impl RawResponse {
     #[getter]
     fn status(&self) -> u16 {
-        self.head.status
+        self.head.status()
     }
 
     #[getter]
     fn version(&self) -> &'static str {
-        self.head.version
+        self.head.version()
     }
 
     #[getter]
     fn reason<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.head.reason(py)
+        self.head.reason_str(py)
     }
 
     /// Header fields in received order, names as received.
@@ -74,161 +99,49 @@ impl RawResponse {
     }
 
     fn __repr__(&self) -> String {
-        format!("<RawResponse [{}]>", self.head.status)
+        format!("<RawResponse [{}]>", self.head.status())
     }
 }
 
-/// `nodelay._models.Response` and `Request` as the engine builds them
-/// (`Engine.fetch`): learnt once when `_models` is imported
-/// (`_core.use_models`). The client's hot path gets its final `Response`
-/// from the engine instead of running a Python function per request that
-/// allocates it and fills eight slots.
+/// How `nodelay._models` makes its `Response` and `Request` objects from
+/// what the engine has: learnt once when `_models` is imported
+/// (`_core.use_models`). The engine depends on nothing but these two
+/// callables' signatures (no class layout, no slot names).
 struct Models {
-    response: Py<PyType>,
-    request: Py<PyType>,
-    /// Byte offsets of `Response`'s slots in the object, in `SLOTS` order.
-    offsets: [ffi::Py_ssize_t; SLOTS.len()],
+    /// `(RawResponse, (method, url, headers, body)) -> Response`.
+    response: Py<PyAny>,
+    /// `(method, url, headers, body) -> Request`.
+    request: Py<PyAny>,
 }
-
-/// Every slot of `Response` (its `__slots__`, checked at `use_models`): the
-/// engine fills each one, so a slot added in Python without a value here
-/// would be left unset; `use_models` refuses a class whose slots differ.
-const SLOTS: [&str; 8] = [
-    "content",
-    "status_code",
-    "_raw",
-    "_request",
-    "_headers",
-    "_history",
-    "_encoding",
-    "_text",
-];
 
 static MODELS: PyOnceLock<Models> = PyOnceLock::new();
 
-/// Tells the engine which classes are `Response` and `Request` (called once
-/// by `nodelay._models`; later calls are ignored). `Response` must be a
-/// class of exactly the slots in `SLOTS`, each a plain object slot.
+/// Tells the engine how `nodelay._models` builds a `Response` from a
+/// `RawResponse` and a request reference, and a `Request` from a request
+/// reference (called once by `nodelay._models`; later calls are ignored).
 #[pyfunction]
-pub(crate) fn use_models(
-    response: &Bound<'_, PyType>,
-    request: &Bound<'_, PyType>,
-) -> PyResult<()> {
-    let py = response.py();
-    let declared: Vec<String> = response.getattr("__slots__")?.extract()?;
-    let mut sorted_declared = declared.clone();
-    sorted_declared.sort();
-    let mut expected: Vec<&str> = SLOTS.to_vec();
-    expected.sort_unstable();
-    if sorted_declared != expected {
-        return Err(PyTypeError::new_err(format!(
-            "Response.__slots__ must be {expected:?}, got {declared:?}"
-        )));
-    }
-    let mut offsets = [0; SLOTS.len()];
-    for (offset, name) in offsets.iter_mut().zip(SLOTS) {
-        *offset = slot_offset(response, name)?;
-    }
-    MODELS.get_or_init(py, || Models {
+pub(crate) fn use_models(response: &Bound<'_, PyAny>, request: &Bound<'_, PyAny>) {
+    MODELS.get_or_init(response.py(), || Models {
         response: response.clone().unbind(),
         request: request.clone().unbind(),
-        offsets,
     });
-    Ok(())
 }
 
-/// Byte offset of the object slot `name` of `class` (a `__slots__` member
-/// descriptor of type object, writable).
-fn slot_offset(class: &Bound<'_, PyType>, name: &str) -> PyResult<ffi::Py_ssize_t> {
-    let descriptor = class.getattr(name)?;
-    let not_a_slot = || PyTypeError::new_err(format!("Response.{name} is not an object slot"));
-    // Only the static type object's address is taken (no access to it).
-    let member_type = std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type);
-    if descriptor.get_type().as_type_ptr() != member_type {
-        return Err(not_a_slot());
-    }
-    // SAFETY: `descriptor` is a member descriptor (checked above), whose C
-    // layout is `PyMemberDescrObject`; its `d_member` points to the
-    // `PyMemberDef` of the slot (pyo3-ffi types that field as a getset
-    // pointer: it is the member definition, hence the cast), alive as long as
-    // the class. Only plain fields are read.
-    let (type_code, offset, flags) = unsafe {
-        let member = (*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>())
-            .d_member
-            .cast::<ffi::PyMemberDef>();
-        ((*member).type_code, (*member).offset, (*member).flags)
-    };
-    // SAFETY: `class` is a type object; reading its instance size.
-    let basicsize = unsafe { (*class.as_type_ptr()).tp_basicsize };
-    let pointer = std::mem::size_of::<*mut ffi::PyObject>() as ffi::Py_ssize_t;
-    if type_code != ffi::Py_T_OBJECT_EX
-        || flags & ffi::Py_READONLY != 0
-        || offset < 0
-        || offset + pointer > basicsize
-    {
-        return Err(not_a_slot());
-    }
-    Ok(offset)
+fn models(py: Python<'_>) -> PyResult<&Models> {
+    MODELS
+        .get(py)
+        .ok_or_else(|| PyRuntimeError::new_err("nodelay._models is not imported"))
 }
 
-/// The Python `Response` for a whole response (what `_models._response_from_raw`
-/// makes): `content`, `status_code`, the raw response and the request
-/// reference `(method, url, headers, body)`, every lazy field unset (None).
+/// The Python `Response` for a whole response and the request reference
+/// `(method, url, headers, body)`: one call of the registered constructor
+/// (`_models._response_from_raw`).
 pub(crate) fn build_response<'py>(
     raw: Bound<'py, RawResponse>,
     request: Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = raw.py();
-    let models = MODELS
-        .get(py)
-        .ok_or_else(|| PyRuntimeError::new_err("nodelay._models is not imported"))?;
-    let class = models.response.bind(py);
-    let (content, status) = {
-        let inner = raw.get();
-        (inner.content.clone_ref(py), inner.head.status)
-    };
-    let status = status.into_pyobject(py)?.into_any();
-    // SAFETY: `tp_alloc` of a class is set by CPython for every type
-    // (`PyType_GenericAlloc` for a Python class with `__slots__`): it returns
-    // a new zero-filled instance (all slots NULL = unset), or NULL with an
-    // exception set. This is what `object.__new__(Response)` does (Response
-    // is not abstract and takes no constructor arguments here).
-    let object = unsafe {
-        let alloc = (*class.as_type_ptr())
-            .tp_alloc
-            .ok_or_else(|| PyTypeError::new_err("Response has no tp_alloc"))?;
-        let object = alloc(class.as_type_ptr(), 0);
-        if object.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        Bound::from_owned_ptr(py, object)
-    };
-    let values: [Bound<'py, PyAny>; SLOTS.len()] = [
-        content.into_bound(py).into_any(),
-        status,
-        raw.into_any(),
-        request.into_any(),
-        py.None().into_bound(py),
-        py.None().into_bound(py),
-        py.None().into_bound(py),
-        py.None().into_bound(py),
-    ];
-    for (offset, value) in models.offsets.iter().zip(values) {
-        // SAFETY: `offset` is the offset of an object slot of `Response`
-        // inside its instances (checked by `use_models`), and `object` is a
-        // fresh instance nobody else has seen, whose slots are all NULL: we
-        // store an owned reference in each (the instance now owns it and
-        // releases it when it is freed).
-        unsafe {
-            let slot = object
-                .as_ptr()
-                .cast::<u8>()
-                .offset(*offset)
-                .cast::<*mut ffi::PyObject>();
-            *slot = value.into_ptr();
-        }
-    }
-    Ok(object)
+    models(py)?.response.bind(py).call1((raw, request))
 }
 
 /// `Request._make(method, url, headers, body)`: the request an engine error
@@ -237,11 +150,5 @@ pub(crate) fn make_request<'py>(
     py: Python<'py>,
     request: &Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let models = MODELS
-        .get(py)
-        .ok_or_else(|| PyRuntimeError::new_err("nodelay._models is not imported"))?;
-    models
-        .request
-        .bind(py)
-        .call_method1("_make", request.clone())
+    models(py)?.request.bind(py).call1(request.clone())
 }

@@ -11,22 +11,22 @@ use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::body::{resize_bytes, size_of, tail_mut, uninit_bytes};
 use crate::errors::to_py_err;
-use crate::head::Head;
+use crate::head::{Head, PyHead};
 use crate::signals::SignalCheck;
 
 /// Default largest piece `read` returns: big enough that a fast download is a
 /// few hundred Python iterations per 10 MiB.
-const DEFAULT_READ_MAX_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_READ_MAX_BYTES: usize = 256 * 1024;
 
 /// Default size a piece grows to while more of the body is already there:
 /// a download that keeps coming is read in pieces of 64 KiB and more
 /// (BENCHMARKS d); a body that trickles is handed out as it arrives.
-const DEFAULT_READ_MIN_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_READ_MIN_BYTES: usize = 64 * 1024;
 
-/// Content-Length bodies up to this size are read by `read_all` straight
-/// into one `bytes` object of the exact size; larger announced sizes are not
-/// trusted for a single allocation (HOSTILE.md A11) and grow as bytes arrive.
-const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
+// Content-Length bodies up to this size are read by `read_all` straight
+// into one `bytes` object of the exact size (the whole-body rule of every
+// front, see `nodelay_front::body`).
+use nodelay_front::body::EXACT_BODY_MAX_BYTES;
 
 /// What `read_all` allocates first when the size is not known in advance
 /// (chunked, decoded, or announced too large to trust): the `bytes` object
@@ -232,17 +232,17 @@ impl RawStream {
 impl RawStream {
     #[getter]
     fn status(&self) -> u16 {
-        self.head.status
+        self.head.status()
     }
 
     #[getter]
     fn version(&self) -> &'static str {
-        self.head.version
+        self.head.version()
     }
 
     #[getter]
     fn reason<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.head.reason(py)
+        self.head.reason_str(py)
     }
 
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -344,6 +344,6 @@ impl RawStream {
     }
 
     fn __repr__(&self) -> String {
-        format!("<RawStream [{}]>", self.head.status)
+        format!("<RawStream [{}]>", self.head.status())
     }
 }

@@ -4,24 +4,22 @@
 //! future is returned (see `bridge.rs`).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use nodelay_core::aio::{read_whole, AsyncClient, AsyncExchange, BodyPump};
 use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
-use nodelay_core::{
-    Error, Http2Mode, PoolConfig, Prepared, ProxySettings, RequestParts, Timeouts, TlsOptions,
-};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use nodelay_core::{Error, Prepared, RequestParts, Timeouts};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::aio::bridge::{spawn, Complete};
 use crate::aio::stream::AsyncRawStream;
-use crate::engine::{dial, seconds, str_pairs, timeouts};
-use crate::errors::to_py_err;
+use crate::args::{str_pairs, timeouts, BodyArg, EngineOptions};
+use crate::errors::{error, failure, SourceError};
 use crate::head::Head;
-use crate::response::RawResponse;
-use crate::signals::SignalCheck;
+use crate::memo::SharedMemo;
+use crate::response::Whole;
 use crate::upload::Upload;
 
 #[pyclass(frozen, module = "nodelay._core")]
@@ -29,47 +27,24 @@ pub(crate) struct AsyncEngine {
     client: AsyncClient,
     /// Cap on a decoded (decompressed) body, in bytes.
     max_decoded_size: u64,
+    /// The client's timeout tuple (the same object with every request),
+    /// converted once.
+    timeouts: SharedMemo<Timeouts>,
 }
 
-/// An engine error as the exception for a request to `url`.
-pub(crate) fn error(py: Python<'_>, e: Error, url: &Bound<'_, PyString>) -> PyErr {
-    to_py_err(py, e, url, &SignalCheck::default())
-}
-
-/// The Python exception that stopped a streamed body (raised by its
-/// iterator or file, or `StreamConsumed`): re-raised as is instead of the
-/// engine's error.
-type SourceError = Arc<Mutex<Option<PyErr>>>;
-
-/// The engine's error as the exception to raise: the body source's own
-/// exception when it stopped the request.
-fn failure(
-    py: Python<'_>,
-    e: Error,
-    url: &Bound<'_, PyString>,
-    source: &Option<SourceError>,
-) -> PyErr {
-    source
-        .as_ref()
-        .and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take())
-        .unwrap_or_else(|| error(py, e, url))
-}
-
-/// A whole response read on the runtime (connection already given back):
-/// head, body and seconds elapsed; built into a `RawResponse`.
-struct Whole {
-    result: Result<(Head, Vec<u8>, f64), Error>,
+/// A whole response read on the runtime (connection already given back),
+/// built into a `RawResponse`.
+struct Fetched {
+    result: Result<Whole, Error>,
     source_error: Option<SourceError>,
 }
 
-impl Complete for Whole {
+impl Complete for Fetched {
     fn build(self: Box<Self>, py: Python<'_>, url: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
-        let source_error = self.source_error;
-        let (head, content, elapsed) = self
+        let whole = self
             .result
-            .map_err(|e| failure(py, e, url, &source_error))?;
-        let content = PyBytes::new(py, &content);
-        Ok(Py::new(py, RawResponse::new(head, url, content, elapsed))?.into_any())
+            .map_err(|e| failure(py, e, url, self.source_error.as_ref()))?;
+        Ok(Py::new(py, whole.into_raw(url))?.into_any())
     }
 }
 
@@ -104,13 +79,17 @@ async fn fetch_whole(
     body: Body,
     timeouts: Timeouts,
     max_decoded: u64,
-) -> Result<(Head, Vec<u8>, f64), Error> {
+) -> Result<Whole, Error> {
     let exchange = send(&client, &prepared, body, timeouts).await?;
-    let (mut exchange, content) = read_whole(exchange, max_decoded).await?;
+    let (mut exchange, body) = read_whole(exchange, max_decoded).await?;
     let elapsed = exchange.started().elapsed().as_secs_f64();
     let head = Head::take_async(&mut exchange);
     exchange.finish();
-    Ok((head, content, elapsed))
+    Ok(Whole {
+        head,
+        body,
+        elapsed,
+    })
 }
 
 /// A response head with its body still on the connection.
@@ -122,10 +101,9 @@ struct Opened {
 
 impl Complete for Opened {
     fn build(self: Box<Self>, py: Python<'_>, url: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
-        let source_error = self.source_error;
         let exchange = self
             .result
-            .map_err(|e| failure(py, e, url, &source_error))?;
+            .map_err(|e| failure(py, e, url, self.source_error.as_ref()))?;
         let stream = AsyncRawStream::new(py, exchange, url, self.max_decoded_size)?;
         Ok(Py::new(py, stream)?.into_any())
     }
@@ -168,44 +146,34 @@ impl AsyncEngine {
         uds: Option<PathBuf>,
         local_address: Option<String>,
     ) -> PyResult<Self> {
-        let dial = dial(uds, local_address)?;
-        let http2 = match http2 {
-            "off" => Http2Mode::Off,
-            "negotiate" => Http2Mode::Negotiate,
-            "prior_knowledge" => Http2Mode::PriorKnowledge,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "http2 must be 'off', 'negotiate' or 'prior_knowledge', got {other:?}"
-                )))
-            }
-        };
-        if max_connections == Some(0) {
-            return Err(PyValueError::new_err("max_connections must be at least 1"));
-        }
-        if key_file.is_some() && cert_file.is_none() {
-            return Err(PyValueError::new_err("key_file needs cert_file"));
-        }
-        let pool = PoolConfig {
+        let options = EngineOptions::new(
             max_connections,
             max_keepalive,
-            keepalive_expiry: seconds("keepalive_expiry", keepalive_expiry)?,
-        };
-        let tls = TlsOptions {
+            keepalive_expiry,
             verify,
             ca_file,
-            client_cert: cert_file,
-            client_key: key_file,
-        };
-        let proxies = ProxySettings {
-            http: http_proxy,
-            https: https_proxy,
+            cert_file,
+            key_file,
+            max_decoded_size,
+            http_proxy,
+            https_proxy,
             no_proxy,
-        };
-        let client = AsyncClient::with_dial(pool, tls, http2, &proxies, dial)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            http2,
+            uds,
+            local_address,
+        )?;
+        let client = AsyncClient::with_dial(
+            options.pool,
+            options.tls,
+            options.http2,
+            &options.proxies,
+            options.dial,
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(AsyncEngine {
             client,
-            max_decoded_size,
+            max_decoded_size: options.max_decoded_size,
+            timeouts: SharedMemo::default(),
         })
     }
 
@@ -225,7 +193,7 @@ impl AsyncEngine {
         let client = self.client.clone();
         let max_decoded = self.max_decoded_size;
         spawn(py, url, async move {
-            Whole {
+            Fetched {
                 result: fetch_whole(client, prepared, body, timeouts, max_decoded).await,
                 source_error,
             }
@@ -280,43 +248,31 @@ impl AsyncEngine {
         body: Option<&Bound<'_, PyAny>>,
         timeout: &Bound<'_, PyTuple>,
     ) -> PyResult<(Prepared, Body, Option<SourceError>, Timeouts)> {
-        let timeouts = timeouts(timeout)?;
+        let timeouts = self
+            .timeouts
+            .get(timeout.as_any(), |t| timeouts(t.cast()?))?;
         let header_items: Vec<Bound<'_, PyAny>> = headers.iter().collect();
         let pairs = str_pairs(&header_items, "headers")?;
-        let body = body.filter(|b| !b.is_none());
-        if let Some(upload) = body.and_then(|b| b.cast::<Upload>().ok()) {
-            let parts = RequestParts {
-                method: method.to_str()?,
-                url: url.to_str()?,
-                headers: &pairs,
-                body: None,
-            };
+        let body = BodyArg::of(body)?;
+        let parts = RequestParts {
+            method: method.to_str()?,
+            url: url.to_str()?,
+            headers: &pairs,
+            body: body.bytes(),
+        };
+        let fail = |e| error(py, e, url);
+        if let BodyArg::Upload(upload) = body {
             let prepared = self
                 .client
                 .prepare_streamed(&parts, upload.get().framing())
-                .map_err(|e| error(py, e, url))?;
+                .map_err(fail)?;
             let slot = SourceError::default();
             let pump = pump(upload.clone().unbind(), Arc::clone(&slot));
             return Ok((prepared, Body::Streamed(pump), Some(slot), timeouts));
         }
-        let body_bytes = match body {
-            Some(b) => Some(
-                b.cast::<PyBytes>()
-                    .map_err(|_| PyTypeError::new_err("body must be bytes or a _core.Upload"))?
-                    .as_bytes(),
-            ),
-            None => None,
-        };
-        let prepared = self
-            .client
-            .prepare(&RequestParts {
-                method: method.to_str()?,
-                url: url.to_str()?,
-                headers: &pairs,
-                body: body_bytes,
-            })
-            .map_err(|e| error(py, e, url))?;
-        let body = body_bytes
+        let prepared = self.client.prepare(&parts).map_err(fail)?;
+        let body = body
+            .bytes()
             .filter(|_| !prepared.body_inlined())
             .map(<[u8]>::to_vec);
         Ok((prepared, Body::Bytes(body), None, timeouts))

@@ -17,14 +17,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::aio::bridge::{ready, spawn, Complete};
-use crate::aio::engine::error;
-use crate::head::Head;
-
-/// Default largest piece `read` returns (as `RawStream`).
-const DEFAULT_READ_MAX_BYTES: usize = 256 * 1024;
-
-/// Default smallest piece before the end of the body (as `RawStream`).
-const DEFAULT_READ_MIN_BYTES: usize = 64 * 1024;
+use crate::errors::error;
+use crate::head::{Head, PyHead};
+// The piece sizes of `read` are `RawStream`'s.
+use crate::stream::{DEFAULT_READ_MAX_BYTES, DEFAULT_READ_MIN_BYTES};
 
 /// Where the body stands. Decoding is chosen by the first read.
 enum Body {
@@ -219,17 +215,17 @@ impl Complete for Piece {
 impl AsyncRawStream {
     #[getter]
     fn status(&self) -> u16 {
-        self.head.status
+        self.head.status()
     }
 
     #[getter]
     fn version(&self) -> &'static str {
-        self.head.version
+        self.head.version()
     }
 
     #[getter]
     fn reason<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.head.reason(py)
+        self.head.reason_str(py)
     }
 
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -295,6 +291,6 @@ impl AsyncRawStream {
     }
 
     fn __repr__(&self) -> String {
-        format!("<AsyncRawStream [{}]>", self.head.status)
+        format!("<AsyncRawStream [{}]>", self.head.status())
     }
 }

@@ -26,12 +26,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::cookies::CookieJar;
-use crate::engine::{timeouts, Engine};
-use crate::errors::to_py_err;
+use crate::args::{str_pairs, timeouts};
+use crate::cookies::{has_cookie_field, CookieJar};
+use crate::engine::Engine;
+use crate::errors::error;
 use crate::head::Head;
-use crate::response::RawResponse;
-use crate::signals::SignalCheck;
+use crate::memo::SameObject;
+// A response read whole by a runner; Python objects are built later.
+use crate::response::Whole as Done;
 
 /// How long the waiting thread sleeps before it runs Python's signal handlers
 /// again: the worst-case delay between Ctrl-C and `KeyboardInterrupt`. Short
@@ -70,13 +72,6 @@ struct HeaderSet {
 }
 
 type SharedHeaders = Arc<HeaderSet>;
-
-/// A response read whole by a runner; Python objects are built later.
-struct Done {
-    head: Head,
-    body: Vec<u8>,
-    elapsed: f64,
-}
 
 type Outcome = Result<Done, Error>;
 
@@ -122,10 +117,9 @@ impl Batch {
     /// the request carries its own `Cookie` header or there is no jar.
     fn cookie_for(&self, job: &Job) -> Option<String> {
         let jar = self.jar.as_ref()?.get();
-        if job.headers.has_cookie {
-            return None;
-        }
-        jar.header_for(&job.url)
+        jar.cookie_for(&job.url, || Ok(job.headers.has_cookie))
+            .ok()
+            .flatten()
     }
 
     /// Stores the response's Set-Cookie fields in the jar.
@@ -178,35 +172,15 @@ impl Running {
     }
 }
 
-/// The last Python object converted and its owned form: consecutive
-/// requests usually pass the very same object (one method string, one URL
-/// polled, the client's header list), converted once.
-struct Memo<'py, T>(Option<(Bound<'py, PyAny>, T)>);
-
-impl<'py, T: Clone> Memo<'py, T> {
-    fn get(
-        &mut self,
-        obj: Bound<'py, PyAny>,
-        convert: impl FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
-    ) -> PyResult<T> {
-        if let Some((seen, value)) = &self.0 {
-            if seen.is(&obj) {
-                return Ok(value.clone());
-            }
-        }
-        let value = convert(&obj)?;
-        self.0 = Some((obj, value.clone()));
-        Ok(value)
-    }
-}
-
 /// Copies `(method, url, headers, body)` tuples into owned jobs. `encode`:
 /// also encode each distinct header list once (see `HeaderSet::encoded`).
 fn jobs(requests: &Bound<'_, PyList>, encode: bool) -> PyResult<Vec<Job>> {
     let mut jobs = Vec::with_capacity(requests.len());
-    let mut methods = Memo(None);
-    let mut urls = Memo(None);
-    let mut header_sets = Memo(None);
+    // Consecutive requests usually pass the very same objects (one method
+    // string, one URL polled, the client's header list): converted once.
+    let mut methods = SameObject::default();
+    let mut urls = SameObject::default();
+    let mut header_sets = SameObject::default();
     let text = |obj: &Bound<'_, PyAny>| -> PyResult<Arc<str>> {
         Ok(obj.cast::<PyString>()?.to_str()?.into())
     };
@@ -217,26 +191,19 @@ fn jobs(requests: &Bound<'_, PyList>, encode: bool) -> PyResult<Vec<Job>> {
                 "requests must be (method, url, headers, body) tuples",
             ));
         }
-        let method = methods.get(tuple.get_item(0)?, text)?;
-        let url = urls.get(tuple.get_item(1)?, text)?;
-        let headers = header_sets.get(tuple.get_item(2)?, |list| {
-            let pairs: Vec<(String, String)> = list.extract()?;
-            let has_cookie = pairs
-                .iter()
-                .any(|(name, _)| name.eq_ignore_ascii_case("cookie"));
-            let encoded = encode
-                .then(|| {
-                    let views: Vec<(&str, &str)> = pairs
-                        .iter()
-                        .map(|(n, v)| (n.as_str(), v.as_str()))
-                        .collect();
-                    EncodedHeaders::new(&views).ok()
-                })
-                .flatten();
+        let method = methods.get(&tuple.get_item(0)?, text)?;
+        let url = urls.get(&tuple.get_item(1)?, text)?;
+        let headers = header_sets.get(&tuple.get_item(2)?, |list| {
+            let items: Vec<Bound<'_, PyAny>> = list.try_iter()?.collect::<PyResult<_>>()?;
+            let views = str_pairs(&items, "headers")?;
+            let encoded = encode.then(|| EncodedHeaders::new(&views).ok()).flatten();
             Ok(Arc::new(HeaderSet {
-                pairs,
+                pairs: views
+                    .iter()
+                    .map(|&(n, v)| (n.to_owned(), v.to_owned()))
+                    .collect(),
                 encoded,
-                has_cookie,
+                has_cookie: has_cookie_field(items.iter().cloned())?,
             }))
         })?;
         let body = tuple.get_item(3)?;
@@ -305,7 +272,6 @@ pub(crate) fn request_many<'py>(
         .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
     let mut all_ok = true;
     let mut any_3xx = false;
-    let signals = SignalCheck::default();
     let mut items = Vec::with_capacity(n);
     for (outcome, item) in outcomes.into_iter().zip(requests.iter()) {
         let url = item
@@ -314,20 +280,13 @@ pub(crate) fn request_many<'py>(
             .cast_into::<PyString>()?;
         match outcome {
             Some(Ok(done)) => {
-                any_3xx |= (300..400).contains(&done.head.status);
-                let content = PyBytes::new(py, &done.body);
-                let raw = RawResponse::new(done.head, &url, content, done.elapsed);
-                items.push(Bound::new(py, raw)?.into_any());
+                any_3xx |= (300..400).contains(&done.head.status());
+                items.push(Bound::new(py, done.into_raw(&url))?.into_any());
             }
             // Interrupted: the batch was cancelled while this one waited.
             Some(Err(e)) if !e.is_interrupted() => {
                 all_ok = false;
-                items.push(
-                    to_py_err(py, e, &url, &signals)
-                        .into_value(py)
-                        .into_bound(py)
-                        .into_any(),
-                );
+                items.push(error(py, e, &url).into_value(py).into_bound(py).into_any());
             }
             Some(Err(_)) | None => {
                 all_ok = false;

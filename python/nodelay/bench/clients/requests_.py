@@ -47,7 +47,8 @@ class Adapter(SyncAdapter):
             self.session.cookies.update(load_cookie_file(cookie_file))
 
     def save_cookies(self, path: str) -> None:
-        save_cookie_file(self.session.cookies, path)
+        # requests types its jar as a mapping of names; iterating it gives Cookie objects.
+        save_cookie_file(self.session.cookies, path)  # type: ignore[arg-type]
 
     def version(self) -> str:
         return {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(self.ver, "?")

@@ -1,0 +1,21 @@
+//! The language-neutral half of a nodelay binding.
+//!
+//! Every language front (the Python extension `nodelay-py`, and the C ABI the
+//! Perl and Ruby fronts will sit on) needs the same things between the engine
+//! and its own objects: the response head kept as received bytes and looked
+//! up lazily ([`Head`]), one strategy to read a whole body ([`body`]), the
+//! glue between requests and the cookie jar ([`cookies`]), and a stable code
+//! for each kind of failure ([`ErrorCode`]). They live here, written once,
+//! without any language runtime: a front only converts these values into its
+//! own objects.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod body;
+pub mod cookies;
+mod error;
+mod head;
+
+pub use error::ErrorCode;
+pub use head::{text, Head};
