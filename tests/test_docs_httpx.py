@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import nodelay
 import pytest
+from httpbin_server import HttpbinServer
 
 httpx = pytest.importorskip("httpx")
+
+
+@pytest.fixture(scope="module")
+def httpbin() -> Iterator[str]:
+    """PyPI's httpbin under waitress (a third-party WSGI server), for the quickstart."""
+    pytest.importorskip("httpbin")
+    with HttpbinServer() as url:
+        yield url
 
 
 @pytest.fixture(params=["httpx", "nodelay"])
@@ -29,6 +39,55 @@ def _hello(hx: ModuleType) -> Any:
         return hx.Response(200, json={"text": "Hello, world!"})
 
     return handler
+
+
+# -- quickstart, against httpbin -------------------------------------------------------------
+
+
+def test_quickstart_requests_and_responses(hx: ModuleType, httpbin: str) -> None:
+    r = hx.get(f"{httpbin}/get", params={"key1": "value1", "key2": ["value2", "value3"]})
+    assert r.status_code == hx.codes.OK
+    assert str(r.url) == f"{httpbin}/get?key1=value1&key2=value2&key2=value3"
+    assert r.url.params.get_list("key2") == ["value2", "value3"]
+    assert r.json()["args"] == {"key1": "value1", "key2": ["value2", "value3"]}
+    assert r.headers["Content-Type"] == "application/json"
+    r = hx.post(f"{httpbin}/post", data={"key1": "value1"})
+    assert r.json()["form"] == {"key1": "value1"}
+    r = hx.post(f"{httpbin}/post", json={"integer": 123, "list": ["a"]})
+    assert r.json()["json"] == {"integer": 123, "list": ["a"]}
+    r = hx.get(f"{httpbin}/headers", headers={"user-agent": "my-app/0.0.1"})
+    assert r.json()["headers"]["User-Agent"] == "my-app/0.0.1"
+
+
+def test_quickstart_status_redirects_and_auth(hx: ModuleType, httpbin: str) -> None:
+    r = hx.get(f"{httpbin}/status/404")
+    with pytest.raises(hx.HTTPStatusError) as caught:
+        r.raise_for_status()
+    assert caught.value.response.status_code == 404
+    r = hx.get(f"{httpbin}/redirect/2", follow_redirects=True)
+    assert r.status_code == 200 and [h.status_code for h in r.history] == [302, 302]
+    assert r.url.path == "/get"
+    r = hx.get(f"{httpbin}/redirect/1")
+    assert r.status_code == 302 and r.headers["location"] == "/get"
+    r = hx.get(f"{httpbin}/basic-auth/user/pass", auth=("user", "pass"))
+    assert r.json() == {"authenticated": True, "user": "user"}
+
+
+def test_client_cookies_and_base_url(hx: ModuleType, httpbin: str) -> None:
+    with hx.Client(base_url=httpbin, cookies={"peanut": "butter"}) as client:
+        assert client.get("/cookies").json() == {"cookies": {"peanut": "butter"}}
+        client.get("/cookies/set", params={"jam": "strawberry"})
+        assert client.cookies["jam"] == "strawberry"
+        with client.stream("GET", "/bytes/1000") as r:
+            assert sum(len(chunk) for chunk in r.iter_bytes()) == 1000
+
+
+def test_async_client_against_httpbin(hx: ModuleType, httpbin: str) -> None:
+    async def main() -> Any:
+        async with hx.AsyncClient(base_url=httpbin) as client:
+            return (await client.get("/get", params={"a": "1"})).json()["args"]
+
+    assert asyncio.run(main()) == {"a": "1"}
 
 
 # -- transports: MockTransport --------------------------------------------------------------
@@ -387,3 +446,36 @@ def test_cookies(hx: ModuleType) -> None:
     with hx.Client(transport=hx.MockTransport(handler), cookies=cookies) as client:
         sent = client.get("https://example.org/").text
     assert sorted(sent.split("; ")) == ["plain=1", "session=abc"]
+
+
+# -- custom authentication flows -------------------------------------------------------------
+
+
+def test_custom_auth_flows(hx: ModuleType) -> None:
+    class HeaderAuth(hx.Auth):  # type: ignore[name-defined,misc]
+        def __init__(self, token: str) -> None:
+            self.token = token
+
+        def auth_flow(self, request: Any) -> Any:
+            request.headers["X-Authentication"] = self.token
+            yield request
+
+    class ChallengeAuth(hx.Auth):  # type: ignore[name-defined,misc]
+        requires_response_body = True
+
+        def auth_flow(self, request: Any) -> Any:
+            response = yield request
+            if response.status_code == 401:
+                request.headers["X-Authentication"] = response.json()["nonce"]
+                yield request
+
+    def handler(request: Any) -> Any:
+        token = request.headers.get("x-authentication")
+        if token is None:
+            return hx.Response(401, json={"nonce": "n-1"})
+        return hx.Response(200, text=token)
+
+    with hx.Client(transport=hx.MockTransport(handler)) as client:
+        assert client.get("https://example.org/", auth=HeaderAuth("t-0")).text == "t-0"
+        r = client.get("https://example.org/", auth=ChallengeAuth())
+    assert (r.status_code, r.text) == (200, "n-1")
