@@ -479,3 +479,25 @@ def test_custom_auth_flows(hx: ModuleType) -> None:
         assert client.get("https://example.org/", auth=HeaderAuth("t-0")).text == "t-0"
         r = client.get("https://example.org/", auth=ChallengeAuth())
     assert (r.status_code, r.text) == (200, "n-1")
+
+
+def test_next_request_of_a_redirect_not_followed(hx: ModuleType) -> None:
+    def handler(request: Any) -> Any:
+        path = request.url.path
+        if path == "/a":
+            return hx.Response(302, headers={"Location": "/b?x=1"})
+        if path == "/form":
+            return hx.Response(303, headers={"Location": "https://other.example/done"})
+        return hx.Response(200, text=f"{request.method} {path}")
+
+    with hx.Client(transport=hx.MockTransport(handler)) as client:
+        r = client.get("https://example.org/a", headers={"Authorization": "Bearer t"})
+        hop = r.next_request
+        assert hop.method == "GET" and hop.url == "https://example.org/b?x=1"
+        assert hop.headers["authorization"] == "Bearer t"
+        assert client.send(hop).text == "GET /b"
+        r = client.post("https://example.org/form", content=b"x", headers={"Authorization": "a"})
+        hop = r.next_request
+        assert (hop.method, str(hop.url)) == ("GET", "https://other.example/done")
+        assert "authorization" not in hop.headers and hop.content == b""
+        assert client.get("https://example.org/c").next_request is None

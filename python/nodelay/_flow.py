@@ -56,6 +56,7 @@ __all__ = [
     "Send",
     "attempt_timeouts",
     "flow_deadline",
+    "next_hop",
     "redirect_flow",
     "request_flow",
     "steps",
@@ -235,6 +236,26 @@ def _auth_rounds(
         answered = response
 
 
+def next_hop(
+    status: int, method: str, url: str, location: str, pairs: Pairs, body: Body | None
+) -> tuple[str, str, Pairs, Body | None, bool]:
+    """The request a redirect asks for: ``(method, url, headers, body, leaves)``. A 303
+    (but for HEAD), or a 301/302 answering a POST, becomes a body-less GET; leaving the
+    origin (``leaves``) drops the credentials, the cookies and ``Host``. Used by
+    ``redirect_flow`` and ``Response.next_request``."""
+    from urllib.parse import urljoin
+
+    next_url = urljoin(url, location.strip()).partition("#")[0]
+    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+        method = "GET"
+        body = None
+        pairs = without(pairs, _BODY_HEADERS)
+    leaves = origin(next_url) != origin(url) or origin(url) is None
+    if leaves:
+        pairs = without(pairs, _ORIGIN_HEADERS)
+    return method, next_url, pairs, body, leaves
+
+
 def redirect_flow(
     max_redirects: int,
     response: Response,
@@ -248,8 +269,6 @@ def redirect_flow(
     """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``).
     A 307/308 sends the body again: a streamed body that cannot be rewound then raises
     ``StreamConsumed`` when it is sent (httpx's behaviour)."""
-    from urllib.parse import urljoin
-
     history: list[Response] = []
     while True:
         raw = response._raw
@@ -266,7 +285,7 @@ def redirect_flow(
                 url=url,
                 history=[*history, response],
             )
-        next_url = urljoin(url, location.strip()).partition("#")[0]
+        method, next_url, pairs, body, leaves = next_hop(status, method, url, location, pairs, body)
         scheme = next_url.partition(":")[0].lower() if ":" in next_url else ""
         if scheme not in DEFAULT_PORTS:
             raise UnsupportedProtocol(
@@ -274,12 +293,7 @@ def redirect_flow(
                 request=response.request,
                 url=next_url,
             )
-        if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-            method = "GET"
-            body = None
-            pairs = without(pairs, _BODY_HEADERS)
-        if origin(next_url) != origin(url) or origin(url) is None:
-            pairs = without(pairs, _ORIGIN_HEADERS)
+        if leaves:
             cookies = None  # per-request cookies stay with the first origin too
         response._history = history[:]
         history.append(response)

@@ -644,6 +644,24 @@ class Response:
         return _url_type()(self._raw.url)
 
     @property
+    def next_request(self) -> Request | None:
+        """For a redirect response (not followed): the request following it would
+        send, with the same method, header and body rules as the client's redirects
+        (httpx); ``client.send(response.next_request)`` sends it. ``None`` otherwise."""
+        raw = self._raw
+        location = raw.header("location") if raw.status in _REDIRECT_STATUSES else None
+        request = self.request
+        if location is None or request is None:
+            return None
+        from ._flow import next_hop
+
+        pairs = request._headers._list if request._headers is not None else request._pairs
+        method, url, pairs, body, _ = next_hop(
+            raw.status, request.method, str(request.url), location, pairs, request.content or None
+        )
+        return Request._make(method, url, pairs, body)
+
+    @property
     def elapsed(self) -> datetime.timedelta:
         """Time from sending the request to the end of the body."""
         from datetime import timedelta
