@@ -1,6 +1,7 @@
 //! The `response_parser` fuzz target: nodelay-proto's response side driven the
-//! way the engine drives it (crates/nodelay-core/src/exchange.rs), over
-//! arbitrary bytes cut into arbitrary reads.
+//! way the engine's drivers drive it (crates/nodelay-core/src/exchange.rs:
+//! `HeadReader` fed the whole buffer after every read), over arbitrary bytes
+//! cut into arbitrary reads.
 //!
 //! Input layout (shared by libFuzzer and the stable fallback, and by the seed
 //! corpus in `corpus/response_parser/`):
@@ -15,11 +16,11 @@
 //!
 //! What is checked, beyond "no panic" (overflow checks and debug assertions
 //! are on in every profile of this crate):
-//! * the head is parsed as `receive_head` does: resume the blank-line search,
-//!   parse the complete head, skip ≤ `MAX_INTERIM_RESPONSES` 1xx heads, refuse
-//!   non-`HTTP/1.` prefixes and heads past `MAX_HEAD_BYTES`;
-//! * a parsed head is self-consistent: `head_len` is exactly the blank line
-//!   the engine found (else body bytes would be read as head or vice versa),
+//! * `HeadReader` ends within a bounded number of reads, skipping at most
+//!   `MAX_INTERIM_RESPONSES` 1xx heads, and never buffers past `MAX_HEAD_BYTES`;
+//! * a head it gives (interim or final, whether it arrived whole or in
+//!   pieces) ends exactly at the first blank line (else body bytes would be
+//!   read as head or vice versa), and a parsed head is self-consistent:
 //!   every header/reason span lies inside the head, ≤ `MAX_HEADERS` fields,
 //!   body-less statuses and HEAD get `BodyFraming::Empty`;
 //! * a strict prefix of a complete head is never a complete head, and never an
@@ -31,7 +32,10 @@
 //!   one call over the whole body).
 
 use nodelay_proto::limits::{MAX_HEADERS, MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
-use nodelay_proto::{parse_response_head, BodyFraming, ChunkedDecoder, ProtoError, ResponseHead};
+use nodelay_proto::{
+    find_head_end, parse_response_head, BodyFraming, ChunkedDecoder, HeadEvent, HeadReader,
+    ProtoError, ResponseHead,
+};
 
 /// Bytes at the start of every input that steer the run instead of being sent.
 pub const CONTROL_BYTES: usize = 5;
@@ -39,9 +43,6 @@ pub const CONTROL_BYTES: usize = 5;
 const FLAG_HEAD_REQUEST: u8 = 1;
 const FLAG_BODY_ONLY: u8 = 2;
 const FLAG_BIG_READS: u8 = 4;
-
-/// Every HTTP/1.x status line starts with these bytes (as in exchange.rs).
-const STATUS_LINE_PREFIX: &[u8] = b"HTTP/1.";
 
 /// Most strict prefixes of one head re-parsed for the prefix property (keeps a
 /// run linear in the input size).
@@ -130,64 +131,40 @@ impl<'a> Iterator for Reads<'a> {
     }
 }
 
-/// `exchange.rs::find_head_end`: the end of the head (just past the blank
-/// line), searching from `from`; bare-LF line ends are accepted there.
-fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
-    let mut i = from;
-    while i < buf.len() {
-        let nl = i + buf[i..].iter().position(|&b| b == b'\n')?;
-        if buf.get(nl + 1) == Some(&b'\n') {
-            return Some(nl + 2);
-        }
-        if buf.get(nl + 1) == Some(&b'\r') && buf.get(nl + 2) == Some(&b'\n') {
-            return Some(nl + 3);
-        }
-        i = nl + 1;
-    }
-    None
-}
-
-/// `exchange.rs::receive_head` without sockets. Returns the final head and
-/// the bytes read past it (the start of the body), or `None` on any error or
-/// end of input.
+/// The engine's receive-head loop without sockets: `HeadReader` over a
+/// buffer that grows one read at a time. Returns the final head and the
+/// bytes read past it (the start of the body), or `None` on any error or end
+/// of input.
 fn receive_head(reads: &mut Reads<'_>, was_head: bool) -> Option<(ResponseHead, Vec<u8>)> {
     let mut buf: Vec<u8> = Vec::new();
+    let mut reader = HeadReader::new(was_head);
     let mut interim = 0;
-    let mut scanned = 0;
     let bound = reads.max_reads() + MAX_INTERIM_RESPONSES + 2;
     for _ in 0..bound {
-        if let Some(end) = find_head_end(&buf, scanned) {
-            // Resuming the search must find the same blank line as a full scan.
-            assert_eq!(Some(end), find_head_end(&buf, 0), "resumed head scan");
-            let parsed = parse_response_head(&buf[..end], was_head);
-            check_prefixes(&buf[..end], was_head, &parsed);
-            let head = parsed.ok()??;
-            check_head(&head, &buf[..end], was_head);
-            assert_eq!(
-                head.head_len, end,
-                "head length differs from the blank line the engine found"
-            );
-            if head.is_interim() {
+        assert!(buf.len() <= MAX_HEAD_BYTES + reads.sizes.iter().max().unwrap_or(&0));
+        match reader.advance(&buf) {
+            Err(_) => return None,
+            Ok(HeadEvent::NeedMore) => buf.extend_from_slice(reads.next()?),
+            Ok(HeadEvent::Interim(len)) => {
+                assert_eq!(Some(len), find_head_end(&buf, 0), "interim head length");
                 interim += 1;
-                if interim > MAX_INTERIM_RESPONSES {
-                    return None; // TooManyInterimResponses
-                }
-                buf.drain(..head.head_len);
-                scanned = 0;
-                continue;
+                assert!(interim <= MAX_INTERIM_RESPONSES, "interim limit not kept");
+                buf.drain(..len);
             }
-            let rest = buf.split_off(head.head_len);
-            return Some((head, rest));
+            Ok(HeadEvent::Final(head)) => {
+                let end = head.head_len;
+                assert_eq!(
+                    Some(end),
+                    find_head_end(&buf, 0),
+                    "head length differs from the first blank line"
+                );
+                let parsed = parse_response_head(&buf[..end], was_head);
+                check_prefixes(&buf[..end], was_head, &parsed);
+                check_head(&head, &buf[..end], was_head);
+                let rest = buf.split_off(end);
+                return Some((head, rest));
+            }
         }
-        if buf.len() >= MAX_HEAD_BYTES {
-            return None; // HeadTooLarge
-        }
-        let prefix = buf.len().min(STATUS_LINE_PREFIX.len());
-        if buf[..prefix] != STATUS_LINE_PREFIX[..prefix] {
-            return None; // not an HTTP/1.x status line
-        }
-        scanned = buf.len().saturating_sub(3);
-        buf.extend_from_slice(reads.next()?);
     }
     panic!("receive_head did not finish within {bound} iterations");
 }

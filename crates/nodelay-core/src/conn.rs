@@ -4,6 +4,8 @@
 use std::io::{self, IoSlice, Read, Write};
 use std::time::{Duration, Instant};
 
+use nodelay_proto::ReadBuffer;
+
 use crate::deadline::{Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
@@ -12,10 +14,7 @@ use crate::transport::Transport;
 
 pub(crate) struct Connection {
     stream: Transport,
-    /// Read buffer; `buf[start..end]` holds received bytes not consumed yet.
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    buf: ReadBuffer,
     /// Timeouts currently set on the socket, so the common case (no total
     /// deadline) sets them once per connection instead of once per read.
     read_timeout: Option<Duration>,
@@ -29,9 +28,7 @@ impl Connection {
     pub fn new(stream: Transport) -> Self {
         Connection {
             stream,
-            buf: vec![0; READ_BUFFER_BYTES],
-            start: 0,
-            end: 0,
+            buf: ReadBuffer::new(READ_BUFFER_BYTES),
             read_timeout: None,
             write_timeout: None,
             served: 0,
@@ -41,29 +38,30 @@ impl Connection {
 
     /// Received bytes not consumed yet.
     pub fn buffered(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        self.buf.buffered()
+    }
+
+    /// The read buffer (the exchange hands its bytes to the protocol's
+    /// state machine and consumes what it used).
+    pub fn read_buffer(&mut self) -> &mut ReadBuffer {
+        &mut self.buf
     }
 
     pub fn consume(&mut self, n: usize) {
-        debug_assert!(n <= self.end - self.start);
-        self.start += n;
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        }
+        self.buf.consume(n);
     }
 
     /// Whether a read would find bytes without waiting (buffered here, in the
     /// TLS session or in the socket).
     pub fn has_data_now(&mut self) -> bool {
-        self.start < self.end || self.stream.has_data_now()
+        !self.buf.is_empty() || self.stream.has_data_now()
     }
 
     /// Zero-timeout readability check of an idle connection: an idle socket
     /// with something to read has been closed by the peer (EOF/RST) or carries
     /// bytes nobody asked for; either way it must not be reused.
     pub fn is_reusable(&mut self) -> bool {
-        self.start == self.end && self.stream.is_idle_and_open()
+        self.buf.is_empty() && self.stream.is_idle_and_open()
     }
 
     /// Reads more bytes into the buffer, growing it up to `max_buffer` when it
@@ -74,26 +72,20 @@ impl Connection {
         deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
     ) -> Result<usize, Error> {
-        if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else if self.buf.len() < max_buffer {
-                let grown = (self.buf.len() * 2).min(max_buffer);
-                self.buf.resize(grown, 0);
-            } else {
-                return Err(Error::new(
-                    ErrorKind::RemoteProtocol,
-                    "read buffer limit reached",
-                ));
-            }
-        }
-        let end = self.end;
-        let n = self.read_with_deadline(deadlines, interrupt, |stream, buf| {
-            stream.read(&mut buf[end..])
-        })?;
-        self.end += n;
+        let Some(spare) = self.buf.spare(max_buffer) else {
+            return Err(Error::new(
+                ErrorKind::RemoteProtocol,
+                "read buffer limit reached",
+            ));
+        };
+        let n = read_with_deadline(
+            &mut self.stream,
+            &mut self.read_timeout,
+            spare,
+            deadlines,
+            interrupt,
+        )?;
+        self.buf.filled(n);
         Ok(n)
     }
 
@@ -105,80 +97,14 @@ impl Connection {
         deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
     ) -> Result<usize, Error> {
-        debug_assert!(
-            self.start == self.end,
-            "buffered bytes must be drained first"
-        );
-        self.read_with_deadline(deadlines, interrupt, |stream, _| stream.read(dst))
-    }
-
-    /// A signal that lands while this thread is not blocked in `read` (it is
-    /// processing the bytes the last read returned) causes no `EINTR`: the
-    /// handler only notes it. So when `interrupt` can ever answer yes (the
-    /// main thread of a Python program), a read waits at most
-    /// [`SIGNAL_CHECK_INTERVAL`] at a time and asks it between waits: such a
-    /// Ctrl-C ends the request within one interval instead of being noticed
-    /// only after the response. How long a read may wait in all is
-    /// `Deadlines::read_budget`'s rule (the whole head within the read
-    /// timeout, each body read within it). The socket timeout changes only
-    /// when the budget moves by more than [`SOCKET_TIMEOUT_SLACK`], and a
-    /// read that returns data costs nothing more.
-    fn read_with_deadline(
-        &mut self,
-        deadlines: &Deadlines,
-        interrupt: &dyn Interrupt,
-        mut op: impl FnMut(&mut Transport, &mut [u8]) -> io::Result<usize>,
-    ) -> Result<usize, Error> {
-        let polling = interrupt.needs_polling();
-        // Time this read spent in waits that ended without data; measured
-        // from the first such wait's start, so the clock is read only once a
-        // read has waited a whole socket timeout.
-        let mut waited = Duration::ZERO;
-        let mut first_wait_started: Option<Instant> = None;
-        loop {
-            let budget = deadlines.read_budget(waited)?;
-            let wait = match budget {
-                Some(b) if polling => Some(b.min(SIGNAL_CHECK_INTERVAL)),
-                None if polling => Some(SIGNAL_CHECK_INTERVAL),
-                other => other,
-            };
-            if !close_enough(self.read_timeout, wait) {
-                self.stream
-                    .tcp()
-                    .set_read_timeout(wait)
-                    .map_err(|e| io_error(ErrorKind::Read, e))?;
-                self.read_timeout = wait;
-            }
-            // What the socket will wait: `wait`, or a little less.
-            let wait = self.read_timeout;
-            match op(&mut self.stream, &mut self.buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    if interrupt.should_abort() {
-                        return Err(Error::new(
-                            ErrorKind::Interrupted,
-                            "interrupted by a signal",
-                        ));
-                    }
-                }
-                // The wait ended: the next turn asks the deadlines whether
-                // time is left (another slice) or not (the timeout error).
-                Err(e) if is_timeout(&e) => {
-                    if polling && interrupt.should_abort() {
-                        return Err(Error::new(
-                            ErrorKind::Interrupted,
-                            "interrupted by a signal",
-                        ));
-                    }
-                    let now = Instant::now();
-                    let since = *first_wait_started.get_or_insert_with(|| {
-                        now.checked_sub(wait.unwrap_or_default()).unwrap_or(now)
-                    });
-                    waited = now.saturating_duration_since(since);
-                }
-                Err(e) => return Err(io_error(ErrorKind::Read, e)),
-            }
-        }
+        debug_assert!(self.buf.is_empty(), "buffered bytes must be drained first");
+        read_with_deadline(
+            &mut self.stream,
+            &mut self.read_timeout,
+            dst,
+            deadlines,
+            interrupt,
+        )
     }
 
     /// Writes all of `parts` (one syscall in the common case: a single slice,
@@ -225,6 +151,79 @@ impl Connection {
             }
         }
         Ok(())
+    }
+}
+
+/// One read from `stream` into `dst` within the request's deadlines
+/// (`read_timeout`: the timeout currently set on the socket).
+///
+/// A signal that lands while this thread is not blocked in `read` (it is
+/// processing the bytes the last read returned) causes no `EINTR`: the
+/// handler only notes it. So when `interrupt` can ever answer yes (the
+/// main thread of a Python program), a read waits at most
+/// [`SIGNAL_CHECK_INTERVAL`] at a time and asks it between waits: such a
+/// Ctrl-C ends the request within one interval instead of being noticed
+/// only after the response. How long a read may wait in all is
+/// `Deadlines::read_budget`'s rule (the whole head within the read
+/// timeout, each body read within it). The socket timeout changes only
+/// when the budget moves by more than [`SOCKET_TIMEOUT_SLACK`], and a
+/// read that returns data costs nothing more.
+fn read_with_deadline(
+    stream: &mut Transport,
+    read_timeout: &mut Option<Duration>,
+    dst: &mut [u8],
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<usize, Error> {
+    let polling = interrupt.needs_polling();
+    // Time this read spent in waits that ended without data; measured
+    // from the first such wait's start, so the clock is read only once a
+    // read has waited a whole socket timeout.
+    let mut waited = Duration::ZERO;
+    let mut first_wait_started: Option<Instant> = None;
+    loop {
+        let budget = deadlines.read_budget(waited)?;
+        let wait = match budget {
+            Some(b) if polling => Some(b.min(SIGNAL_CHECK_INTERVAL)),
+            None if polling => Some(SIGNAL_CHECK_INTERVAL),
+            other => other,
+        };
+        if !close_enough(*read_timeout, wait) {
+            stream
+                .tcp()
+                .set_read_timeout(wait)
+                .map_err(|e| io_error(ErrorKind::Read, e))?;
+            *read_timeout = wait;
+        }
+        // What the socket will wait: `wait`, or a little less.
+        let wait = *read_timeout;
+        match stream.read(dst) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                if interrupt.should_abort() {
+                    return Err(Error::new(
+                        ErrorKind::Interrupted,
+                        "interrupted by a signal",
+                    ));
+                }
+            }
+            // The wait ended: the next turn asks the deadlines whether
+            // time is left (another slice) or not (the timeout error).
+            Err(e) if is_timeout(&e) => {
+                if polling && interrupt.should_abort() {
+                    return Err(Error::new(
+                        ErrorKind::Interrupted,
+                        "interrupted by a signal",
+                    ));
+                }
+                let now = Instant::now();
+                let since = *first_wait_started.get_or_insert_with(|| {
+                    now.checked_sub(wait.unwrap_or_default()).unwrap_or(now)
+                });
+                waited = now.saturating_duration_since(since);
+            }
+            Err(e) => return Err(io_error(ErrorKind::Read, e)),
+        }
     }
 }
 

@@ -125,27 +125,27 @@ impl Error {
     }
 
     /// Whether a request that failed with this error goes once more on a
-    /// fresh connection (HOSTILE.md H28), the one rule of every HTTP/1.1
-    /// send loop, sync and async, plain and streamed: only when its
-    /// connection was a `reused` keep-alive one, `retries_left` allows it,
-    /// the request is `idempotent`, and nothing of a response arrived (the
-    /// server most likely closed the idle connection as it was reused).
-    /// Never after a timeout (a slow server, not a stale connection: sending
-    /// again would do the request twice and wait a whole timeout again) nor
-    /// a Ctrl-C. A streamed body must also rewind; callers ask it after this
-    /// says yes, rewinding having effects of its own.
+    /// fresh connection (HOSTILE.md H28): the protocol's one retry rule
+    /// (`nodelay_proto::retry_on_fresh_connection`: a `reused` connection,
+    /// `retries_left`, an `idempotent` request, nothing of a response
+    /// received, never after a timeout or a Ctrl-C) asked by every HTTP/1.1
+    /// send loop, sync and async, plain and streamed. A streamed body must
+    /// also rewind; callers ask it after this says yes, rewinding having
+    /// effects of its own.
     pub(crate) fn allows_fresh_connection_retry(
         &self,
         reused: bool,
         idempotent: bool,
         retries_left: usize,
     ) -> bool {
-        reused
-            && retries_left > 0
-            && idempotent
-            && self.nothing_received()
-            && !self.is_interrupted()
-            && !self.is_timeout()
+        nodelay_proto::retry_on_fresh_connection(&nodelay_proto::FailedAttempt {
+            reused,
+            idempotent,
+            retries_left,
+            nothing_received: self.nothing_received(),
+            timed_out: self.is_timeout(),
+            interrupted: self.is_interrupted(),
+        })
     }
 }
 

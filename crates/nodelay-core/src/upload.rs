@@ -4,6 +4,10 @@
 //! ever loaded whole. This file is the HTTP/1.1 writer; over HTTP/2 the same
 //! source is sent as DATA frames under flow control (`h2/upload.rs`).
 //!
+//! The framing (`nodelay_proto::BodyWriter`) and the early-answer rule
+//! (`nodelay_proto::answer_may_follow`) are the protocol crate's; this file
+//! pulls the source, writes and waits.
+//!
 //! A server may answer before the body is complete (413 Content Too Large,
 //! 401, a redirect) and stop reading. Like curl and browsers we then read its
 //! answer instead of failing with a write error: a streamed body checks for
@@ -15,11 +19,14 @@
 
 use std::io::IoSlice;
 
-use nodelay_proto::ResponseHead;
+use nodelay_proto::{
+    answer_may_follow, BodyWriter, Frame, HeadReader, ProtoError, ResponseHead, SendFailure,
+    CHUNK_SIZE_LINE_BYTES,
+};
 
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
-use crate::exchange::receive_head;
+use crate::exchange::receive_head_with;
 use crate::interrupt::Interrupt;
 use crate::pool::PooledConn;
 
@@ -41,28 +48,7 @@ pub trait BodySource: Send {
     fn rewind(&mut self) -> Result<bool, Error>;
 }
 
-/// How a streamed body is framed on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamFraming {
-    /// Exactly this many bytes, announced with `Content-Length`.
-    Length(u64),
-    /// Unknown size: `Transfer-Encoding: chunked`, encoded here.
-    Chunked,
-}
-
-impl StreamFraming {
-    /// The body's size, when known.
-    pub fn length(self) -> Option<u64> {
-        match self {
-            StreamFraming::Length(n) => Some(n),
-            StreamFraming::Chunked => None,
-        }
-    }
-}
-
-/// The chunked-coding terminator: the last (empty) chunk and no trailers.
-pub(crate) const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
-pub(crate) const CRLF: &[u8] = b"\r\n";
+pub use nodelay_proto::StreamFraming;
 
 /// Writes `wire` (the head) and the whole body of `source`. The head leaves
 /// in the same (vectored) write as the first piece of the body, so a small
@@ -85,8 +71,9 @@ pub(crate) fn send_streamed(
     interrupt: &dyn Interrupt,
 ) -> Result<bool, Error> {
     let conn = pooled.conn();
+    let mut writer = BodyWriter::new(framing);
+    let mut size_line = [0u8; CHUNK_SIZE_LINE_BYTES];
     let mut head: Option<&[u8]> = Some(wire);
-    let mut sent: u64 = 0;
     loop {
         let chunk = source.next_chunk(buf)?;
         if chunk.is_some_and(<[u8]>::is_empty) {
@@ -98,43 +85,52 @@ pub(crate) fn send_streamed(
         if head.is_none() && !conn.is_reusable() {
             return Ok(false);
         }
-        let mut write = |parts: &mut [IoSlice<'_>]| {
-            conn.write_all(parts, deadlines, interrupt)
-                .map_err(Error::before_response)
-        };
-        let head_part = IoSlice::new(head.take().unwrap_or_default());
-        match (framing, chunk) {
-            (StreamFraming::Length(expected), Some(data)) => {
-                sent += data.len() as u64;
-                if sent > expected {
-                    return Err(length_mismatch(expected, "more"));
-                }
-                write(&mut [head_part, IoSlice::new(data)])?;
-            }
-            (StreamFraming::Length(expected), None) => {
-                if sent != expected {
-                    return Err(length_mismatch(expected, &sent.to_string()));
-                }
-                if !head_part.is_empty() {
-                    write(&mut [head_part])?;
-                }
-                return Ok(true);
-            }
-            (StreamFraming::Chunked, Some(data)) => {
-                let mut size = [0u8; 18];
-                let size = chunk_size_line(data.len(), &mut size);
-                write(&mut [
-                    head_part,
-                    IoSlice::new(size),
-                    IoSlice::new(data),
-                    IoSlice::new(CRLF),
-                ])?;
-            }
-            (StreamFraming::Chunked, None) => {
-                write(&mut [head_part, IoSlice::new(LAST_CHUNK)])?;
-                return Ok(true);
-            }
+        let frame = writer.frame(chunk, &mut size_line).map_err(local)?;
+        let mut parts = [IoSlice::new(&[]); FRAME_PARTS];
+        let count = frame_parts(head.take().unwrap_or_default(), &frame, &mut parts);
+        if count > 0 {
+            conn.write_all(&mut parts[..count], deadlines, interrupt)
+                .map_err(Error::before_response)?;
         }
+        if frame.last {
+            return Ok(true);
+        }
+    }
+}
+
+/// Slices of one write of a streamed body: the head (first write only) and
+/// a frame's prefix, data and suffix.
+pub(crate) const FRAME_PARTS: usize = 4;
+
+/// Puts the non-empty ones of `head` and `frame`'s parts, in order, into
+/// `parts`; returns how many (a single slice is then a plain write, and an
+/// empty frame no write at all).
+pub(crate) fn frame_parts<'a>(
+    head: &'a [u8],
+    frame: &Frame<'a>,
+    parts: &mut [IoSlice<'a>; FRAME_PARTS],
+) -> usize {
+    let mut count = 0;
+    for part in [head, frame.prefix, frame.data, frame.suffix] {
+        if !part.is_empty() {
+            parts[count] = IoSlice::new(part);
+            count += 1;
+        }
+    }
+    count
+}
+
+/// A framing rule the body's source broke (a length that is not kept).
+pub(crate) fn local(e: ProtoError) -> Error {
+    Error::protocol(e, ErrorKind::LocalProtocol)
+}
+
+/// How a failed send is seen by the early-answer rule.
+pub(crate) fn send_failure(e: &Error) -> SendFailure {
+    match e.kind() {
+        ErrorKind::Write => SendFailure::Broken,
+        ErrorKind::WriteTimeout => SendFailure::TimedOut,
+        _ => SendFailure::Other,
     }
 }
 
@@ -152,16 +148,12 @@ pub(crate) fn answer_after_failed_send(
     interrupt: &dyn Interrupt,
     failed: Error,
 ) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    let worth_reading = match failed.kind() {
-        ErrorKind::Write => true,
-        ErrorKind::WriteTimeout => !pooled.conn().is_reusable(),
-        _ => false,
-    };
-    if !worth_reading {
+    if !answer_may_follow(send_failure(&failed), || !pooled.conn().is_reusable()) {
         return Err(failed);
     }
-    match receive_head(pooled, request_was_head, deadlines, interrupt) {
-        Ok(answer) => Ok(closing(answer)),
+    let reader = HeadReader::after_cut_request(request_was_head);
+    match receive_head_with(pooled, reader, deadlines, interrupt) {
+        Ok(answer) => Ok(answer),
         Err(e) if e.is_interrupted() => Err(e),
         Err(_) => Err(failed),
     }
@@ -175,56 +167,12 @@ pub(crate) fn receive_early_answer(
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
 ) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    receive_head(pooled, request_was_head, deadlines, interrupt).map(closing)
+    let reader = HeadReader::after_cut_request(request_was_head);
+    receive_head_with(pooled, reader, deadlines, interrupt)
 }
 
-/// The connection carrying a request cut short is out of step with the
-/// framing it announced: never reused after this answer.
-fn closing((mut head, bytes): (ResponseHead, Box<[u8]>)) -> (ResponseHead, Box<[u8]>) {
-    head.keep_alive = false;
-    (head, bytes)
-}
-
-/// `{size in hex}\r\n` into `out`.
-pub(crate) fn chunk_size_line(len: usize, out: &mut [u8; 18]) -> &[u8] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut i = 16;
-    let mut n = len;
-    loop {
-        i -= 1;
-        out[i] = HEX[n & 0xf];
-        n >>= 4;
-        if n == 0 {
-            break;
-        }
-    }
-    out[16] = b'\r';
-    out[17] = b'\n';
-    &out[i..]
-}
-
-pub(crate) fn length_mismatch(expected: u64, sent: &str) -> Error {
-    Error::new(
-        ErrorKind::LocalProtocol,
-        format!(
-            "the request body did not match its Content-Length: {expected} bytes announced, {sent} given (a file changed size during the upload?)"
-        ),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::chunk_size_line;
-
-    #[test]
-    fn chunk_size_lines_are_lowercase_hex() {
-        let mut buf = [0u8; 18];
-        assert_eq!(chunk_size_line(1, &mut buf), b"1\r\n");
-        assert_eq!(chunk_size_line(0x10000, &mut buf), b"10000\r\n");
-        assert_eq!(chunk_size_line(0xabc, &mut buf), b"abc\r\n");
-        assert_eq!(
-            chunk_size_line(usize::MAX, &mut buf),
-            b"ffffffffffffffff\r\n"
-        );
-    }
+/// A streamed body that did not keep the length announced for it:
+/// `given` is what its source gave (`None`: more than announced).
+pub(crate) fn length_mismatch(announced: u64, given: Option<u64>) -> Error {
+    local(ProtoError::BodyLengthMismatch { announced, given })
 }

@@ -51,6 +51,7 @@ impl Default for ChunkedDecoder {
 }
 
 impl ChunkedDecoder {
+    /// A decoder at the start of a chunked body.
     pub fn new() -> Self {
         Self {
             state: State::Size { digits: 0 },

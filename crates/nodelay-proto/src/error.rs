@@ -32,6 +32,31 @@ pub enum ProtoError {
     ChunkExtensionsTooLarge,
     /// Trailers beyond `limits::MAX_TRAILER_BYTES`.
     TrailersTooLarge,
+    /// The server closed the connection before any byte of a response.
+    NoResponse,
+    /// The server closed the connection in the middle of a response head.
+    HeadCut,
+    /// The server closed the connection before the end of a body of
+    /// announced length.
+    IncompleteBody {
+        /// Body bytes received.
+        received: u64,
+        /// Body bytes announced.
+        expected: u64,
+    },
+    /// The server closed the connection before the last chunk of a chunked body.
+    ChunkedBodyCut {
+        /// Body bytes received.
+        received: u64,
+    },
+    /// A streamed request body gave more or fewer bytes than the
+    /// `Content-Length` announced for it.
+    BodyLengthMismatch {
+        /// Bytes announced.
+        announced: u64,
+        /// Bytes the body gave; `None`: more than announced.
+        given: Option<u64>,
+    },
 }
 
 impl fmt::Display for ProtoError {
@@ -66,6 +91,29 @@ impl fmt::Display for ProtoError {
                 )
             }
             Self::TrailersTooLarge => write!(f, "trailers exceed {MAX_TRAILER_BYTES} bytes"),
+            Self::NoResponse => f.write_str("server disconnected without sending a response"),
+            Self::HeadCut => {
+                f.write_str("server closed the connection in the middle of the response head")
+            }
+            Self::IncompleteBody { received, expected } => write!(
+                f,
+                "peer closed connection without sending complete message body: received {received} of {expected} bytes"
+            ),
+            Self::ChunkedBodyCut { received } => write!(
+                f,
+                "peer closed connection without sending complete message body: chunked body cut after {received} bytes"
+            ),
+            Self::BodyLengthMismatch { announced, given } => {
+                write!(
+                    f,
+                    "the request body did not match its Content-Length: {announced} bytes announced, "
+                )?;
+                match given {
+                    Some(n) => write!(f, "{n} given")?,
+                    None => f.write_str("more given")?,
+                }
+                f.write_str(" (a file changed size during the upload?)")
+            }
         }
     }
 }

@@ -6,13 +6,16 @@ use crate::limits::MAX_CONTENT_LENGTH_DIGITS;
 /// HTTP/1.x minor version of a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
+    /// HTTP/1.0.
     Http10,
+    /// HTTP/1.1.
     Http11,
     /// HTTP/2 (RFC 9113): never parsed here; the core's h2 driver reports it.
     Http2,
 }
 
 impl Version {
+    /// The version as written in a status line (`HTTP/1.1`).
     pub fn as_str(self) -> &'static str {
         match self {
             Version::Http10 => "HTTP/1.0",

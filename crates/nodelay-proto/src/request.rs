@@ -5,11 +5,13 @@ use crate::error::ProtoError;
 /// Everything needed to encode a request head. Header names and values are
 /// sent exactly as given, in order.
 pub struct RequestHead<'a> {
+    /// The method token (`GET`).
     pub method: &'a str,
     /// Origin-form target: path plus optional `?query`.
     pub target: &'a str,
     /// Value for the `Host` header when the caller did not give one.
     pub host: &'a str,
+    /// Header fields, sent in this order.
     pub headers: &'a [(&'a str, &'a str)],
     /// Body length; `None` means no body at all.
     pub content_length: Option<u64>,

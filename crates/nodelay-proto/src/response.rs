@@ -8,7 +8,9 @@ use crate::limits::{MAX_HEADERS, MAX_HEADER_LINE_BYTES, MAX_HEAD_BYTES};
 /// Byte range `start..end` of a header name and value inside the head buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeaderSpan {
+    /// The field name's range.
     pub name: (u32, u32),
+    /// The field value's range (without surrounding whitespace).
     pub value: (u32, u32),
 }
 
@@ -16,11 +18,17 @@ pub struct HeaderSpan {
 /// [`parse_response_head`]; `head_len` bytes of it belong to this head.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseHead {
+    /// The response's HTTP version.
     pub version: Version,
+    /// The status code (100 to 999).
     pub status: u16,
+    /// The reason phrase's range (empty when there is none).
     pub reason: (u32, u32),
+    /// Every header field, in order, as ranges of the buffer.
     pub headers: Vec<HeaderSpan>,
+    /// Bytes of the head, blank line included; the body starts after them.
     pub head_len: usize,
+    /// How the body is delimited.
     pub framing: BodyFraming,
     /// Whether the connection may carry another request after this body.
     pub keep_alive: bool,

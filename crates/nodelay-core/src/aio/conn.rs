@@ -8,6 +8,7 @@ use std::os::fd::RawFd;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
+use nodelay_proto::ReadBuffer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::aconnect::AsyncTransport;
@@ -18,10 +19,7 @@ use crate::limits::READ_BUFFER_BYTES;
 
 pub(crate) struct AsyncConn {
     io: AsyncTransport,
-    /// Read buffer; `buf[start..end]` holds received bytes not consumed yet.
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    buf: ReadBuffer,
     pub idle_since: Instant,
 }
 
@@ -29,9 +27,7 @@ impl AsyncConn {
     pub fn new(io: AsyncTransport) -> Self {
         AsyncConn {
             io,
-            buf: vec![0; READ_BUFFER_BYTES],
-            start: 0,
-            end: 0,
+            buf: ReadBuffer::new(READ_BUFFER_BYTES),
             idle_since: Instant::now(),
         }
     }
@@ -51,16 +47,17 @@ impl AsyncConn {
 
     /// Received bytes not consumed yet.
     pub fn buffered(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        self.buf.buffered()
+    }
+
+    /// The read buffer (the exchange hands its bytes to the protocol's
+    /// state machine and consumes what it used).
+    pub fn read_buffer(&mut self) -> &mut ReadBuffer {
+        &mut self.buf
     }
 
     pub fn consume(&mut self, n: usize) {
-        debug_assert!(n <= self.end - self.start);
-        self.start += n;
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        }
+        self.buf.consume(n);
     }
 
     /// The socket's descriptor (an upload watches it for an early answer
@@ -74,7 +71,7 @@ impl AsyncConn {
     /// nobody asked for. TLS 1.3 session tickets make it readable too; those
     /// are fed to rustls and do not count.
     pub fn is_reusable(&mut self) -> bool {
-        if self.start != self.end {
+        if !self.buf.is_empty() {
             return false;
         }
         let fd = self.io.raw_fd();
@@ -131,24 +128,14 @@ impl AsyncConn {
     /// Reads more bytes into the buffer, growing it up to `max_buffer` when it
     /// is full (response heads may exceed one buffer). Returns 0 at EOF.
     pub async fn fill(&mut self, max_buffer: usize, deadlines: &Deadlines) -> Result<usize, Error> {
-        if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else if self.buf.len() < max_buffer {
-                let grown = (self.buf.len() * 2).min(max_buffer);
-                self.buf.resize(grown, 0);
-            } else {
-                return Err(Error::new(
-                    ErrorKind::RemoteProtocol,
-                    "read buffer limit reached",
-                ));
-            }
-        }
-        let end = self.end;
-        let n = read_timed(deadlines, self.io.read(&mut self.buf[end..])).await?;
-        self.end += n;
+        let Some(spare) = self.buf.spare(max_buffer) else {
+            return Err(Error::new(
+                ErrorKind::RemoteProtocol,
+                "read buffer limit reached",
+            ));
+        };
+        let n = read_timed(deadlines, self.io.read(spare)).await?;
+        self.buf.filled(n);
         Ok(n)
     }
 
@@ -158,10 +145,7 @@ impl AsyncConn {
         dst: &mut [u8],
         deadlines: &Deadlines,
     ) -> Result<usize, Error> {
-        debug_assert!(
-            self.start == self.end,
-            "buffered bytes must be drained first"
-        );
+        debug_assert!(self.buf.is_empty(), "buffered bytes must be drained first");
         read_timed(deadlines, self.io.read(dst)).await
     }
 

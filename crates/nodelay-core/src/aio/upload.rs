@@ -12,17 +12,17 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use nodelay_proto::ResponseHead;
+use nodelay_proto::{
+    answer_may_follow, BodyWriter, HeadReader, ResponseHead, CHUNK_SIZE_LINE_BYTES,
+};
 
 use crate::aio::conn::poll_readable;
-use crate::aio::exchange::receive_head;
+use crate::aio::exchange::receive_head_with;
 use crate::aio::pool::AsyncPooled;
 use crate::deadline::{poll_once, Deadlines};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::limits::UPLOAD_CHUNK_BYTES;
-use crate::upload::{
-    chunk_size_line, length_mismatch, BodySource, StreamFraming, CRLF, LAST_CHUNK,
-};
+use crate::upload::{frame_parts, local, send_failure, BodySource, StreamFraming, FRAME_PARTS};
 
 /// A request for the thread that serves a [`BodySource`].
 enum Command {
@@ -145,8 +145,9 @@ pub(crate) async fn send_streamed(
 ) -> Result<bool, Error> {
     let conn = pooled.conn();
     let fd = conn.raw_fd();
+    let mut writer = BodyWriter::new(framing);
+    let mut size_line = [0u8; CHUNK_SIZE_LINE_BYTES];
     let mut head: Option<&[u8]> = Some(wire);
-    let mut sent: u64 = 0;
     loop {
         let chunk = pump.next_chunk().await?;
         if chunk.as_ref().is_some_and(Vec::is_empty) {
@@ -158,45 +159,22 @@ pub(crate) async fn send_streamed(
         if head.is_none() && !conn.is_reusable() {
             return Ok(false);
         }
-        let head_part = IoSlice::new(head.take().unwrap_or_default());
-        let written = match (framing, chunk.as_deref()) {
-            (StreamFraming::Length(expected), Some(data)) => {
-                sent += data.len() as u64;
-                if sent > expected {
-                    return Err(length_mismatch(expected, "more"));
-                }
-                let parts = &mut [head_part, IoSlice::new(data)];
-                unless_answered(conn.write_parts(parts, deadlines), fd).await
-            }
-            (StreamFraming::Length(expected), None) => {
-                if sent != expected {
-                    return Err(length_mismatch(expected, &sent.to_string()));
-                }
-                return conn
-                    .write_parts(&mut [head_part], deadlines)
+        let frame = writer
+            .frame(chunk.as_deref(), &mut size_line)
+            .map_err(local)?;
+        let mut parts = [IoSlice::new(&[]); FRAME_PARTS];
+        let count = frame_parts(head.take().unwrap_or_default(), &frame, &mut parts);
+        let parts = &mut parts[..count];
+        if frame.last {
+            // The end of the body: nothing more to hold back for an answer.
+            if count > 0 {
+                conn.write_parts(parts, deadlines)
                     .await
-                    .map(|()| true)
-                    .map_err(Error::before_response);
+                    .map_err(Error::before_response)?;
             }
-            (StreamFraming::Chunked, Some(data)) => {
-                let mut size = [0u8; 18];
-                let size = chunk_size_line(data.len(), &mut size);
-                let parts = &mut [
-                    head_part,
-                    IoSlice::new(size),
-                    IoSlice::new(data),
-                    IoSlice::new(CRLF),
-                ];
-                unless_answered(conn.write_parts(parts, deadlines), fd).await
-            }
-            (StreamFraming::Chunked, None) => {
-                return conn
-                    .write_parts(&mut [head_part, IoSlice::new(LAST_CHUNK)], deadlines)
-                    .await
-                    .map(|()| true)
-                    .map_err(Error::before_response);
-            }
-        };
+            return Ok(true);
+        }
+        let written = unless_answered(conn.write_parts(parts, deadlines), fd).await;
         if !written.map_err(Error::before_response)? {
             return Ok(false);
         }
@@ -239,16 +217,12 @@ pub(crate) async fn answer_after_failed_send(
     deadlines: &Deadlines,
     failed: Error,
 ) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    let worth_reading = match failed.kind() {
-        ErrorKind::Write => true,
-        ErrorKind::WriteTimeout => !pooled.conn().is_reusable(),
-        _ => false,
-    };
-    if !worth_reading {
+    if !answer_may_follow(send_failure(&failed), || !pooled.conn().is_reusable()) {
         return Err(failed);
     }
-    match receive_head(pooled, request_was_head, deadlines).await {
-        Ok(answer) => Ok(closing(answer)),
+    let reader = HeadReader::after_cut_request(request_was_head);
+    match receive_head_with(pooled, reader, deadlines).await {
+        Ok(answer) => Ok(answer),
         Err(_) => Err(failed),
     }
 }
@@ -260,14 +234,6 @@ pub(crate) async fn receive_early_answer(
     request_was_head: bool,
     deadlines: &Deadlines,
 ) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    receive_head(pooled, request_was_head, deadlines)
-        .await
-        .map(closing)
-}
-
-/// The connection carrying a request cut short is out of step with the
-/// framing it announced: never reused after this answer.
-fn closing((mut head, bytes): (ResponseHead, Box<[u8]>)) -> (ResponseHead, Box<[u8]>) {
-    head.keep_alive = false;
-    (head, bytes)
+    let reader = HeadReader::after_cut_request(request_was_head);
+    receive_head_with(pooled, reader, deadlines).await
 }

@@ -127,7 +127,7 @@ impl<'a> StreamedBody<'a> {
             let Some(piece) = piece else {
                 return match self.length {
                     Some(expected) if expected != self.pulled => {
-                        Err(length_mismatch(expected, &self.pulled.to_string()))
+                        Err(length_mismatch(expected, Some(self.pulled)))
                     }
                     _ => Ok(None),
                 };
@@ -137,7 +137,7 @@ impl<'a> StreamedBody<'a> {
             }
             self.pulled += piece.len() as u64;
             if let Some(expected) = self.length.filter(|&n| self.pulled > n) {
-                return Err(length_mismatch(expected, "more"));
+                return Err(length_mismatch(expected, None));
             }
             return Ok(Some(piece));
         }
