@@ -7,7 +7,8 @@ DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>
 	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27"
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python lint bench clean fuzz fuzz-smoke soak
+.PHONY: all venv dev release test test-rust test-python test-perl lint bench clean fuzz fuzz-smoke soak \
+	wheel test-wheel docs
 
 all: dev
 
@@ -19,8 +20,10 @@ $(BIN)/maturin: Makefile
 venv: $(BIN)/maturin
 
 # Debug build of our crates (dependencies optimised, see Cargo.toml) installed into .venv.
+# The benchmark lab (bench/, not part of the wheel) goes on the venv's path by a .pth file.
 dev: venv
 	$(BIN)/maturin develop --quiet
+	$(PY) -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'nodelay-bench-lab.pth').write_text('$(abspath bench)\n')"
 
 # Optimised build for benchmarks.
 release: venv
@@ -32,7 +35,7 @@ test-rust:
 
 # stubtest checks the hand-written _core.pyi against the built module (hence `dev`).
 lint: dev
-	$(BIN)/ruff check python tests
+	$(BIN)/ruff check python tests bench
 	$(BIN)/mypy
 	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
 		--allowlist stubtest-allowlist.txt
@@ -40,19 +43,31 @@ lint: dev
 test-python: dev
 	$(PY) -m pytest -q
 
-test: dev test-rust lint test-python fuzz-smoke
+# The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
+# and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
+test-perl:
+	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
-# The benchmark lab (BENCHMARKS.md): release build, the `bench` extra's peers (each one
-# that fails to install is skipped by the lab, not an error), then every default workload
-# against every installed peer and native reference. Writes bench-results/ (JSON + PNG).
+test: dev test-rust lint test-python fuzz-smoke test-perl
+
+# The benchmark lab (bench/, docs/performance.md): release build, the peers of
+# bench/requirements.txt (each one that fails to install is skipped by the lab, not an
+# error), then every workload against every installed peer and native reference. Writes
+# bench-results/: results.json, bench.png and the self-contained report.html, each row with
+# p50/p90/p99/max latency. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
+# `nodelay bench` finds the lab in this checkout by itself (no `make dev` needed first).
+BENCH_ARGS ?=
 bench: release
-	@for dep in $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))"); do \
+	@grep -v '^#' bench/requirements.txt | while read -r dep; do \
+		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
-	$(PY) -m nodelay.bench --syscalls --json bench-results/results.json --plot bench-results/bench.png
+	$(PY) -m nodelay bench --syscalls --json bench-results/results.json \
+		--plot bench-results/bench.png --html bench-results/report.html $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target $(DIST) site
+	-cd perl && [ -f Makefile ] && $(MAKE) realclean
 
 # -- Hostile world (issue 7): fuzzing the response parser, and the soak test ------------------
 # fuzz/ is its own cargo workspace (not a member of ours). `fuzz` runs the coverage-guided
@@ -80,10 +95,11 @@ fuzz-smoke:
 	cargo run --release --manifest-path fuzz/Cargo.toml --no-default-features \
 		--bin stable_fuzz -- --seconds $(FUZZ_SMOKE_SECONDS)
 
-# 1,000,000 mixed requests in 8 threads sharing one Client (HOSTILE.md K35); fails if RSS
-# grows > 10 MB, the fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
+# The soak (bench/nodelay_bench/soak.py, HOSTILE.md K35): 1,000,000 mixed requests in 8
+# threads sharing one Client, then the pool-pressure phase; fails if RSS grows > 10 MB, the
+# fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
 soak: dev
-	$(PY) tests/soak/soak.py --requests $(SOAK_REQUESTS)
+	$(PY) -m nodelay_bench.soak --requests $(SOAK_REQUESTS)
 
 # -- Interop matrix (issue 13, docs/interop.md) ----------------------------------------------
 # Real third-party servers on loopback × h1/h1tls/h2/h2c × one set of checks, under nodelay
@@ -127,3 +143,67 @@ interop: interop-deps
 # (protocol per port, compression, proxying, recycling, idle close): for work on a launcher.
 interop-launchers: interop-deps
 	$(PY) -m pytest -q -p no:cacheprovider tests/interop/test_web_launchers.py
+
+# -- Wheels (issue 17): installable where no Rust toolchain exists ----------------------------
+# `wheel` builds one manylinux2014 (glibc 2.17) wheel per CPython in WHEEL_PYTHONS with zig as
+# the linker (ziglang from PyPI, found by maturin as `python -m ziglang` through the venv on
+# PATH, so no old-glibc build image is needed) and an sdist. maturin's
+# auditwheel check fails the build if the extension needs a shared library outside the
+# manylinux allowlist. The interpreters come from pyenv; WHEEL_PYTHONS= overrides them.
+# `test-wheel` installs each wheel into a fresh venv of its interpreter with cargo removed from
+# PATH and runs the tests against the installed package: the run starts outside the checkout
+# and the tests/installed_package.py plugin stops it unless `nodelay` and `nodelay._core` are
+# imported from the venv's site-packages. The lab (bench/, not in the wheel) is on PYTHONPATH
+# for its own tests, as `make dev` puts it on .venv's path.
+WHEEL_DEPS := "ziglang>=0.13,<0.14"
+WHEEL_VERSIONS := 3.11 3.12 3.13
+MANYLINUX := manylinux2014
+DIST := dist
+PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
+WHEEL_PYTHONS ?= $(foreach v,$(WHEEL_VERSIONS),$(firstword $(wildcard $(PYENV_ROOT)/versions/$(v).*/bin/python$(v))))
+WHEEL_BUILD := build/wheel-test
+TEST_WHEEL_ARGS ?= -q -x -p no:cacheprovider
+TEST_WHEEL_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" \
+	"uvloop>=0.19" "hypercorn>=0.16"
+
+wheel: venv
+	$(PY) -m pip install --quiet $(WHEEL_DEPS)
+	rm -rf $(DIST)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/maturin build --release --strip --zig --compatibility $(MANYLINUX) --auditwheel check \
+		--out $(DIST) $(foreach p,$(WHEEL_PYTHONS),-i $(p))
+	$(BIN)/maturin sdist --out $(DIST)
+	@ls -l $(DIST)
+
+test-wheel:
+	@test -n "$(WHEEL_PYTHONS)" || { echo "test-wheel: no interpreter found"; exit 1; }
+	@set -e; for py in $(WHEEL_PYTHONS); do \
+		tag=$$($$py -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")'); \
+		whl=$$(ls $(DIST)/nodelay-*-$$tag-*manylinux*.whl $(DIST)/nodelay-*-abi3-*manylinux*.whl 2>/dev/null | head -1); \
+		test -n "$$whl" || { echo "test-wheel: no wheel for $$tag in $(DIST)/ (run make wheel)"; exit 1; }; \
+		env=$(WHEEL_BUILD)/$$tag; rm -rf $$env; $$py -m venv $$env; \
+		nocargo=$$(echo "$$PATH" | tr ':' '\n' | grep -v -e cargo -e rustup | paste -sd:); \
+		echo "== $$tag: $$whl"; \
+		PATH="$$nocargo" sh -c '! command -v cargo >/dev/null && ! command -v rustc >/dev/null' \
+			|| { echo "test-wheel: cargo or rustc is still on PATH"; exit 1; }; \
+		PATH="$$nocargo" $$env/bin/python -m pip install --quiet $(TEST_WHEEL_DEPS); \
+		t0=$$(date +%s.%N); \
+		PATH="$$nocargo" $$env/bin/python -m pip install --quiet --no-deps --only-binary :all: "$$whl"; \
+		t1=$$(date +%s.%N); \
+		(cd $(WHEEL_BUILD) && $$tag/bin/python -c "import nodelay; print('nodelay under test:', nodelay.__file__)"); \
+		rc=0; (cd $(WHEEL_BUILD) && PATH="$$nocargo" PYTHONPATH=$(CURDIR)/tests:$(CURDIR)/bench \
+			$(abspath $(WHEEL_BUILD))/$$tag/bin/python -m pytest -p installed_package $(TEST_WHEEL_ARGS) \
+			--rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml $(CURDIR)/tests) || rc=$$?; \
+		t2=$$(date +%s.%N); \
+		echo "== $$tag: wheel $$(du -k "$$whl" | cut -f1) KiB, install $$(python3 -c "print(round($$t1 - $$t0, 1))") s, tests $$(python3 -c "print(round($$t2 - $$t1))") s, pytest exit $$rc"; \
+		test $$rc = 0; \
+	done
+
+# -- Documentation site (issue 17): mkdocs-material + mkdocstrings over docs/ ----------------
+# --strict: a broken link, an unresolved API reference or a page missing from the nav fails
+# the build. The API reference is read from python/nodelay's sources and _core.pyi (no build
+# needed); the lab-results page is generated from docs/bench/*.json (docs/_hooks/).
+DOCS_DEPS := "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10" "mkdocstrings[python]>=0.26,<2"
+
+docs: venv
+	$(PY) -m pip install --quiet $(DOCS_DEPS)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site

@@ -1,4 +1,6 @@
-"""The benchmark lab: statistics, parsers, ratios, the report, and one end-to-end run."""
+"""The benchmark lab (bench/nodelay_bench, imported from the checkout): statistics and
+percentiles, parsers, ratios, the report, --compare, the HTML report, and end-to-end runs
+of the one runner against the embedded servers."""
 
 from __future__ import annotations
 
@@ -11,12 +13,12 @@ from typing import Any
 
 import pytest
 from nodelay import _core
-from nodelay.bench import native, stats, syscalls, worker
-from nodelay.bench.results import SCHEMA, Row, add_ratios
-from nodelay.bench.server import json_document, pattern_bytes
-from nodelay.bench.stats import Rep
-from nodelay.bench.worker import CookieFlowError, run_cookie_flow
-from nodelay.bench.workloads import (
+from nodelay_bench import child_env, native, stats, syscalls, worker
+from nodelay_bench.results import SCHEMA, Row, add_ratios
+from nodelay_bench.server import json_document, pattern_bytes
+from nodelay_bench.stats import Rep
+from nodelay_bench.worker import CookieFlowError, run_cookie_flow
+from nodelay_bench.workloads import (
     COOKIE_POST_PATH,
     DEFAULT_WORKLOADS,
     H2LAB,
@@ -47,6 +49,26 @@ def test_rate_and_cpu_per_request() -> None:
     assert stats.rate(Rep(0.0, 1, 1, 0, 0), "req/s") == 0.0
     assert stats.cpu_us_per_request([r]) == pytest.approx(40.0)
     assert stats.cpu_us_per_request([]) is None
+
+
+def test_percentiles_by_nearest_rank_on_known_samples() -> None:
+    hundred = [float(x) for x in range(1, 101)]
+    assert [stats.percentile(hundred, q) for q in (50, 90, 99, 100)] == [50, 90, 99, 100]
+    # Always a measured value, never an interpolation: 3 samples, p50 is the middle one and
+    # p90 and p99 the largest.
+    assert [stats.percentile([1.0, 3.0, 5.0], q) for q in (50, 90, 99)] == [3.0, 5.0, 5.0]
+    assert stats.percentile([7.0], 99) == 7.0
+    with pytest.raises(ValueError):
+        stats.percentile([], 50)
+    with pytest.raises(ValueError):
+        stats.percentile([1.0], 0)
+
+
+def test_timing_summary_sorts_and_counts() -> None:
+    samples = [float(x) for x in range(1000, 0, -1)]  # unsorted on purpose
+    t = stats.timing_summary(samples)
+    assert t == {"p50": 500, "p90": 900, "p99": 990, "max": 1000, "mean": 500.5, "n": 1000}
+    assert stats.timing_summary([]) is None
 
 
 def test_ratio_handles_missing_values() -> None:
@@ -110,7 +132,7 @@ def test_ratios_use_the_fastest_correct_peer_and_the_floor() -> None:
 
 def test_report_renders_ratios_and_skips() -> None:
     pytest.importorskip("rich")
-    from nodelay.bench.report import render
+    from nodelay_bench.report import render
     from rich.console import Console
 
     rows = _rows()
@@ -159,6 +181,58 @@ def test_parse_h2load_and_curl() -> None:
     assert native._curl_parse(curl, d, 3) == (2, pytest.approx(0.010), 2 * size, 1)
 
 
+AB_OUTPUT = """\
+Complete requests:      5000
+Failed requests:        0
+Time taken for tests:   0.348 seconds
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Connect:        0    1   0.4      1       3
+Processing:     0    0   0.2      0       4
+Waiting:        0    0   0.2      0       4
+Total:          0    1   0.3      1       5
+
+Percentage of the requests served within a certain time (ms)
+  50%      1
+  66%      1
+  75%      1
+  80%      1
+  90%      2
+  95%      2
+  98%      3
+  99%      4
+ 100%      5 (longest request)
+"""
+
+
+def test_ab_timings_give_percentiles_and_connect_times() -> None:
+    t = native._ab_timings(AB_OUTPUT)
+    assert t.latency is not None and t.connect is not None
+    assert (t.latency["p50"], t.latency["p90"], t.latency["p99"], t.latency["max"]) == (1, 2, 4, 5)
+    assert (t.connect["p50"], t.connect["max"], t.connect["mean"]) == (1, 3, 1)
+    assert t.connect["p90"] is None  # ab does not print it: never made up
+
+
+def test_wrk_and_curl_timings() -> None:
+    wrk = (
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev\n"
+        "    Latency    74.00us   20.00us   1.20ms   90.00%\n"
+        "  Latency Distribution\n     50%   70.00us\n     75%   80.00us\n"
+        "     90%   95.00us\n     99%  250.00us\n"
+    )
+    t = native._wrk_timings(wrk)
+    assert t.latency is not None
+    assert t.latency["p50"] == pytest.approx(0.070) and t.latency["p99"] == pytest.approx(0.25)
+    assert t.latency["max"] == pytest.approx(1.2) and t.latency["mean"] == pytest.approx(0.074)
+    # curl -w: code, size, total, connect, connections opened by that transfer.
+    curl = "200 202 0.002 0.001 1\n200 202 0.001 0.000 0\n200 202 0.003 0.000 0\n"
+    c = native._curl_timings(curl)
+    assert c.latency is not None and c.connect is not None
+    assert (c.latency["p50"], c.latency["max"], c.latency["n"]) == (2.0, 3.0, 3)
+    assert (c.connect["p50"], c.connect["n"]) == (1.0, 1)  # only the transfer that connected
+
+
 def test_parse_strace_summary() -> None:
     text = (
         "% time     seconds  usecs/call     calls    errors syscall\n"
@@ -188,7 +262,7 @@ def _cookie_spec(server: _core.TestServer, n: int = 20) -> dict[str, Any]:
 
 
 def test_cookie_flow_passes_for_nodelay(server: _core.TestServer) -> None:
-    from nodelay.bench.clients.nodelay_sync import Adapter
+    from nodelay_bench.clients.nodelay_sync import Adapter
 
     result = run_cookie_flow(Adapter, _cookie_spec(server))
     assert [(r["requests"], r["errors"]) for r in result["reps"]] == [(20, 0), (20, 0)]
@@ -200,7 +274,7 @@ def test_cookie_flow_passes_for_nodelay(server: _core.TestServer) -> None:
 
 
 def test_cookie_flow_fails_a_client_that_drops_the_cookie(server: _core.TestServer) -> None:
-    from nodelay.bench.clients.nodelay_sync import Adapter
+    from nodelay_bench.clients.nodelay_sync import Adapter
 
     class Forgetful(Adapter):
         def get(self, url: str) -> tuple[int, bytes]:
@@ -214,7 +288,7 @@ def test_cookie_flow_fails_a_client_that_drops_the_cookie(server: _core.TestServ
         session = worker._login(a, server.url)
         op = worker._cookie_op(a, spec["url"], server.url + COOKIE_POST_PATH, session)
         # Every GET goes without the cookie, and so does every POST after it.
-        assert worker._run_seq(op, 10) == (10, 0)
+        assert worker._run_seq(op, 10, worker.Samples()) == (10, 0)
     finally:
         a.close()
     # The whole row fails: its saved file has no cookie either.
@@ -226,7 +300,7 @@ def test_cookie_flow_fails_a_client_whose_cookie_file_is_empty(
     server: _core.TestServer,
 ) -> None:
     import nodelay
-    from nodelay.bench.clients.nodelay_sync import Adapter
+    from nodelay_bench.clients.nodelay_sync import Adapter
 
     class NoFile(Adapter):
         def save_cookies(self, path: str) -> None:
@@ -240,47 +314,66 @@ def test_cookie_flow_fails_a_client_whose_cookie_file_is_empty(
 
 
 @pytest.mark.timeout(60)
-def test_lab_end_to_end_writes_json_and_png(tmp_path: Path) -> None:
+def test_lab_end_to_end_writes_json_png_and_html(tmp_path: Path) -> None:
     pytest.importorskip("rich")
     pytest.importorskip("matplotlib")
     out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
+    out_html = tmp_path / "r.html"
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
-            "nodelay.bench",
+            "nodelay",
+            "bench",
             "--quick",
             "--scale",
             "0.05",
             "--workloads",
-            "a",
+            "a,j",
             "--clients",
             "nodelay,http.client",
             "--json",
             str(out_json),
             "--plot",
             str(out_png),
+            "--html",
+            str(out_html),
         ],
         capture_output=True,
         text=True,
         timeout=50,
+        env=child_env(),
     )
     assert proc.returncode == 0, proc.stderr
     assert "nodelay" in proc.stdout and "http.client" in proc.stdout
     doc = json.loads(out_json.read_text())
     assert doc["schema"] == SCHEMA
-    assert doc["command"][1:3] == ["-m", "nodelay.bench"]
+    assert doc["command"][1:4] == ["-m", "nodelay", "bench"]
     assert doc["environment"]["cpu_model"] and "nodelay" in doc["environment"]["packages"]
-    assert doc["options"]["repeat"] == 1 and doc["options"]["workloads"] == ["a"]
-    rows = {r["client"]: r for r in doc["rows"]}
-    assert set(rows) == {"nodelay", "http.client"}
-    for row in rows.values():
+    assert doc["options"]["repeat"] == 1 and doc["options"]["workloads"] == ["a", "j"]
+    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
+    assert set(rows) == {(w, c) for w in "aj" for c in ("nodelay", "http.client")}
+    for (wid, _), row in rows.items():
         assert row["status"] == "ok" and row["errors"] == 0
-        assert len(row["reps"]) == 1 and row["reps"][0]["requests"] == 250
+        n = 250 if wid == "a" else 25
+        assert len(row["reps"]) == 1 and row["reps"][0]["requests"] == n
         assert row["summary"]["median"] > 0 and row["cpu_us_per_request"] > 0
         assert row["protocol"] == "HTTP/1.1" and row["peak_rss_kb"] > 0
-    assert rows["nodelay"]["ratio_fastest_peer"] > 0
+        latency = row["latency_ms"]
+        assert latency["n"] == n
+        assert 0 < latency["p50"] <= latency["p90"] <= latency["p99"] <= latency["max"]
+    assert rows[("a", "nodelay")]["ratio_fastest_peer"] > 0
+    # j opens a connection per request: nodelay says how long each took; http.client cannot.
+    connect = rows[("j", "nodelay")]["connect_ms"]
+    assert connect["n"] == 25 and 0 < connect["p50"] <= connect["max"]
+    assert rows[("j", "nodelay")]["tls_ms"] is None  # cleartext
+    assert rows[("a", "nodelay")]["connect_ms"] is None  # its connection was opened in warm-up
+    assert rows[("j", "http.client")]["connect_ms"] is None
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = out_html.read_text()
+    assert "p99 ms" in html and "Connection times" in html and "data:image/png;base64," in html
+    # The table on the terminal has the percentile columns too.
+    assert all(column in proc.stdout for column in ("p50", "p90", "p99", "max"))
 
 
 @pytest.mark.timeout(60)
@@ -291,7 +384,7 @@ def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "nodelay.bench",
+            "nodelay_bench",
             "--quick",
             "--scale",
             "0.05",
@@ -305,6 +398,7 @@ def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=50,
+        env=child_env(),
     )
     assert proc.returncode == 0, proc.stderr
     rows = {r["client"]: r for r in json.loads(out_json.read_text())["rows"]}
@@ -314,51 +408,276 @@ def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
     assert rows["nodelay-async"]["status"] == "skipped"
 
 
-# -- charts of the HTTP/2 lab -----------------------------------------------------------------
+# -- the HTTP/2 workloads are rows of the one runner -------------------------------------------
 
 
-def _h2_row(workload: str, transport: str, client: str, seconds: float) -> dict[str, object]:
+def _g_run(seconds: float, latency: list[float]) -> dict[str, Any]:
     return {
-        "workload": workload,
-        "transport": transport,
-        "client": client,
         "seconds": seconds,
+        "cpu": seconds / 2,
         "requests": 1000,
-        "bytes_out": 13601,
+        "errors": 0,
+        "bytes": 202_000,
+        "versions": ["HTTP/2"],
+        "connections": 1,
+        "latency": latency,
     }
 
 
-def test_h2_lab_rows_become_one_panel_per_workload_and_transport() -> None:
-    from nodelay.bench.plot import NATIVE, NODELAY, _h2_panels
+def test_h2_runs_become_a_row_with_repetitions_and_latency() -> None:
+    from nodelay_bench.h2lab import _row
+
+    row = _row("g", "nodelay", "h2c", [_g_run(0.02, [0.001, 0.003]), _g_run(0.04, [0.002])])
+    assert row.status == "ok" and row.label == "nodelay h2c" and row.kind == "python"
+    assert [r.seconds for r in row.reps] == [0.02, 0.04]
+    assert row.median() == pytest.approx(37_500)  # of 50,000 and 25,000 req/s
+    assert row.latency_ms is not None and row.latency_ms["n"] == 3
+    assert row.latency_ms["p50"] == pytest.approx(2.0) and row.latency_ms["max"] == pytest.approx(3)
+    assert row.protocol == "HTTP/2" and row.note == "1 conn"
+    missing = _row("g", "rnet", "h2c", [{"error": "ModuleNotFoundError: No module named 'rnet'"}])
+    assert missing.status == "skipped" and "rnet" in missing.reason
+    native_row = _row("g", "h2load", "h2c", [{**_g_run(0.01, []), "latency_ms": None}])
+    assert native_row.kind == "native"
+
+
+def test_h2_rows_compare_with_peers_over_the_same_transport() -> None:
+    from nodelay_bench.h2lab import _row
 
     rows = [
-        _h2_row("g", "h2c", "nodelay-batch", 0.02),
-        _h2_row("g", "h2c", "h2load", 0.01),
-        {"workload": "g", "transport": "h2c", "client": "rnet", "error": "not installed"},
-        _h2_row("i", "cleartext", "nodelay h2, 1 connection", 0.034),
-        _h2_row("g", "h2+TLS", "pycurl", 0.05),
-        _h2_row("i", "cleartext", "nodelay h1, 6 connections", 0.020),
+        _row("g", "nodelay", "h2c", [_g_run(0.02, [])]),
+        _row("g", "pycurl", "h2c", [_g_run(0.04, [])]),
+        _row("g", "pycurl", "h2+TLS", [_g_run(0.01, [])]),
     ]
-    panels = _h2_panels(rows)
-    assert [p.title.split(" - ")[0] for p in panels] == ["g", "g", "i"]
-    h2c = panels[0]
-    assert "h2c" in h2c.title and [b.label for b in h2c.bars] == [
-        "nodelay-batch",
-        "h2load [native]",
-    ]  # sorted by value; the skipped client has no bar
-    assert [round(b.median) for b in h2c.bars] == [50_000, 100_000]
-    assert h2c.bars[0].color == NODELAY and h2c.bars[1].color == NATIVE
-    crawl = panels[2]
-    assert [round(b.median) for b in crawl.bars] == [20, 34]  # milliseconds
-    assert "13,601 B sent" in crawl.bars[0].label
+    add_ratios(rows)
+    assert rows[0].fastest_peer == "pycurl h2c" and rows[0].ratio_fastest_peer == 2.0
 
 
-def test_chart_of_h2_rows_alone_is_a_png(tmp_path: Path) -> None:
+# -- results files: --from, --compare and the HTML report ------------------------------------
+
+
+def _doc(rows: list[Row]) -> dict[str, Any]:
+    from nodelay_bench.results import document
+
+    return document(
+        rows,
+        command=["nodelay", "bench"],
+        options={"workloads": ["a"], "syscalls": False},
+        server={"kind": "embedded"},
+        tools={},
+        pending=[],
+        started="2026-11-24T23:00:00+00:00",
+        finished="2026-11-24T23:01:00+00:00",
+    )
+
+
+def _timed(row: Row, p99: float) -> Row:
+    row.latency_ms = {"p50": p99 / 4, "p90": p99 / 2, "p99": p99, "max": p99 * 2, "mean": 1.0}
+    return row
+
+
+def test_rows_survive_the_json_round_trip() -> None:
+    from nodelay_bench.results import rows_of
+
+    rows = _rows()
+    _timed(rows[0], 0.2)
+    back = rows_of(json.loads(json.dumps(_doc(rows))))
+    assert [r.to_dict() for r in back] == [r.to_dict() for r in rows]
+
+
+def test_converted_rows_keep_their_summary_without_repetitions() -> None:
+    # Records converted from the old text logs kept the median, spread and CPU, no reps.
+    from nodelay_bench.results import rows_of
+
+    data = {
+        "workload": "c",
+        "client": "nodelay",
+        "kind": "python",
+        "unit": "MB/s",
+        "summary": {"median": 3219.0, "min": 3000.0, "max": 3300.0, "mean": None, "n": 5},
+        "cpu_us_per_request": None,
+        "cpu_s_per_gb": 0.31,
+        "reps": [],
+    }
+    (row,) = rows_of({"rows": [data]})
+    assert row.median() == 3219.0 and row.summary().n == 5  # type: ignore[union-attr]
+    assert row.cpu_s_per_gb() == 0.31 and row.reps == []
+    assert row.to_dict()["summary"]["median"] == 3219.0
+
+
+def test_compare_reports_each_rows_change(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    from nodelay_bench.compare import compare_rows
+
+    old = [
+        _timed(Row("a", "nodelay", "python", "req/s", reps=[rep(0.1, cpu=0.04)]), 0.2),
+        Row("a", "pycurl", "python", "req/s", reps=[rep(0.2)]),
+        Row("a", "gone", "python", "req/s", reps=[rep(0.2)]),
+    ]
+    new = [
+        _timed(Row("a", "nodelay", "python", "req/s", reps=[rep(0.08, cpu=0.03)]), 0.1),
+        Row("a", "pycurl", "python", "req/s", reps=[rep(0.2)]),
+        Row("a", "fresh", "python", "req/s", reps=[rep(0.2)]),
+    ]
+    changes, only_old, only_new = compare_rows(old, new)
+    by_label = {c.label: c for c in changes}
+    c = by_label["nodelay"]
+    assert c.rate == (pytest.approx(10_000), pytest.approx(12_500))
+    assert c.cpu == (pytest.approx(40.0), pytest.approx(30.0))
+    assert c.p99_ms == (0.2, 0.1)
+    assert [r.client for r in only_old] == ["gone"] and [r.client for r in only_new] == ["fresh"]
+
+    old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
+    old_path.write_text(json.dumps(_doc(old)))
+    new_path.write_text(json.dumps(_doc(new)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "nodelay_bench", "--compare", str(old_path), str(new_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=child_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if " nodelay " in x)
+    # req/s +25 %, CPU per request -25 %, p99 -50 %.
+    assert "10,000" in line and "12,500" in line and "+25.0%" in line
+    assert "-25.0%" in line and "-50.0%" in line
+    assert "only in OLD: a gone" in proc.stdout and "only in NEW: a fresh" in proc.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nodelay_bench", "--compare", str(bad), str(new_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=child_env(),
+    )
+    assert proc.returncode == 2 and "not a nodelay bench results file" in proc.stdout
+
+
+def test_html_report_is_self_contained(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from nodelay.bench.plot import plot
+    import re
 
-    out = tmp_path / "h2.png"
-    plot([], out, title="h2", h2_rows=[_h2_row("g", "h2c", "nodelay-batch", 0.02)])
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with pytest.raises(ValueError, match="nothing was measured"):
-        plot([], out, h2_rows=[{"workload": "g", "transport": "h2c", "error": "x"}])
+    from nodelay_bench.html import write_html
+
+    rows = _rows()
+    _timed(rows[0], 0.25)
+    rows[0].connect_ms = {"p50": 0.05, "p90": 0.06, "p99": 0.07, "max": 0.08, "mean": 0.05, "n": 9}
+    rows[0].note = "<b>not markup</b>"
+    add_ratios(rows)
+    out = tmp_path / "report.html"
+    write_html(_doc(rows), rows, out, title="sample")
+    html = out.read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert "<th>p99 ms</th>" in html and '<td class="n">0.250</td>' in html
+    assert "Connection times" in html and "nodelay" in html
+    assert "&lt;b&gt;not markup&lt;/b&gt;" in html  # text is escaped
+    # Nothing to fetch: the chart is inline, no script, stylesheet or external address.
+    assert "data:image/png;base64," in html
+    refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", html)
+    assert refs and all(ref.startswith("data:") for ref in refs)
+    assert not re.search(r"<script|<link|url\(|https?://", html)
+
+
+def test_from_redraws_the_outputs_of_a_results_file(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    rows = _rows()
+    add_ratios(rows)
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(_doc(rows)))
+    png, html = tmp_path / "r.png", tmp_path / "r.html"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nodelay_bench",
+            "--from",
+            str(src),
+            "--plot",
+            str(png),
+            "--html",
+            str(html),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=child_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "1.83x (pycurl)" in proc.stdout  # the table, ratios included, from the file
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and html.read_text().count("<table>") >= 1
+
+
+# -- `nodelay bench` outside a checkout ------------------------------------------------------------
+
+
+def test_nodelay_bench_without_the_lab_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nodelay import _cli
+
+    assert _cli._find_lab("nodelay_bench_absent", tmp_path) is None
+    assert _cli._find_lab("nodelay_bench") is not None
+    monkeypatch.setattr(_cli, "_find_lab", lambda: None)
+    assert _cli.main(["bench", "--workloads", "a"]) == 2
+    err = capsys.readouterr().err
+    assert "not part of the installed package" in err and "bench/" in err and "make dev" in err
+
+
+@pytest.mark.timeout(120)
+def test_runner_runs_the_http2_workloads_as_rows(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    out_json = tmp_path / "g.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nodelay_bench",
+            "--quick",
+            "--no-pin",
+            "--workloads",
+            "g",
+            "--clients",
+            "nodelay",
+            "--json",
+            str(out_json),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        env=child_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {(r["client"], r["variant"]): r for r in json.loads(out_json.read_text())["rows"]}
+    assert set(rows) == {(c, t) for c in ("nodelay", "nodelay-batch") for t in ("h2c", "h2+TLS")}
+    for row in rows.values():
+        assert row["status"] == "ok" and row["errors"] == 0 and row["protocol"] == "HTTP/2"
+        assert row["reps"][0]["requests"] == 1000
+    assert rows[("nodelay", "h2c")]["latency_ms"]["n"] == 1000
+    assert (
+        rows[("nodelay-batch", "h2c")]["latency_ms"] is None
+    )  # one batch call: no per-request time
+    assert "g - " in proc.stdout and "nodelay h2+TLS" in proc.stdout
+
+
+@pytest.mark.timeout(120)
+def test_crawl_rows_time_the_connections_they_open() -> None:
+    from nodelay_bench.h2lab import run_rows
+
+    rows = {(r.client, r.variant): r for r in run_rows(["i"], [], 1)}
+    assert set(rows) == {
+        (c, f"{mode} {t}")
+        for c in ("nodelay", "nodelay-async")
+        for mode in ("h1 x6", "h2 x1")
+        for t in ("cleartext", "TLS")
+    }
+    for (_, variant), row in rows.items():
+        assert row.status == "ok" and row.errors() == 0, row.reason
+        assert row.reps[0].requests == 501  # the root and its 500 pages
+        assert row.latency_ms is not None and row.latency_ms["n"] == 501
+        assert row.connect_ms is not None and row.connect_ms["p50"] > 0
+        if variant.endswith("TLS"):
+            assert row.tls_ms is not None and row.tls_ms["p50"] > 0
+        else:
+            assert row.tls_ms is None
+        assert "sent" in row.note and ("6 conn" in row.note) == variant.startswith("h1")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
-from . import _get, bench
+from . import _get
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,7 +79,56 @@ def _add_serve(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=_serve)
 
 
-_COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _get.add_parser, bench.add_parser]
+LAB_MISSING = """nodelay bench: the benchmark lab is not part of the installed package.
+It lives in the source repository's bench/ directory. From a checkout:
+    make dev && .venv/bin/nodelay bench --help    (or: make bench)
+or, with any interpreter that has nodelay installed:
+    PYTHONPATH=bench python -m nodelay_bench --help
+"""
+
+
+def _find_lab(name: str = "nodelay_bench", checkout: Path | None = None) -> Any:
+    """The lab package: importable already (``make dev`` puts ``bench/`` on the venv's
+    path), or in the ``bench/`` directory of the checkout this ``nodelay`` was installed
+    from in development mode; ``None`` for an installed wheel."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    if checkout is None:
+        checkout = Path(__file__).resolve().parents[2] / "bench"
+    if not (checkout / name / "__init__.py").is_file():
+        return None
+    sys.path.insert(0, str(checkout))
+    return importlib.import_module(name)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    lab = _find_lab()
+    if lab is None:
+        sys.stderr.write(LAB_MISSING)
+        return 2
+    status: int = lab.run(list(args.lab_args), prog="nodelay bench")
+    return status
+
+
+def _add_bench(subparsers: Subparsers) -> None:
+    # Every argument, --help included, goes to the lab's own parser: the lab is found (and
+    # imported) only when the command runs, so `import nodelay` and the other commands
+    # never pay for it.
+    parser = subparsers.add_parser(
+        "bench",
+        help="run the benchmark lab (from a source checkout; see docs/performance.md)",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    parser.add_argument("lab_args", nargs=argparse.REMAINDER)
+    parser.set_defaults(handler=_bench)
+
+
+_COMMANDS: list[Callable[[Subparsers], None]] = [_add_serve, _get.add_parser, _add_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,289 @@
+"""``nodelay bench`` / ``python -m nodelay_bench``: options, the run, the outputs.
+
+One runner for every workload: the HTTP/1.1 rows against the embedded server or nginx,
+then the HTTP/2 rows (g, i) against their own h2c and h2+TLS servers, under one progress
+bar; one table per workload, one JSON document, one PNG and one HTML report for them all.
+``--from FILE`` redraws the outputs of a results file without running anything, and
+``--compare OLD NEW`` prints each row's change between two results files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import clients as client_registry
+from .native import NATIVES
+from .workloads import DEFAULT_WORKLOADS, H2LAB, WORKLOADS, parse_ids
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .results import Row
+    from .runner import RunOptions
+
+__all__ = ["add_arguments", "chart_title", "main", "run"]
+
+DEFAULT_REPEAT = 5
+ALL_CLIENTS = (*client_registry.DEFAULT_CLIENTS, *NATIVES)
+CONSOLE_WIDTH = 200
+"""Columns of the tables when the output is a file or a pipe (make bench | tee)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    workloads = ",".join(DEFAULT_WORKLOADS)
+    parser.add_argument(
+        "--workloads",
+        default=workloads,
+        metavar="IDS",
+        help=f"comma-separated workload ids (default: {workloads})",
+    )
+    parser.add_argument(
+        "--clients",
+        default=",".join(ALL_CLIENTS),
+        metavar="NAMES",
+        help="comma-separated clients and native references (default: all; "
+        f"known: {', '.join(ALL_CLIENTS)})",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=DEFAULT_REPEAT,
+        metavar="N",
+        help="timed repetitions per row after the warm-up (default: %(default)s)",
+    )
+    parser.add_argument("--quick", action="store_true", help="one repetition per row")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every HTTP/1.1 workload's request count (default: %(default)s)",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--plot", type=Path, metavar="FILE", help="write the charts as PNG")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write one self-contained HTML report (tables and charts inline)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_json",
+        type=Path,
+        metavar="FILE",
+        help="run nothing: print the tables of a results file (and write --plot/--html from it)",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("OLD", "NEW"),
+        help="run nothing: print each row's change from OLD to NEW (req/s, CPU/req, p99)",
+    )
+    parser.add_argument(
+        "--syscalls",
+        action="store_true",
+        help="count write syscalls per request with strace (workloads a, b, c, e)",
+    )
+    parser.add_argument(
+        "--server",
+        choices=("embedded", "nginx"),
+        default="embedded",
+        help="server of the HTTP/1.1 workloads (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-pin", action="store_true", help="do not pin server and clients to CPUs"
+    )
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the lab with parsed ``args``; returns the exit status."""
+    from rich.console import Console
+
+    console = Console() if sys.stdout.isatty() else Console(width=CONSOLE_WIDTH)
+    if args.compare:
+        from .compare import compare_files
+
+        return compare_files(args.compare[0], args.compare[1], console)
+    if args.from_json:
+        return _render_file(args, console)
+    try:
+        workload_ids, pending = parse_ids(args.workloads)
+    except ValueError as exc:
+        console.print(f"[red]nodelay bench: {exc}")
+        return 2
+    clients = _split(args.clients)
+    unknown = [c for c in clients if c not in ALL_CLIENTS]
+    if unknown:
+        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {list(ALL_CLIENTS)})")
+        return 2
+    repeat = 1 if args.quick else args.repeat
+    if repeat < 1 or args.scale <= 0:
+        console.print("[red]nodelay bench: --repeat must be >= 1 and --scale > 0")
+        return 2
+    from .native import environment_tools
+    from .pinning import can_pin
+    from .results import add_ratios, document
+    from .runner import RunOptions
+
+    pin = not args.no_pin and can_pin()
+    opts = RunOptions(repeat=repeat, scale=args.scale, pin=pin, syscalls=args.syscalls)
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    rows = _run_all(workload_ids, clients, args, opts, console)
+    finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    add_ratios(rows)
+    options: dict[str, Any] = {
+        "workloads": workload_ids,
+        "clients": clients,
+        "repeat": repeat,
+        "scale": args.scale,
+        "server": args.server,
+        "pinned": pin,
+        "syscalls": args.syscalls,
+    }
+    doc = document(
+        rows,
+        command=list(sys.orig_argv),  # the exact command line, interpreter included
+        options=options,
+        server={"kind": args.server, "h2": "embedded h2c and h2+TLS (workloads g, i)"},
+        tools=environment_tools(),
+        pending=pending,
+        started=started,
+        finished=finished,
+    )
+    return _outputs(doc, rows, args, console)
+
+
+def _render_file(args: argparse.Namespace, console: Console) -> int:
+    from .results import load, rows_of
+
+    try:
+        doc = load(args.from_json)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]nodelay bench: {exc}")
+        return 2
+    return _outputs(doc, rows_of(doc), args, console, write_json=False)
+
+
+def _outputs(
+    doc: dict[str, Any],
+    rows: list[Row],
+    args: argparse.Namespace,
+    console: Console,
+    write_json: bool = True,
+) -> int:
+    """The tables on the terminal, then the files asked for."""
+    from .report import render
+
+    pending = [(p["workload"], p["reason"]) for p in doc.get("pending_workloads", [])]
+    render(rows, pending, console, syscalls=bool(doc.get("options", {}).get("syscalls")))
+    if write_json and args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        console.print(f"results: {args.json}")
+    title = chart_title(doc)
+    if args.plot and any(r.status == "ok" for r in rows):
+        from .plot import plot
+
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        plot(rows, args.plot, title=title)
+        console.print(f"chart: {args.plot}")
+    if args.html:
+        from .html import write_html
+
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        write_html(doc, rows, args.html, title=title)
+        console.print(f"report: {args.html}")
+    return 0
+
+
+def chart_title(doc: dict[str, Any]) -> str:
+    """What every chart and report of a results document is titled."""
+    server = doc.get("server", {}).get("kind", "?")
+    return f"nodelay bench ({server} server, {doc.get('started', '?')})"
+
+
+def _run_all(
+    workload_ids: list[str],
+    clients: list[str],
+    args: argparse.Namespace,
+    opts: RunOptions,
+    console: Console,
+) -> list[Row]:
+    """Every row, HTTP/1.1 then HTTP/2, under one progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .h2lab import G_CLIENTS, count_rows
+    from .h2lab import run_rows as run_h2_rows
+    from .runner import plan_rows, run_row
+    from .server import start
+
+    plans = plan_rows([w for w in workload_ids if w in WORKLOADS], clients)
+    h2_ids = [w for w in workload_ids if w in H2LAB]
+    # g's rows: the clients asked for that it knows, and nodelay's batch row with nodelay.
+    h2_clients = [
+        c for c in G_CLIENTS if c in clients or (c == "nodelay-batch" and "nodelay" in clients)
+    ]
+    total = len(plans) + (count_rows(h2_ids, h2_clients) if h2_ids else 0)
+    console.print(
+        f"nodelay bench: {total} rows, {opts.repeat} repetition(s) each, scale {opts.scale}; "
+        + ("server on CPU 0, clients on CPU 1" if opts.pin else "no CPU pinning")
+    )
+    rows: list[Row] = []
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=total)
+        if plans:
+            workloads = list({p.workload.id: p.workload for p in plans}.values())
+            server = start(args.server, workloads, opts.pin)
+            try:
+                console.print(f"HTTP/1.1 rows: {server.kind} server at {server.url}")
+                for plan in plans:
+                    label = f"{plan.workload.id}: {plan.client} {plan.variant}".rstrip()
+                    progress.update(task, description=label)
+                    rows.append(run_row(plan, server, opts))
+                    progress.advance(task)
+            finally:
+                server.close()
+        if h2_ids:
+            if args.server != "embedded":
+                console.print(f"g and i run against the embedded h2 servers (not {args.server})")
+            first = [True]
+
+            def advance(label: str) -> None:
+                if not first[0]:
+                    progress.advance(task)
+                first[0] = False
+                progress.update(task, description=label)
+
+            rows += run_h2_rows(h2_ids, h2_clients, opts.repeat, advance)
+            progress.advance(task)
+    return rows
+
+
+def run(argv: list[str] | None = None, prog: str = "python -m nodelay_bench") -> int:
+    """Parse the lab's options from ``argv`` (default: the command line) and run."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="The benchmark lab: the workloads of docs/performance.md over nodelay, "
+        "every installed peer client and the native references, against local servers.",
+    )
+    add_arguments(parser)
+    return main(parser.parse_args(argv))

@@ -1,0 +1,59 @@
+"""Client adapters: one module per peer, the same tiny interface (see ``base``).
+
+``CLIENTS`` maps a row name to ``(module of the adapter, import name of the client)``
+so the lab can list and probe peers without importing any of them; the adapter module is
+imported only in the worker subprocess that measures it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .base import AsyncAdapter, SyncAdapter
+
+__all__ = ["CLIENTS", "DEFAULT_CLIENTS", "load", "probe"]
+
+CLIENTS: dict[str, tuple[str, str]] = {
+    "nodelay": ("nodelay_sync", "nodelay"),
+    "nodelay-async": ("nodelay_async", "nodelay"),
+    "http.client": ("stdlib", "http.client"),
+    "urllib3": ("urllib3_", "urllib3"),
+    "requests": ("requests_", "requests"),
+    "httpx": ("httpx_", "httpx"),
+    "httpx-async": ("httpx_async", "httpx"),
+    "aiohttp": ("aiohttp_", "aiohttp"),
+    "pycurl": ("pycurl_", "pycurl"),
+    "curl_cffi": ("curl_cffi_", "curl_cffi"),
+    "niquests": ("niquests_", "niquests"),
+    "rnet": ("rnet_", "rnet"),
+    "rnet-async": ("rnet_async", "rnet"),
+    "pyreqwest": ("pyreqwest_", "pyreqwest"),
+    "pyreqwest-async": ("pyreqwest_async", "pyreqwest"),
+    "httpr": ("httpr_", "httpr"),
+    "primp": ("primp_", "primp"),
+}
+
+DEFAULT_CLIENTS = tuple(CLIENTS)
+
+
+def probe(name: str) -> str | None:
+    """None if the client ``name`` looks importable, else the reason it is skipped."""
+    _, module = CLIENTS[name]
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return f"{module} is not installed (pip install -r bench/requirements.txt)"
+    return None
+
+
+def load(name: str) -> type[SyncAdapter] | type[AsyncAdapter]:
+    """The adapter class for ``name`` (imports the client library)."""
+    adapter_module, _ = CLIENTS[name]
+    mod = importlib.import_module(f"{__name__}.{adapter_module}")
+    cls: type[SyncAdapter] | type[AsyncAdapter] = mod.Adapter
+    return cls

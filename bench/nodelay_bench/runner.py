@@ -1,0 +1,179 @@
+"""Plans the rows (client x workload x variant, then native references) and runs them.
+
+Each Python row is one fresh worker subprocess pinned to the client CPU (warm-up, then
+the repetitions); each native repetition is one run of the tool.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import child_env
+from . import clients as client_registry
+from .native import NATIVES, locate, run_native
+from .pinning import CLIENT_CPU
+from .results import Row
+from .server import Server
+from .stats import Rep
+from .syscalls import writes_per_request
+from .workloads import WORKLOADS, Workload
+
+__all__ = ["Plan", "RunOptions", "plan_rows", "run_row"]
+
+WORKER_TIMEOUT = 1800.0
+SYSCALL_WORKLOADS = frozenset("abce")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    repeat: int
+    scale: float
+    pin: bool
+    syscalls: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    workload: Workload
+    client: str
+    variant: str
+    kind: str
+
+
+def _variant_applies(w: Workload, variant: str, client: str) -> bool:
+    only = w.variant_only.get(variant)
+    return not only or client in only
+
+
+def plan_rows(workload_ids: list[str], clients: list[str]) -> list[Plan]:
+    """Every row to produce, in display order (natives after the Python clients)."""
+    plans: list[Plan] = []
+    for wid in workload_ids:
+        w = WORKLOADS[wid]
+        for client in clients:
+            if client in client_registry.CLIENTS:
+                for variant in ("", *w.variants):
+                    if _variant_applies(w, variant, client):
+                        plans.append(Plan(w, client, variant, "python"))
+        for client in clients:
+            if client in NATIVES and client in w.natives:
+                plans.append(Plan(w, client, "", "floor" if client == "floor" else "native"))
+    return plans
+
+
+def _worker_argv(plan: Plan, url: str, n: int, warmup: int, repeat: int) -> list[str]:
+    spec = {
+        "client": plan.client,
+        "workload": plan.workload.id,
+        "variant": plan.variant,
+        "url": url,
+        "n": n,
+        "warmup": warmup,
+        "repeat": repeat,
+    }
+    return [sys.executable, "-m", "nodelay_bench.worker", json.dumps(spec)]
+
+
+def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
+    w = plan.workload
+    from .pinning import pin_to
+
+    proc = subprocess.run(
+        _worker_argv(plan, url, w.count(opts.scale), w.warmup(opts.scale), opts.repeat),
+        capture_output=True,
+        text=True,
+        timeout=WORKER_TIMEOUT,
+        preexec_fn=pin_to(CLIENT_CPU if opts.pin else None),
+        env=child_env(),
+    )
+    lines = proc.stdout.strip().splitlines()
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        last = (proc.stderr.strip().splitlines() or [""])[-1][:160]
+        row.status, row.reason = "failed", f"worker exited with {proc.returncode}: {last}"
+        return
+    if proc.returncode != 0:
+        # The result line was written, then the interpreter died on the way out (seen with
+        # a peer's runtime at shutdown): the measurements stand; say so.
+        row.reason = f"worker exited with {proc.returncode} after reporting"
+    if "skipped" in data:
+        row.status, row.reason = "skipped", data["skipped"]
+        return
+    if "failed" in data:
+        row.status, row.reason = "failed", data["failed"]
+        return
+    row.reps = [Rep.from_dict(r) for r in data["reps"]]
+    row.protocol = data.get("protocol", "?")
+    row.peak_rss_kb = data.get("peak_rss_kb")
+    row.chunks = data.get("chunks")
+    row.note = data.get("note", "")
+    row.latency_ms = data.get("latency_ms")
+    row.connect_ms = data.get("connect_ms")
+    row.tls_ms = data.get("tls_ms")
+    if opts.syscalls and w.id in SYSCALL_WORKLOADS and not plan.variant:
+        with tempfile.TemporaryDirectory(prefix="nodelay-bench-strace-") as tmp:
+            row.writes_per_request = writes_per_request(
+                lambda n: _worker_argv(plan, url, n, 0, 1), Path(tmp)
+            )
+
+
+def _run_native(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
+    native = NATIVES[plan.client]
+    w = plan.workload
+    if native.name not in w.natives:
+        row.status, row.reason = "skipped", f"{native.name} does not run workload {w.id}"
+        return
+    binary, reason = locate(native)
+    if binary is None:
+        row.status, row.reason = "skipped", reason
+        return
+    with tempfile.TemporaryDirectory(prefix="nodelay-bench-native-") as tmp:
+        n = w.count(opts.scale)
+        result = run_native(
+            native, binary, w, url, n, opts.repeat, Path(tmp), CLIENT_CPU if opts.pin else None
+        )
+        row.reps, row.protocol = result.reps, result.protocol
+        row.latency_ms, row.connect_ms = result.latency_ms, result.connect_ms
+        if opts.syscalls and native.name == "floor" and w.id in SYSCALL_WORKLOADS:
+            row.writes_per_request = writes_per_request(
+                lambda k: native.build(w, url, k, Path(tmp), binary), Path(tmp)
+            )
+
+
+def run_row(plan: Plan, server: Server, opts: RunOptions) -> Row:
+    """Measure one planned row; never raises for a client's failure (the row says it)."""
+    w = plan.workload
+    flavour = "native" if plan.kind != "python" else "sync"
+    if plan.kind == "python":
+        flavour = "async" if plan.client.endswith("-async") or plan.client == "aiohttp" else "sync"
+    row = Row(w.id, plan.client, plan.kind, w.unit, variant=plan.variant, flavour=flavour)
+    if plan.kind == "python" and (reason := client_registry.probe(plan.client)):
+        row.status, row.reason = "skipped", reason
+        return row
+    if reason := server.unsupported(w):
+        row.status, row.reason = "skipped", reason
+        return row
+    url = server.url + w.path
+    try:
+        if plan.kind == "python":
+            _run_python(plan, row, url, opts)
+        else:
+            _run_native(plan, row, url, opts)
+    except Exception as exc:  # a broken peer must not end the whole lab
+        row.status, row.reason = "failed", f"{type(exc).__name__}: {exc}"[:200]
+    if row.status == "ok" and row.errors():
+        errors = f"{row.errors()} wrong or failed responses"
+        row.reason = f"{row.reason}; {errors}" if row.reason else errors
+    return row
+
+
+ProgressFn = Callable[[Plan, Row], None]

@@ -1,0 +1,46 @@
+//! `libnodelay_ffi`: a small, versioned C ABI over the nodelay engine.
+//!
+//! The Perl and Ruby fronts (and any C program) call these functions; the
+//! header `include/nodelay.h` is generated from this crate with cbindgen and
+//! checked in. The work between the engine and a front's objects (lazy
+//! response heads, the whole-body strategy, the cookie glue, the stable error
+//! codes) is `nodelay-front`, the same layer the Python binding uses, so the
+//! fronts cannot drift apart. See docs/ffi.md for the ownership rules.
+//!
+//! Every entry point catches panics (a panic must never unwind into C) and
+//! answers `NODELAY_E_INTERNAL`; no entry point calls back into the host
+//! except the abort callback, which must not longjmp.
+
+#![allow(non_camel_case_types)]
+// Every `extern "C"` function checks its pointers for null; the rest of each
+// pointer's contract is documented in the header (a C caller cannot be checked).
+#![allow(clippy::missing_safety_doc)]
+
+mod abort;
+mod client;
+mod code;
+mod options;
+mod request;
+mod response;
+
+pub use abort::nodelay_abort_fn;
+pub use client::{
+    nodelay_client, nodelay_client_free, nodelay_client_new, nodelay_client_save_cookies,
+};
+pub use code::{nodelay_code, nodelay_code_name, nodelay_last_error};
+pub use options::{nodelay_options, nodelay_options_init};
+pub use request::{nodelay_header, nodelay_request};
+pub use response::*;
+
+/// The ABI version this library implements. It grows only when a change is
+/// not backwards compatible (a function removed or its meaning changed);
+/// additions (new functions, new fields at the end of `nodelay_options`, new
+/// error codes) keep the number.
+pub const NODELAY_ABI_VERSION: u32 = 1;
+
+/// The ABI version of the loaded library: a front built against
+/// `NODELAY_ABI_VERSION` refuses to run on a library that answers otherwise.
+#[no_mangle]
+pub extern "C" fn nodelay_abi_version() -> u32 {
+    NODELAY_ABI_VERSION
+}

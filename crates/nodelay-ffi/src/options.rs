@@ -1,0 +1,276 @@
+//! `nodelay_options`: what a client is made with. The struct starts with its
+//! own size, so a program built against an older header (fewer fields) still
+//! works with a newer library: fields beyond the caller's `size` keep their
+//! defaults. Fields are only ever added at the end.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
+use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
+
+use crate::code::{fail, nodelay_code};
+
+/// Seconds to establish a connection: long enough for a slow network, short
+/// enough that an unroutable address fails in reasonable time (the Python
+/// front's default, HOSTILE.md).
+pub const NODELAY_DEFAULT_CONNECT_TIMEOUT: f64 = 10.0;
+/// Seconds of read inactivity (between two received bytes).
+pub const NODELAY_DEFAULT_READ_TIMEOUT: f64 = 30.0;
+/// Seconds a write may block (peer not reading).
+pub const NODELAY_DEFAULT_WRITE_TIMEOUT: f64 = 30.0;
+/// Seconds to wait for a free connection when all are busy.
+pub const NODELAY_DEFAULT_POOL_TIMEOUT: f64 = 30.0;
+/// Connections per client (counted across hosts), as the Python front.
+pub const NODELAY_DEFAULT_MAX_CONNECTIONS: u32 = 100;
+/// Seconds an idle keep-alive connection is kept (the Python front's default).
+const KEEPALIVE_EXPIRY: Duration = Duration::from_secs(5);
+
+/// HTTP/1.1 only.
+pub const NODELAY_HTTP2_OFF: u32 = 0;
+/// `https`: offer h2 by ALPN; `http`: HTTP/1.1.
+pub const NODELAY_HTTP2_NEGOTIATE: u32 = 1;
+/// `http`: h2c with prior knowledge; `https`: as negotiate.
+pub const NODELAY_HTTP2_PRIOR_KNOWLEDGE: u32 = 2;
+
+/// Client options. Call `nodelay_options_init` first (it sets `size` and
+/// every default), then change fields. Strings are NUL-terminated UTF-8 (or
+/// NULL for "not set") and are copied by `nodelay_client_new`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct nodelay_options {
+    /// `sizeof(struct nodelay_options)` as the caller knows it.
+    pub size: usize,
+    /// Timeouts in seconds; a negative number means none. `total_timeout`
+    /// bounds a whole request (connect to last body byte).
+    pub connect_timeout: f64,
+    pub read_timeout: f64,
+    pub write_timeout: f64,
+    pub pool_timeout: f64,
+    pub total_timeout: f64,
+    /// Nonzero: verify TLS certificates (the default).
+    pub verify: c_int,
+    /// A PEM bundle of trusted CAs instead of the system store, or NULL.
+    pub ca_file: *const c_char,
+    /// A proxy URL for both `http` and `https` requests, or NULL.
+    pub proxy: *const c_char,
+    /// Hosts that bypass the proxy (curl's `NO_PROXY` syntax), or NULL.
+    pub no_proxy: *const c_char,
+    /// One of the `NODELAY_HTTP2_*` values.
+    pub http2: u32,
+    /// The `User-Agent` sent when a request has none; NULL: `nodelay/<version>`;
+    /// an empty string: none.
+    pub user_agent: *const c_char,
+    /// A Netscape `cookies.txt` file: loaded by `nodelay_client_new` when it
+    /// exists, written when the jar changes if `cookie_autosave` is nonzero,
+    /// and by `nodelay_client_save_cookies`. NULL: cookies are kept in memory.
+    pub cookie_file: *const c_char,
+    /// Nonzero: write `cookie_file` after every response that changed the jar.
+    pub cookie_autosave: c_int,
+    /// Nonzero: the client keeps cookies (in memory when `cookie_file` is NULL).
+    pub cookies: c_int,
+    /// Cap on a decoded (decompressed) body in bytes; 0: the default.
+    pub max_decoded_size: u64,
+    /// Connections this client may hold open; 0: the default.
+    pub max_connections: u32,
+}
+
+impl nodelay_options {
+    fn defaults() -> nodelay_options {
+        nodelay_options {
+            size: std::mem::size_of::<nodelay_options>(),
+            connect_timeout: NODELAY_DEFAULT_CONNECT_TIMEOUT,
+            read_timeout: NODELAY_DEFAULT_READ_TIMEOUT,
+            write_timeout: NODELAY_DEFAULT_WRITE_TIMEOUT,
+            pool_timeout: NODELAY_DEFAULT_POOL_TIMEOUT,
+            total_timeout: -1.0,
+            verify: 1,
+            ca_file: std::ptr::null(),
+            proxy: std::ptr::null(),
+            no_proxy: std::ptr::null(),
+            http2: NODELAY_HTTP2_OFF,
+            user_agent: std::ptr::null(),
+            cookie_file: std::ptr::null(),
+            cookie_autosave: 1,
+            cookies: 1,
+            max_decoded_size: 0,
+            max_connections: 0,
+        }
+    }
+
+    /// The caller's options over the defaults: only the first `size` bytes
+    /// of the caller's struct are read.
+    ///
+    /// # Safety
+    /// `given` points to at least `given.size` readable bytes.
+    pub(crate) unsafe fn read(
+        given: *const nodelay_options,
+    ) -> Result<nodelay_options, nodelay_code> {
+        let mut options = nodelay_options::defaults();
+        if given.is_null() {
+            return Ok(options);
+        }
+        // SAFETY: `size` is the struct's first field, present in every version.
+        let size = unsafe { given.cast::<usize>().read() };
+        let head = std::mem::size_of::<usize>();
+        if size < head {
+            return Err(fail(
+                nodelay_code::NODELAY_E_INVALID_ARGUMENT,
+                "nodelay_options.size is not set (call nodelay_options_init)",
+            ));
+        }
+        let known = size.min(std::mem::size_of::<nodelay_options>());
+        // SAFETY: the caller's struct has `size` readable bytes; ours has
+        // `known` <= its own size; a prefix of a repr(C) struct lays out the
+        // same fields in every version (fields are only appended).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                given.cast::<u8>(),
+                (&mut options as *mut nodelay_options).cast::<u8>(),
+                known,
+            );
+        }
+        Ok(options)
+    }
+}
+
+/// Fills `options` with the defaults and sets `size` to this header's size.
+#[no_mangle]
+pub unsafe extern "C" fn nodelay_options_init(options: *mut nodelay_options) {
+    if !options.is_null() {
+        // SAFETY: the caller passes a writable struct of this header's size.
+        unsafe { options.write(nodelay_options::defaults()) };
+    }
+}
+
+/// The options checked and converted into the engine's settings.
+pub(crate) struct Settings {
+    pub pool: PoolConfig,
+    pub tls: TlsOptions,
+    pub http2: Http2Mode,
+    pub proxies: ProxySettings,
+    pub timeouts: Timeouts,
+    pub max_decoded_size: u64,
+    pub user_agent: Option<String>,
+    pub cookies: bool,
+    pub cookie_file: Option<PathBuf>,
+    pub cookie_autosave: bool,
+}
+
+impl Settings {
+    pub(crate) fn of(o: &nodelay_options) -> Result<Settings, nodelay_code> {
+        let http2 = match o.http2 {
+            NODELAY_HTTP2_OFF => Http2Mode::Off,
+            NODELAY_HTTP2_NEGOTIATE => Http2Mode::Negotiate,
+            NODELAY_HTTP2_PRIOR_KNOWLEDGE => Http2Mode::PriorKnowledge,
+            other => return Err(invalid(&format!("http2 must be 0, 1 or 2, got {other}"))),
+        };
+        let max_connections = match o.max_connections {
+            0 => NODELAY_DEFAULT_MAX_CONNECTIONS,
+            n => n,
+        } as usize;
+        let proxy = string("proxy", o.proxy)?;
+        let user_agent = match string("user_agent", o.user_agent)? {
+            None => Some(format!("nodelay/{}", env!("CARGO_PKG_VERSION"))),
+            Some(ua) if ua.is_empty() => None,
+            Some(ua) => Some(ua),
+        };
+        Ok(Settings {
+            pool: PoolConfig {
+                max_connections: Some(max_connections),
+                max_keepalive: Some(max_connections),
+                keepalive_expiry: Some(KEEPALIVE_EXPIRY),
+            },
+            tls: TlsOptions {
+                verify: o.verify != 0,
+                ca_file: string("ca_file", o.ca_file)?.map(PathBuf::from),
+                client_cert: None,
+                client_key: None,
+            },
+            http2,
+            proxies: ProxySettings {
+                http: proxy.clone(),
+                https: proxy,
+                no_proxy: string("no_proxy", o.no_proxy)?,
+            },
+            timeouts: Timeouts {
+                connect: seconds("connect_timeout", o.connect_timeout)?,
+                read: seconds("read_timeout", o.read_timeout)?,
+                write: seconds("write_timeout", o.write_timeout)?,
+                pool: seconds("pool_timeout", o.pool_timeout)?,
+                total: seconds("total_timeout", o.total_timeout)?,
+                total_configured: None,
+            },
+            max_decoded_size: match o.max_decoded_size {
+                0 => DEFAULT_MAX_DECODED_BYTES,
+                n => n,
+            },
+            user_agent,
+            cookies: o.cookies != 0 || !o.cookie_file.is_null(),
+            cookie_file: string("cookie_file", o.cookie_file)?.map(PathBuf::from),
+            cookie_autosave: o.cookie_autosave != 0,
+        })
+    }
+}
+
+fn invalid(message: &str) -> nodelay_code {
+    fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, message)
+}
+
+/// A negative number is "no timeout"; NaN and infinities are refused.
+fn seconds(name: &str, value: f64) -> Result<Option<Duration>, nodelay_code> {
+    if value < 0.0 {
+        return Ok(None);
+    }
+    Duration::try_from_secs_f64(value)
+        .map(Some)
+        .map_err(|_| invalid(&format!("{name} must be a number of seconds, got {value}")))
+}
+
+/// A NUL-terminated UTF-8 string option, copied; NULL is `None`.
+fn string(name: &str, ptr: *const c_char) -> Result<Option<String>, nodelay_code> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller passes NUL-terminated strings (documented).
+    let text = unsafe { CStr::from_ptr(ptr) };
+    text.to_str()
+        .map(|s| Some(s.to_owned()))
+        .map_err(|_| invalid(&format!("{name} is not UTF-8")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A caller built against an older, shorter struct: fields past its
+    /// `size` keep their defaults, whatever bytes follow in memory.
+    #[test]
+    fn fields_past_the_callers_size_keep_their_defaults() {
+        let mut given = nodelay_options::defaults();
+        given.connect_timeout = 1.5;
+        given.max_connections = 7;
+        given.size = std::mem::offset_of!(nodelay_options, max_connections);
+        let read = unsafe { nodelay_options::read(&given) }.unwrap();
+        assert_eq!(read.connect_timeout, 1.5);
+        assert_eq!(read.max_connections, 0);
+        given.size = 0;
+        assert!(unsafe { nodelay_options::read(&given) }.is_err());
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let mut o = nodelay_options::defaults();
+        o.http2 = 9;
+        assert!(Settings::of(&o).is_err());
+        o.http2 = NODELAY_HTTP2_OFF;
+        o.read_timeout = f64::NAN;
+        assert!(Settings::of(&o).is_err());
+        o.read_timeout = -1.0;
+        let s = Settings::of(&o).unwrap();
+        assert_eq!(s.timeouts.read, None);
+        assert_eq!(s.timeouts.connect, Some(Duration::from_secs(10)));
+        assert!(s.user_agent.unwrap().starts_with("nodelay/"));
+    }
+}

@@ -1,0 +1,247 @@
+/* The C ABI from C: GET/POST against the embedded server, the lazy header
+ * lookup, both body paths, a read timeout, a refused connection, an abort
+ * callback driven by a signal handler, and the cookie file. Run by
+ * tests/c_abi.rs as `abi_test BASE_URL REFUSED_URL COOKIE_FILE`; exit 0 when
+ * every check passed, else the failed check is printed. */
+
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "nodelay.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                      \
+    do {                                                                 \
+        if (!(cond)) {                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", \
+                    __FILE__, __LINE__, #cond, nodelay_last_error());    \
+            failures++;                                                  \
+        }                                                                \
+    } while (0)
+
+static char url_buf[512];
+
+static const char *url(const char *base, const char *path) {
+    snprintf(url_buf, sizeof url_buf, "%s%s", base, path);
+    return url_buf;
+}
+
+static nodelay_client *client_with(double read_timeout, const char *cookie_file) {
+    nodelay_options o;
+    nodelay_options_init(&o);
+    o.read_timeout = read_timeout;
+    o.cookie_file = cookie_file;
+    nodelay_client *c = NULL;
+    CHECK(nodelay_client_new(&o, &c) == NODELAY_OK);
+    return c;
+}
+
+static void get_known_length(nodelay_client *c, const char *base) {
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", url(base, "/bytes/1000"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    if (!r) return;
+    CHECK(nodelay_response_status(r) == 200);
+    CHECK(strcmp(nodelay_response_version(r), "HTTP/1.1") == 0);
+    size_t len = 0;
+    const uint8_t *reason = nodelay_response_reason(r, &len);
+    CHECK(len == 2 && memcmp(reason, "OK", 2) == 0);
+    const uint8_t *value = NULL;
+    CHECK(nodelay_response_header(r, "CONTENT-length", 14, 0, &value, &len) == 1);
+    CHECK(len == 4 && memcmp(value, "1000", 4) == 0);
+    CHECK(nodelay_response_header(r, "x-absent", 8, 0, &value, &len) == 0);
+    CHECK(nodelay_response_header_count(r) >= 1);
+    const uint8_t *name = NULL;
+    size_t name_len = 0;
+    CHECK(nodelay_response_header_at(r, 0, &name, &name_len, &value, &len) == 1);
+    CHECK(nodelay_response_header_at(r, 1000, &name, &name_len, &value, &len) == 0);
+    /* The caller's own buffer, of the announced size. */
+    int64_t n = nodelay_response_body_length(r);
+    CHECK(n == 1000);
+    uint8_t *buf = malloc(1000);
+    CHECK(nodelay_response_read_into(r, buf, 999, NULL, NULL) == NODELAY_E_INVALID_ARGUMENT);
+    CHECK(nodelay_response_read_into(r, buf, 1000, NULL, NULL) == NODELAY_OK);
+    CHECK(buf[0] == 'a' || (buf[0] >= '0' && buf[0] <= 'z'));
+    CHECK(nodelay_response_body_length(r) == -1); /* read: nothing left */
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_E_INVALID_ARGUMENT);
+    free(buf);
+    nodelay_response_free(r);
+}
+
+static void get_chunked(nodelay_client *c, const char *base) {
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", url(base, "/chunked/500"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    if (!r) return;
+    CHECK(nodelay_response_body_length(r) == -1);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    size_t len = 0;
+    nodelay_response_body(r, &len);
+    CHECK(len == 500);
+    nodelay_response_free(r);
+}
+
+static void post_echo(nodelay_client *c, const char *base) {
+    const char *body = "name=nodelay&lang=c";
+    nodelay_header headers[] = {
+        {"Content-Type", 12, "application/x-www-form-urlencoded", 33},
+    };
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "POST", url(base, "/echo"), headers, 1, (const uint8_t *)body,
+                          strlen(body), NULL, NULL, &r) == NODELAY_OK);
+    if (!r) return;
+    CHECK(nodelay_response_status(r) == 200);
+    size_t len = 0;
+    const uint8_t *value = NULL;
+    CHECK(nodelay_response_header(r, "x-echo-method", 13, 0, &value, &len) == 1);
+    CHECK(len == 4 && memcmp(value, "POST", 4) == 0);
+    CHECK(nodelay_response_header(r, "content-type", 12, 0, &value, &len) == 1);
+    CHECK(len == 33);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    const uint8_t *echoed = nodelay_response_body(r, &len);
+    CHECK(len == strlen(body) && memcmp(echoed, body, len) == 0);
+    nodelay_response_free(r);
+}
+
+static void read_timeout(const char *base) {
+    nodelay_client *c = client_with(0.2, NULL);
+    nodelay_response *r = NULL;
+    nodelay_code code =
+        nodelay_request(c, "GET", url(base, "/delay/3000"), NULL, 0, NULL, 0, NULL, NULL, &r);
+    CHECK(code == NODELAY_E_READ_TIMEOUT);
+    CHECK(r == NULL);
+    CHECK(strcmp(nodelay_code_name(code), "read timeout") == 0);
+    CHECK(strlen(nodelay_last_error()) > 0);
+    nodelay_client_free(c);
+}
+
+static void refused(nodelay_client *c, const char *refused_url) {
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", refused_url, NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_E_CONNECT);
+    CHECK(r == NULL);
+}
+
+static void invalid_arguments(nodelay_client *c) {
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", "ftp://example.test/", NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_E_UNSUPPORTED_PROTOCOL);
+    CHECK(nodelay_request(c, "GET", NULL, NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_E_INVALID_ARGUMENT);
+    nodelay_options o;
+    nodelay_options_init(&o);
+    o.size = 0;
+    nodelay_client *bad = NULL;
+    CHECK(nodelay_client_new(&o, &bad) == NODELAY_E_INVALID_ARGUMENT);
+    CHECK(bad == NULL);
+}
+
+/* A host language's signal handling: the handler only sets a flag (as
+ * Perl's does), installed without SA_RESTART so the blocked read returns
+ * EINTR, and the abort callback answers from the flag. */
+static volatile sig_atomic_t alarm_fired = 0;
+static int abort_calls = 0;
+
+static void on_alarm(int sig) {
+    (void)sig;
+    alarm_fired = 1;
+}
+
+static int32_t should_abort(void *ctx) {
+    (*(int *)ctx)++;
+    return alarm_fired;
+}
+
+static void abort_by_signal(nodelay_client *c, const char *base) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval t = {{0, 0}, {0, 100000}}; /* 100 ms */
+    setitimer(ITIMER_REAL, &t, NULL);
+    nodelay_response *r = NULL;
+    nodelay_code code = nodelay_request(c, "GET", url(base, "/delay/3000"), NULL, 0, NULL, 0,
+                                        should_abort, &abort_calls, &r);
+    CHECK(code == NODELAY_E_INTERRUPTED);
+    CHECK(alarm_fired == 1);
+    CHECK(abort_calls >= 1);
+    signal(SIGALRM, SIG_DFL);
+}
+
+static void cookies(const char *base, const char *cookie_file) {
+    remove(cookie_file);
+    nodelay_client *c = client_with(5.0, cookie_file);
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", url(base, "/cookies/set?session=abc123"), NULL, 0, NULL, 0,
+                          NULL, NULL, &r) == NODELAY_OK);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    nodelay_response_free(r);
+    /* The jar sends it back. */
+    CHECK(nodelay_request(c, "GET", url(base, "/cookies"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    size_t len = 0;
+    const char *body = (const char *)nodelay_response_body(r, &len);
+    char text[256] = {0};
+    memcpy(text, body, len < 255 ? len : 255);
+    CHECK(strstr(text, "abc123") != NULL);
+    nodelay_response_free(r);
+    /* Autosaved already, before the client is freed. */
+    FILE *f = fopen(cookie_file, "r");
+    CHECK(f != NULL);
+    if (f) {
+        char line[512];
+        CHECK(fgets(line, sizeof line, f) != NULL);
+        CHECK(strncmp(line, "# Netscape HTTP Cookie File", 27) == 0);
+        int found = 0;
+        while (fgets(line, sizeof line, f))
+            if (strstr(line, "\tsession\tabc123")) found = 1;
+        CHECK(found);
+        fclose(f);
+    }
+    nodelay_client_free(c);
+    /* A new client loads the file. */
+    c = client_with(5.0, cookie_file);
+    CHECK(nodelay_request(c, "GET", url(base, "/cookies"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    body = (const char *)nodelay_response_body(r, &len);
+    memset(text, 0, sizeof text);
+    memcpy(text, body, len < 255 ? len : 255);
+    CHECK(strstr(text, "abc123") != NULL);
+    nodelay_response_free(r);
+    nodelay_client_free(c);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s BASE_URL REFUSED_URL COOKIE_FILE\n", argv[0]);
+        return 2;
+    }
+    const char *base = argv[1];
+    CHECK(nodelay_abi_version() == NODELAY_ABI_VERSION);
+    nodelay_client *c = client_with(5.0, NULL);
+    get_known_length(c, base);
+    get_chunked(c, base);
+    post_echo(c, base);
+    get_known_length(c, base); /* again, on the kept-alive connection */
+    refused(c, argv[2]);
+    invalid_arguments(c);
+    abort_by_signal(c, base);
+    nodelay_client_free(c);
+    read_timeout(base);
+    cookies(base, argv[3]);
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}

@@ -1,0 +1,218 @@
+/* Nodelay.xs: the Perl shim over the C ABI (include/nodelay.h). Perl-level
+ * classes (lib/Nodelay.pm) hold the pointers; this file only converts
+ * arguments and results. It never croaks while Rust code is on the stack:
+ * every failure comes back as a code, and the Perl side raises it. */
+
+#define PERL_NO_GET_CONTEXT
+#include "EXTERN.h"
+#include "perl.h"
+#include "XSUB.h"
+
+#include "nodelay.h"
+
+/* Polled by the engine while a request waits: a pending Perl signal (%SIG
+ * handlers are installed without SA_RESTART, so the blocked read returns
+ * EINTR) stops the request; the handler runs once the XS call returned. */
+static int32_t nd_perl_abort(void *ctx) {
+    dTHX;
+    (void)ctx;
+    return PL_sig_pending ? 1 : 0;
+}
+
+/* The body as a new scalar: read straight into its buffer when the length
+ * is known, else copied once from the library's buffer. */
+static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out) {
+    int64_t known = nodelay_response_body_length(r);
+    if (known >= 0) {
+        SV *sv = newSV((STRLEN)known + 1);
+        nodelay_code code = nodelay_response_read_into(r, (uint8_t *)SvPVX(sv), (size_t)known,
+                                                       nd_perl_abort, NULL);
+        if (code != NODELAY_OK) {
+            SvREFCNT_dec(sv);
+            return code;
+        }
+        SvPOK_only(sv);
+        SvCUR_set(sv, (STRLEN)known);
+        *SvEND(sv) = '\0';
+        *out = sv;
+        return NODELAY_OK;
+    }
+    nodelay_code code = nodelay_response_read(r, nd_perl_abort, NULL);
+    if (code != NODELAY_OK) return code;
+    size_t len = 0;
+    const uint8_t *body = nodelay_response_body(r, &len);
+    *out = newSVpvn((const char *)body, len);
+    return NODELAY_OK;
+}
+
+MODULE = Nodelay    PACKAGE = Nodelay::XS
+
+PROTOTYPES: DISABLE
+
+unsigned int
+abi_version()
+  CODE:
+    RETVAL = nodelay_abi_version();
+  OUTPUT:
+    RETVAL
+
+const char *
+code_name(code)
+    unsigned int code
+  CODE:
+    RETVAL = nodelay_code_name(code);
+  OUTPUT:
+    RETVAL
+
+void
+client_new(timeout, verify, agent, cookie_file, proxy, http2)
+    SV *timeout
+    int verify
+    SV *agent
+    SV *cookie_file
+    SV *proxy
+    unsigned int http2
+  PREINIT:
+    nodelay_options o;
+    nodelay_client *client = NULL;
+    nodelay_code code;
+  PPCODE:
+    nodelay_options_init(&o);
+    if (SvOK(timeout)) {
+        double t = SvNV(timeout);
+        o.connect_timeout = o.read_timeout = o.write_timeout = o.pool_timeout = t;
+    }
+    o.verify = verify;
+    o.user_agent = SvOK(agent) ? SvPVutf8_nolen(agent) : NULL;
+    o.cookie_file = SvOK(cookie_file) ? SvPV_nolen(cookie_file) : NULL;
+    o.proxy = SvOK(proxy) ? SvPVutf8_nolen(proxy) : NULL;
+    o.http2 = http2;
+    code = nodelay_client_new(&o, &client);
+    mXPUSHu(code);
+    if (code == NODELAY_OK)
+        mXPUSHi(PTR2IV(client));
+    else
+        mXPUSHp(nodelay_last_error(), strlen(nodelay_last_error()));
+
+void
+client_free(client)
+    nodelay_client *client
+  CODE:
+    nodelay_client_free(client);
+
+void
+client_save_cookies(client)
+    nodelay_client *client
+  PREINIT:
+    nodelay_code code;
+  PPCODE:
+    code = nodelay_client_save_cookies(client);
+    mXPUSHu(code);
+    if (code != NODELAY_OK)
+        mXPUSHp(nodelay_last_error(), strlen(nodelay_last_error()));
+
+# request(client, method, url, [name, value, ...], body_or_undef, want_body):
+# (0, response, content) or (code, message).
+void
+request(client, method, url, headers, body, want_body)
+    nodelay_client *client
+    const char *method
+    SV *url
+    AV *headers
+    SV *body
+    int want_body
+  PREINIT:
+    nodelay_header *pairs = NULL;
+    SSize_t n, i;
+    nodelay_response *r = NULL;
+    nodelay_code code;
+    STRLEN body_len = 0;
+    const char *body_ptr = NULL;
+    SV *content = NULL;
+  PPCODE:
+    n = (av_len(headers) + 1) / 2;
+    if (n > 0) Newx(pairs, n, nodelay_header);
+    for (i = 0; i < n; i++) {
+        SV **name = av_fetch(headers, 2 * i, 0);
+        SV **value = av_fetch(headers, 2 * i + 1, 0);
+        STRLEN len;
+        pairs[i].name = name ? SvPVutf8(*name, len) : "";
+        pairs[i].name_len = name ? len : 0;
+        pairs[i].value = value ? SvPVutf8(*value, len) : "";
+        pairs[i].value_len = value ? len : 0;
+    }
+    if (SvOK(body)) body_ptr = SvPVbyte(body, body_len);
+    code = nodelay_request(client, method, SvPVutf8_nolen(url), pairs, (size_t)n,
+                           (const uint8_t *)body_ptr, body_len, nd_perl_abort, NULL, &r);
+    Safefree(pairs);
+    if (code == NODELAY_OK && want_body) {
+        code = read_body(aTHX_ r, &content);
+    }
+    if (code != NODELAY_OK) {
+        const char *message = nodelay_last_error();
+        nodelay_response_free(r);
+        mXPUSHu(code);
+        mXPUSHp(message, strlen(message));
+    } else {
+        mXPUSHu(0);
+        mXPUSHi(PTR2IV(r));
+        if (content) mXPUSHs(content); else mXPUSHs(newSVpvs(""));
+    }
+
+unsigned int
+response_status(r)
+    nodelay_response *r
+  CODE:
+    RETVAL = nodelay_response_status(r);
+  OUTPUT:
+    RETVAL
+
+SV *
+response_reason(r)
+    nodelay_response *r
+  PREINIT:
+    size_t len = 0;
+    const uint8_t *reason;
+  CODE:
+    reason = nodelay_response_reason(r, &len);
+    RETVAL = newSVpvn((const char *)reason, len);
+  OUTPUT:
+    RETVAL
+
+# Every value of the named header, in received order (lazy: looked up in
+# the received head bytes when asked).
+void
+response_header(r, name)
+    nodelay_response *r
+    SV *name
+  PREINIT:
+    STRLEN name_len;
+    const char *name_ptr;
+    const uint8_t *value;
+    size_t len, nth;
+  PPCODE:
+    name_ptr = SvPV(name, name_len);
+    for (nth = 0; nodelay_response_header(r, name_ptr, name_len, nth, &value, &len); nth++) {
+        mXPUSHp((const char *)value, len);
+        if (GIMME_V != G_ARRAY) break;
+    }
+
+void
+response_headers(r)
+    nodelay_response *r
+  PREINIT:
+    size_t i, count, name_len, value_len;
+    const uint8_t *name, *value;
+  PPCODE:
+    count = nodelay_response_header_count(r);
+    EXTEND(SP, (SSize_t)(2 * count));
+    for (i = 0; nodelay_response_header_at(r, i, &name, &name_len, &value, &value_len); i++) {
+        mPUSHp((const char *)name, name_len);
+        mPUSHp((const char *)value, value_len);
+    }
+
+void
+response_free(r)
+    nodelay_response *r
+  CODE:
+    nodelay_response_free(r);

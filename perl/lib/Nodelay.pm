@@ -1,0 +1,117 @@
+package Nodelay;
+# An HTTP client for Perl over the nodelay Rust engine (crates/nodelay-ffi):
+# keep-alive connections, TCP_NODELAY, deadlines, a Netscape cookies.txt jar.
+use strict;
+use warnings;
+
+our $VERSION = '0.01';
+
+require XSLoader;
+XSLoader::load('Nodelay', $VERSION);
+
+use Nodelay::Response;
+use Nodelay::X;
+
+# The ABI this module was written against (include/nodelay.h).
+use constant ABI_VERSION => 1;
+
+my %HTTP2 = (off => 0, negotiate => 1, prior_knowledge => 2);
+
+# The pointer must not be freed twice when an ithread is created: a new
+# thread gets no copy of the client (it makes its own).
+sub CLONE_SKIP { 1 }
+
+sub new {
+    my ($class, %args) = @_;
+    Nodelay::X->throw(1000, 'libnodelay_ffi ABI ' . Nodelay::XS::abi_version() . ', this module needs ' . ABI_VERSION)
+        if Nodelay::XS::abi_version() != ABI_VERSION;
+    my $http2 = $args{http2} // 'off';
+    $http2 = $http2 ? 'negotiate' : 'off' if $http2 =~ /\A[01]\z/;
+    defined $HTTP2{$http2} or Nodelay::X->throw(1000, "http2 must be off, negotiate or prior_knowledge, not $http2");
+    my ($code, $handle) = Nodelay::XS::client_new(
+        $args{timeout},
+        (exists $args{verify} ? ($args{verify} ? 1 : 0) : 1),
+        $args{agent},
+        $args{cookie_jar},
+        $args{proxy},
+        $HTTP2{$http2},
+    );
+    Nodelay::X->throw($code, $handle) if $code;
+    return bless { handle => $handle }, $class;
+}
+
+sub request {
+    my ($self, $method, $url, $opts) = @_;
+    $opts ||= {};
+    my @headers;
+    my $headers = $opts->{headers} || {};
+    push @headers, $_, $headers->{$_} for sort keys %$headers;
+    my $body = $opts->{content};
+    if (my $form = $opts->{form}) {
+        $body = _urlencode($form);
+        push @headers, 'Content-Type', 'application/x-www-form-urlencoded'
+            unless grep { lc $_ eq 'content-type' } keys %$headers;
+    }
+    my ($code, $response, $content) = Nodelay::XS::request(
+        $self->{handle}, $method, $url, \@headers, $body, $method ne 'HEAD');
+    Nodelay::X->throw($code, $response, $method, $url) if $code;
+    return Nodelay::Response->_new($response, $content);
+}
+
+sub get  { my ($self, $url, %opts) = @_; $self->request('GET',  $url, \%opts) }
+sub head { my ($self, $url, %opts) = @_; $self->request('HEAD', $url, \%opts) }
+sub post { my ($self, $url, %opts) = @_; $self->request('POST', $url, \%opts) }
+
+# Writes the cookie jar to its file now (it is also written after every
+# response that changed it, and when the client is destroyed).
+sub save_cookies {
+    my ($self) = @_;
+    my ($code, $message) = Nodelay::XS::client_save_cookies($self->{handle});
+    Nodelay::X->throw($code, $message) if $code;
+    return 1;
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    Nodelay::XS::client_free(delete $self->{handle}) if $self->{handle};
+}
+
+# application/x-www-form-urlencoded, pairs in key order (a hashref) or as
+# given (an arrayref of name, value, ...).
+sub _urlencode {
+    my ($form) = @_;
+    my @pairs = ref $form eq 'HASH' ? map { ($_, $form->{$_}) } sort keys %$form : @$form;
+    my @out;
+    while (my ($name, $value) = splice @pairs, 0, 2) {
+        push @out, join '=', map {
+            my $s = $_ // '';
+            utf8::encode($s) if utf8::is_utf8($s);
+            $s =~ s/([^A-Za-z0-9\-._~ ])/sprintf '%%%02X', ord $1/ge;
+            $s =~ tr/ /+/;
+            $s;
+        } $name, $value;
+    }
+    return join '&', @out;
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Nodelay - HTTP client over the nodelay Rust engine
+
+=head1 SYNOPSIS
+
+    use Nodelay;
+    my $ua = Nodelay->new(timeout => 10, agent => 'me/1.0', cookie_jar => 'cookies.txt');
+    my $res = $ua->get('http://127.0.0.1:8080/');
+    print $res->status, ' ', $res->header('Content-Type'), "\n" if $res->is_success;
+    $ua->post($url, form => { user => 'me' });
+    $ua->post($url, content => $bytes, headers => { 'Content-Type' => 'application/json' });
+
+Failures are thrown as L<Nodelay::X> objects: C<Nodelay::X::Timeout>,
+C<Nodelay::X::Connect>, C<Nodelay::X::Interrupted> and C<Nodelay::X> itself.
+
+=cut

@@ -1,7 +1,0 @@
-"""``python -m nodelay.bench``."""
-
-from __future__ import annotations
-
-from .cli import run
-
-raise SystemExit(run())
