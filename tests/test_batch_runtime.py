@@ -71,9 +71,9 @@ def test_tls_batches_over_h2_by_alpn_and_http1_fallback(
                 assert {r.http_version for r in rs} == {"HTTP/2" if http2 else "HTTP/1.1"}
             with pytest.raises(nodelay.ConnectError):  # verification applies to batches
                 nodelay.Client(http2=True).get_many([f"{url}/bytes/1"])
-        # h2: one connection; HTTP/1.1: the batch pool's 8 plus the one ALPN made first
-        # (given to the client's sync pool); plus the one of the refused verification.
-        assert srv.connections() == (1 if http2 else 9) + 1
+        # h2: one connection; HTTP/1.1: one per task (8), the first of them the one ALPN
+        # made (its request goes on it); plus the one of the refused verification.
+        assert srv.connections() == (1 if http2 else 8) + 1
     finally:
         srv.close()
 

@@ -681,3 +681,21 @@ def test_crawl_rows_time_the_connections_they_open() -> None:
         else:
             assert row.tls_ms is None
         assert "sent" in row.note and ("6 conn" in row.note) == variant.startswith("h1")
+
+
+def test_the_readme_lab_table_is_generated_from_the_record_it_names() -> None:
+    from nodelay_bench import readme
+
+    assert readme.main(["--check"]) == 0
+    # The check can fail: a hand edit inside the block is caught.
+    text = readme.README.read_text()
+    edited = text.replace("| a: ", "| a (edited): ", 1)
+    assert edited != text
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp, "README.md")
+        copy.write_text(edited)
+        (Path(tmp) / "docs").symlink_to(readme.README.parent / "docs")
+        assert readme.main(["--check", "--readme", str(copy)]) == 1

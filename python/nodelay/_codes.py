@@ -135,6 +135,15 @@ _REQUESTS_ALIASES = {
 }
 """requests' short names that are not a lower-case standard name."""
 
+_RFC9110_NAMES = {
+    "CONTENT_TOO_LARGE": 413,
+    "URI_TOO_LONG": 414,
+    "RANGE_NOT_SATISFIABLE": 416,
+    "UNPROCESSABLE_CONTENT": 422,
+}
+"""RFC 9110's names for four codes, which ``http.HTTPStatus`` uses from Python 3.13 on
+(keeping the older names above, httpx's, as aliases): both spellings work everywhere."""
+
 
 def _add_aliases() -> None:
     # Enum aliases (the same member under another name) can only be declared in the class
@@ -143,6 +152,8 @@ def _add_aliases() -> None:
     # codes.OK`` all hold, as for an alias declared in the body.
     aliases = {member.name.lower(): member for member in codes}
     aliases.update({name: codes(value) for name, value in _REQUESTS_ALIASES.items()})
+    for name, value in _RFC9110_NAMES.items():
+        aliases[name] = aliases[name.lower()] = codes(value)
     for name, member in aliases.items():
         setattr(codes, name, member)  # before the map entry: Enum refuses to reassign members
         codes._member_map_[name] = member

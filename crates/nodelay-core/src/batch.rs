@@ -7,9 +7,10 @@
 //!   client's own [`H2Pool`](crate::h2::H2Pool), the one connection per
 //!   origin that `Client::send` shares, multiplexed, with no hand-over
 //!   between threads per request.
-//! - HTTP/1.1: the async driver (`aio`) over a keep-alive pool of its own
-//!   ([`AsyncClient`]), which the caller keeps across batches (nodelay-py
-//!   keeps one per `Engine`, bounded by the client's `PoolConfig`).
+//! - HTTP/1.1: the async driver (`aio`) over the client's own pool
+//!   (`Client::batch_driver`): a batch reuses the connections `Client::send`
+//!   left idle and the other way round, and `max_connections` bounds the
+//!   client's requests, batches and HTTP/2 connections together.
 //!
 //! The caller picks the client's sync path instead for proxied clients (the
 //! async driver connects directly only).
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use nodelay_proto::{HeaderSpan, Version};
 
-use crate::aio::{AsyncClient, AsyncPooled};
+use crate::aio::AsyncPooled;
 use crate::any_exchange::Exchange;
 use crate::client::{Client, Prepared};
 use crate::deadline::{Deadlines, Timeouts};
@@ -104,21 +105,22 @@ impl HeldConnection {
 
 /// Sends `prepared` (made by `client.prepare`, not proxied) and reads the
 /// whole response: over HTTP/2 on the client's shared connection when the
-/// request may use it and the server agrees, else over HTTP/1.1 on `h1`,
-/// on the connection `held` keeps when it serves that origin (a reusable
-/// connection is kept there afterwards). `body` is the body given to
+/// request may use it and the server agrees, else over HTTP/1.1 through the
+/// client's pool, on the connection `held` keeps when it serves that origin
+/// (a reusable connection is kept there afterwards). `body` is the body given to
 /// `prepare`. Timeouts are those of `Client::send`; dropping the future
 /// cancels the request (its HTTP/1.1 connection is closed, its HTTP/2
 /// stream reset).
 pub async fn fetch(
     client: &Client,
-    h1: &AsyncClient,
     held: &mut HeldConnection,
     prepared: &Prepared,
     body: Option<&[u8]>,
     timeouts: Timeouts,
     max_decoded_bytes: u64,
 ) -> Result<Fetched, Error> {
+    let h1 = client.batch_driver();
+    let mut first = None;
     if let Some(request) = prepared.h2_request() {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
@@ -128,19 +130,17 @@ pub async fn fetch(
             .await?
         {
             Sent::H2(response) => return h2_whole(response, started, max_decoded_bytes).await,
-            // The server chose HTTP/1.1 by ALPN: its fresh connection goes to
-            // the client's sync pool (nothing was sent on it), the request to
-            // the HTTP/1.1 driver below.
+            // The server chose HTTP/1.1 by ALPN: the request goes on its
+            // fresh connection (nothing was sent on it yet) with the HTTP/1.1
+            // driver below.
             Sent::Http1(transport) => {
-                if let Some(transport) = transport {
-                    client.keep_http1(prepared, transport.into_blocking()?);
-                }
+                first = transport.map(|transport| h1.adopt(&prepared.key, transport));
             }
         }
     }
     let started = Instant::now();
     let deadlines = Deadlines::start(timeouts, started);
-    let first = held.take_for(prepared);
+    let first = first.or_else(|| held.take_for(prepared));
     let mut exchange = h1
         .send_h1(prepared, body, deadlines, started, first)
         .await?;

@@ -3,12 +3,13 @@
 //! transparent retry when a reused connection turns out stale), or HTTP/2 on
 //! the process runtime when the client asks for it and the server agrees.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use nodelay_proto::{encode_request_head, encode_request_head_with, EncodedHeaders, RequestHead};
 
 use crate::aconnect::AsyncTransport;
+use crate::aio::AsyncClient;
 use crate::any_exchange::Exchange;
 use crate::connect::Dial;
 use crate::deadline::{Deadlines, Timeouts};
@@ -224,6 +225,9 @@ pub struct Client {
     proxies: Option<Proxies>,
     http2: Http2Mode,
     h2: H2Pool,
+    /// The async HTTP/1.1 driver over `pool`, for batches (made at the
+    /// first batch: most clients never run one).
+    batch_driver: OnceLock<AsyncClient>,
     /// Origins already parsed (see `TargetCache`: the URL parse was the
     /// largest CPU item of a small request).
     targets: TargetCache,
@@ -253,6 +257,7 @@ impl Client {
             pool,
             proxies: None,
             http2,
+            batch_driver: OnceLock::new(),
             targets: TargetCache::default(),
         }
     }
@@ -586,12 +591,12 @@ impl Client {
         (&self.h2, self.pool.tls())
     }
 
-    /// Puts a connection ALPN made for HTTP/1.1 (an HTTP/2 attempt the
-    /// server declined) into the keep-alive pool as idle, for later requests.
-    pub(crate) fn keep_http1(&self, prepared: &Prepared, transport: crate::transport::Transport) {
-        self.pool
-            .adopt(prepared.key.clone(), transport)
-            .return_to_pool();
+    /// The async HTTP/1.1 driver over this client's pool, for batches
+    /// (`batch.rs`): a batch and `send` take and leave each other's idle
+    /// connections and share one `max_connections`.
+    pub(crate) fn batch_driver(&self) -> &AsyncClient {
+        self.batch_driver
+            .get_or_init(|| AsyncClient::on_pool(Arc::clone(&self.pool)))
     }
 }
 

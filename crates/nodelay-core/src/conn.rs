@@ -19,9 +19,6 @@ pub(crate) struct Connection {
     /// deadline) sets them once per connection instead of once per read.
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
-    /// Responses completed on this connection.
-    pub served: u32,
-    pub idle_since: Instant,
 }
 
 impl Connection {
@@ -31,9 +28,18 @@ impl Connection {
             buf: ReadBuffer::new(READ_BUFFER_BYTES),
             read_timeout: None,
             write_timeout: None,
-            served: 0,
-            idle_since: Instant::now(),
         }
+    }
+
+    /// The byte stream (the pool's handover between drivers looks at its kind).
+    pub(crate) fn transport(&self) -> &Transport {
+        &self.stream
+    }
+
+    /// The byte stream, for another driver (the pool's handover; the
+    /// connection is idle, nothing is buffered).
+    pub(crate) fn into_transport(self) -> Transport {
+        self.stream
     }
 
     /// Received bytes not consumed yet.

@@ -30,6 +30,15 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 /// Most idle connections kept per Client (httpx's default).
 pub const DEFAULT_MAX_KEEPALIVE: usize = 20;
 
+/// How long a connection that comes back when `max_keepalive` connections
+/// are already idle is kept anyway, for a request that may come right after
+/// (the reaper thread closes it then). With many requests in flight, answers
+/// and new requests come in bursts a fraction of a millisecond apart: closing
+/// such connections at once meant reopening them for the next burst. A
+/// server that stops accepting at a connection limit (waitress) waits this
+/// long for them to close (docs/pool.md, "Keep-alive default").
+pub const SURPLUS_IDLE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How many times a request is sent again on a fresh connection when a reused
 /// connection failed before any response byte (stale keep-alive, HOSTILE.md H28).
 pub const STALE_CONNECTION_RETRIES: usize = 1;

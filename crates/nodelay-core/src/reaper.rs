@@ -13,6 +13,12 @@
 //! is dropped by the pool when it comes back instead of being kept. Closing
 //! a socket removes it from the epoll set by itself (no `EPOLL_CTL_DEL`).
 //!
+//! The same thread ends the grace of idle connections a pool keeps beyond
+//! its keep-alive cap (`limits::SURPLUS_IDLE_GRACE`): a pool asks for a
+//! sweep at an instant ([`sweep_at`]) and the thread's `epoll_wait` times out
+//! then. Asking costs a lock and, when no earlier sweep is due, one write to
+//! an eventfd in the epoll set that makes the thread look at its timers again.
+//!
 //! Fork: the thread does not exist in a child. The first registration in a
 //! new fork generation makes a fresh epoll instance and thread; inherited
 //! watches are left alone (their pools drop the inherited connections). A
@@ -23,7 +29,8 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Once, Weak};
+use std::time::Instant;
 
 use crate::fork;
 
@@ -38,7 +45,14 @@ const REAPER_STACK_BYTES: usize = 128 * 1024;
 pub(crate) trait Reap: Send + Sync {
     /// Drops every idle connection whose [`Watch`] is marked closed.
     fn reap(&self);
+
+    /// Drops the idle connections kept beyond the keep-alive cap whose
+    /// grace ended (and asks for the next sweep if some remain).
+    fn sweep(self: Arc<Self>);
 }
+
+/// The epoll token of the reaper's eventfd (connection tokens start at 1).
+const WAKE_TOKEN: u64 = 0;
 
 /// A connection's registration with the reaper; dropping it forgets the
 /// connection (drop it with, or after, the socket).
@@ -75,12 +89,46 @@ struct Entry {
 /// The reaper of one fork generation.
 struct Reaper {
     epoll: RawFd,
+    /// An eventfd in the epoll set: written when a sweep is asked for
+    /// earlier than any other, so the thread's wait ends in time.
+    wake: RawFd,
     watched: Mutex<HashMap<u64, Entry>>,
+    /// Sweeps asked for: when, and of which pool (one per pool).
+    sweeps: Mutex<Vec<(Instant, Weak<dyn Reap>)>>,
 }
 
 impl Reaper {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
         self.watched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn sweeps(&self) -> MutexGuard<'_, Vec<(Instant, Weak<dyn Reap>)>> {
+        self.sweeps.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How long `epoll_wait` may wait: until the earliest sweep (in whole
+    /// milliseconds, rounded up), or for ever (-1).
+    fn wait_ms(&self) -> libc::c_int {
+        let Some(earliest) = self.sweeps().iter().map(|(at, _)| *at).min() else {
+            return -1;
+        };
+        let left = earliest.saturating_duration_since(Instant::now());
+        let ms = left.as_nanos().div_ceil(1_000_000);
+        ms.min(libc::c_int::MAX as u128) as libc::c_int
+    }
+
+    /// Takes the sweeps due by now.
+    fn due_sweeps(&self) -> Vec<Arc<dyn Reap>> {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        self.sweeps().retain(|(at, pool)| {
+            if *at > now {
+                return true;
+            }
+            due.extend(pool.upgrade());
+            false
+        });
+        due
     }
 }
 
@@ -107,9 +155,13 @@ fn reaper() -> Option<Arc<Reaper>> {
         // thread does not exist here and inherited watches still point to
         // it; only this process's copy of its epoll descriptor is closed.
         Some((_, Some(old))) => {
-            // SAFETY: the child's copy of the parent's epoll descriptor;
-            // nothing in this process waits on it (its thread was not forked).
-            unsafe { libc::close(old.epoll) };
+            // SAFETY: the child's copies of the parent's epoll and eventfd
+            // descriptors; nothing in this process waits on them (its thread
+            // was not forked).
+            unsafe {
+                libc::close(old.epoll);
+                libc::close(old.wake);
+            }
         }
         _ => {}
     }
@@ -125,9 +177,29 @@ fn start() -> Option<Arc<Reaper>> {
     if epoll < 0 {
         return None;
     }
+    // SAFETY: plain syscall; the descriptor is owned by the reaper from here on.
+    let wake = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    let mut event = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: WAKE_TOKEN,
+    };
+    // SAFETY: `wake` is the eventfd just made (or -1, which epoll_ctl
+    // refuses), `event` a valid epoll_event for the duration of the call.
+    if wake < 0 || unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, wake, &mut event) } != 0 {
+        // SAFETY: descriptors created above and used by nothing else.
+        unsafe {
+            libc::close(epoll);
+            if wake >= 0 {
+                libc::close(wake);
+            }
+        }
+        return None;
+    }
     let reaper = Arc::new(Reaper {
         epoll,
+        wake,
         watched: Mutex::new(HashMap::new()),
+        sweeps: Mutex::new(Vec::new()),
     });
     let running = Arc::clone(&reaper);
     let spawned = std::thread::Builder::new()
@@ -135,8 +207,11 @@ fn start() -> Option<Arc<Reaper>> {
         .stack_size(REAPER_STACK_BYTES)
         .spawn(move || run(&running));
     if spawned.is_err() {
-        // SAFETY: the descriptor was created above and is used by nothing else.
-        unsafe { libc::close(epoll) };
+        // SAFETY: the descriptors were created above and are used by nothing else.
+        unsafe {
+            libc::close(epoll);
+            libc::close(wake);
+        }
         return None;
     }
     Some(reaper)
@@ -158,17 +233,31 @@ pub(crate) fn watch_when_first_idle<P: Reap + 'static>(
     }
 }
 
-/// Takes out of a pool's idle stacks every connection whose [`Watch`] the
-/// reaper marked closed (the caller drops them outside its lock).
-pub(crate) fn take_peer_closed<'a, T: 'a>(
-    stacks: impl Iterator<Item = &'a mut Vec<T>>,
-    watch_of: impl Fn(&T) -> Option<&Watch>,
-) -> Vec<T> {
-    let mut closed = Vec::new();
-    for stack in stacks {
-        closed.extend(stack.extract_if(.., |idle| watch_of(idle).is_some_and(Watch::peer_closed)));
+/// Has the reaper thread call `pool.sweep()` at `at` (or earlier, when the
+/// pool asked for an earlier sweep already). Without a reaper (the system
+/// refused one) surplus connections close at their next checkout instead.
+pub(crate) fn sweep_at<P: Reap + 'static>(at: Instant, pool: &Arc<P>) {
+    let Some(reaper) = reaper() else {
+        return;
+    };
+    let pool: Weak<P> = Arc::downgrade(pool);
+    let pool: Weak<dyn Reap> = pool;
+    let mut sweeps = reaper.sweeps();
+    if sweeps
+        .iter()
+        .any(|(when, p)| Weak::ptr_eq(p, &pool) && *when <= at)
+    {
+        return;
     }
-    closed
+    let earliest = sweeps.iter().map(|(when, _)| *when).min();
+    sweeps.retain(|(_, p)| !Weak::ptr_eq(p, &pool));
+    sweeps.push((at, pool));
+    drop(sweeps);
+    if earliest.is_none_or(|earliest| at < earliest) {
+        let one: u64 = 1;
+        // SAFETY: `wake` is the reaper's open eventfd; `one` is 8 readable bytes.
+        unsafe { libc::write(reaper.wake, (&one as *const u64).cast(), 8) };
+    }
 }
 
 /// Registers the connection on `fd` (a TCP socket owned by a connection of
@@ -215,7 +304,7 @@ fn run(reaper: &Reaper) {
                 reaper.epoll,
                 events.as_mut_ptr(),
                 EVENTS_PER_WAIT as libc::c_int,
-                -1,
+                reaper.wait_ms(),
             )
         };
         if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
@@ -223,16 +312,25 @@ fn run(reaper: &Reaper) {
             // the pools' check at reuse do the work, rather than spin.
             return;
         }
-        if n <= 0 {
-            // EINTR (signals are blocked, but a debugger may still interrupt).
-            continue;
-        }
+        // n < 0: EINTR (signals are blocked, but a debugger may still
+        // interrupt); n == 0: a sweep is due.
+        let events = &events[..n.max(0) as usize];
         let _gate = ForkGate::enter();
+        for pool in reaper.due_sweeps() {
+            pool.sweep();
+        }
         let mut pools: Vec<Arc<dyn Reap>> = Vec::new();
         {
             let watched = reaper.lock();
-            for event in &events[..n as usize] {
+            for event in events {
                 let token = event.u64;
+                if token == WAKE_TOKEN {
+                    let mut count: u64 = 0;
+                    // SAFETY: `wake` is the reaper's open non-blocking
+                    // eventfd; `count` is 8 writable bytes.
+                    unsafe { libc::read(reaper.wake, (&mut count as *mut u64).cast(), 8) };
+                    continue;
+                }
                 let Some(entry) = watched.get(&token) else {
                     continue;
                 };

@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use h2_peer::*;
 use h2_readers::{bounded, client, config, every_reader_gets, request, start};
-use nodelay_core::aio::AsyncClient;
 use nodelay_core::batch::{fetch, HeldConnection};
 use nodelay_core::{
     runtime, Client, Error, Http2Mode, NeverInterrupt, PoolConfig, RequestParts, TlsOptions,
@@ -163,11 +162,10 @@ fn batch(
     count: usize,
     concurrency: usize,
 ) -> Vec<Result<Vec<u8>, Error>> {
-    let h1 = Arc::new(AsyncClient::new(config()));
     let next = Arc::new(AtomicUsize::new(0));
     let runners: Vec<_> = (0..concurrency.min(count))
         .map(|_| {
-            let (client, h1, url) = (Arc::clone(client), Arc::clone(&h1), url.to_owned());
+            let (client, url) = (Arc::clone(client), url.to_owned());
             let next = Arc::clone(&next);
             runtime::handle().spawn(async move {
                 let mut results = Vec::new();
@@ -183,7 +181,6 @@ fn batch(
                             let timeouts = bounded();
                             fetch(
                                 &client,
-                                &h1,
                                 &mut held,
                                 &prepared,
                                 None,

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use nodelay_core::aio::AsyncClient;
 use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{Client, Error, Exchange, RequestParts, Timeouts};
 use nodelay_front::body::{read_exact, read_grown, WholeBody};
@@ -29,9 +28,6 @@ pub(crate) struct Engine {
     pub(crate) client: Client,
     /// Cap on a decoded (decompressed) body, in bytes.
     pub(crate) max_decoded_size: u64,
-    /// The batch API's HTTP/1.1 connections (async, on the runtime; see
-    /// batch.rs), kept across batches with this client's limits and TLS.
-    pub(crate) batch_h1: AsyncClient,
     /// The client's timeout tuple (the same object with every request),
     /// converted once.
     timeouts: SharedMemo<Timeouts>,
@@ -94,14 +90,12 @@ impl Engine {
             uds,
             local_address,
         )?;
-        let batch_h1 = AsyncClient::with_tls(options.pool, options.tls.clone());
         let client = Client::with_dial(options.pool, options.tls, options.http2, options.dial)
             .proxied(&options.proxies)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {
             client,
             max_decoded_size: options.max_decoded_size,
-            batch_h1,
             timeouts: SharedMemo::default(),
             header_memo: Mutex::new(HeaderMemo::default()),
         })
@@ -179,7 +173,6 @@ impl Engine {
     fn close(&self, py: Python<'_>) {
         py.detach(|| {
             self.client.close();
-            self.batch_h1.close();
         });
     }
 

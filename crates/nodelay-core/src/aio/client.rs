@@ -7,10 +7,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::aconnect::AsyncTransport;
 use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
-use crate::aio::pool::{AsyncPool, AsyncPooled};
+use crate::aio::pool::AsyncPooled;
 use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_streamed, BodyPump};
 use crate::client::{
     encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
@@ -21,8 +22,8 @@ use crate::decode::decode;
 use crate::error::Error;
 use crate::h2::{H2Pool, H2Request, Sent, StreamedBody};
 use crate::limits::STALE_CONNECTION_RETRIES;
-use crate::pool::PoolConfig;
-use crate::proxy::{Proxies, ProxySettings, Route};
+use crate::pool::{Pool, PoolConfig};
+use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
 use crate::target::{Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::StreamFraming;
@@ -36,7 +37,7 @@ pub struct AsyncClient {
 }
 
 struct Inner {
-    pool: Arc<AsyncPool>,
+    pool: Arc<Pool>,
     /// `None` without proxies: requests then skip routing entirely.
     proxies: Option<Proxies>,
     http2: Http2Mode,
@@ -76,8 +77,8 @@ impl AsyncClient {
     ) -> Result<Self, Error> {
         // HTTP/2 connections count towards `max_connections` and expire
         // like HTTP/1.1 ones.
-        let pool = Arc::new(AsyncPool::new(config, TlsSetup::dialing(tls, dial)));
-        let h2 = H2Pool::bounded_async(Arc::clone(&pool), config.keepalive_expiry);
+        let pool = Arc::new(Pool::new(config, TlsSetup::dialing(tls, dial)));
+        let h2 = H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry);
         Ok(AsyncClient {
             inner: Arc::new(Inner {
                 pool,
@@ -87,6 +88,27 @@ impl AsyncClient {
                 targets: TargetCache::default(),
             }),
         })
+    }
+
+    /// The async HTTP/1.1 driver over another client's pool (a sync
+    /// `Client`'s, for its batches, `batch.rs`): no proxies and no HTTP/2 of
+    /// its own (the batch sends HTTP/2 through the `Client`).
+    pub(crate) fn on_pool(pool: Arc<Pool>) -> Self {
+        AsyncClient {
+            inner: Arc::new(Inner {
+                pool,
+                proxies: None,
+                http2: Http2Mode::Off,
+                h2: H2Pool::new(),
+                targets: TargetCache::default(),
+            }),
+        }
+    }
+
+    /// Takes a connection ALPN made for HTTP/1.1 (an HTTP/2 attempt the
+    /// server declined) into this client's pool, checked out for `key`.
+    pub(crate) fn adopt(&self, key: &ConnKey, transport: AsyncTransport) -> AsyncPooled {
+        self.inner.pool.adopt_async(key, transport)
     }
 
     fn route(&self, target: &Target) -> Route {
@@ -191,7 +213,7 @@ impl AsyncClient {
                 let fresh = retries_left < STALE_CONNECTION_RETRIES;
                 self.inner
                     .pool
-                    .checkout(&prepared.key, deadlines, fresh)
+                    .checkout_async(&prepared.key, deadlines, fresh)
                     .await
             }
         }
@@ -223,7 +245,9 @@ impl AsyncClient {
             .await?;
         Ok(match sent {
             Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),
-            Sent::Http1(transport) => Err(transport.map(|t| inner.pool.adopt(&prepared.key, t))),
+            Sent::Http1(transport) => {
+                Err(transport.map(|t| inner.pool.adopt_async(&prepared.key, t)))
+            }
         })
     }
 

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::io::{self, IoSlice};
 use std::os::fd::RawFd;
 use std::task::{Context, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nodelay_proto::ReadBuffer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,7 +20,6 @@ use crate::limits::READ_BUFFER_BYTES;
 pub(crate) struct AsyncConn {
     io: AsyncTransport,
     buf: ReadBuffer,
-    pub idle_since: Instant,
 }
 
 impl AsyncConn {
@@ -28,7 +27,6 @@ impl AsyncConn {
         AsyncConn {
             io,
             buf: ReadBuffer::new(READ_BUFFER_BYTES),
-            idle_since: Instant::now(),
         }
     }
 
@@ -43,6 +41,17 @@ impl AsyncConn {
             libc::close(self.io.raw_fd());
         }
         std::mem::forget(self);
+    }
+
+    /// The byte stream (the pool's handover between drivers looks at its kind).
+    pub(crate) fn transport(&self) -> &AsyncTransport {
+        &self.io
+    }
+
+    /// The byte stream, for another driver (the pool's handover; the
+    /// connection is idle, nothing is buffered).
+    pub(crate) fn into_transport(self) -> AsyncTransport {
+        self.io
     }
 
     /// Received bytes not consumed yet.

@@ -19,5 +19,6 @@ mod upload;
 pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
 pub use client::{read_whole, AsyncClient};
-pub(crate) use pool::{AsyncPool, AsyncPooled, AsyncSlotLease};
+pub(crate) use conn::AsyncConn;
+pub(crate) use pool::AsyncPooled;
 pub use upload::{BodyPump, PumpServer};

@@ -73,12 +73,6 @@ pub const UNPROCESSED_RETRIES: usize = 1;
 /// nothing counts against [`UNPROCESSED_RETRIES`].)
 pub const GOAWAY_RETRIES: usize = 1024;
 
-/// How often a request waiting for a connection slot (all of the client's
-/// `max_connections` busy) looks again: slots free up on the HTTP/1.1 pool's
-/// condvar, which a task cannot wait on. 10 ms is a small delay next to a
-/// connect, and the wait happens only when the client is saturated.
-pub const SLOT_RETRY_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
-
 /// Request bodies up to this size are queued whole on their stream (one call,
 /// no wait for window: the RFC's initial window of 65,535 bytes takes them at
 /// once unless the server shrank it); larger ones are sent as window is

@@ -6,20 +6,21 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::conn::{H2Conn, Lifetime, OpenStream};
 use super::error::{not_processed, stream_error, unanswered, Again};
-use super::limits::{GOAWAY_RETRIES, SLOT_RETRY_INTERVAL, UNPROCESSED_RETRIES};
+use super::limits::{GOAWAY_RETRIES, UNPROCESSED_RETRIES};
 use super::request::H2Request;
 use super::response::H2Response;
 use super::upload::{send_body, Body, StreamedBody, Upload, UploadError};
 use crate::aconnect::{self, AsyncTransport};
-use crate::aio::{AsyncPool, AsyncSlotLease};
 use crate::deadline::{poll_once, within, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::fork;
-use crate::pool::{Pool, SlotLease};
+use crate::pool::Pool;
+/// The client's connection slot an HTTP/2 connection holds while it lives.
+pub(crate) use crate::pool::SlotLease as Lease;
 use crate::target::Origin;
 use crate::tls::{TlsSetup, ALPN_H2, ALPN_HTTP11};
 
@@ -52,33 +53,11 @@ pub(crate) struct H2Pool {
     /// The fork generation the connections belong to, and the slots.
     slots: Mutex<(u64, HashMap<Origin, SlotRef>)>,
     next_id: AtomicU64,
-    /// The client's HTTP/1.1 pool, whose `max_connections` our connections
-    /// count towards (`None`: unbounded).
-    bound: Option<Bound>,
+    /// The client's pool, whose `max_connections` our connections count
+    /// towards (`None`: unbounded).
+    bound: Option<Arc<Pool>>,
     /// Idle connections close after this (`None`: never).
     idle_expiry: Option<Duration>,
-}
-
-/// The HTTP/1.1 pool whose `max_connections` bounds our connections too:
-/// the sync `Client`'s or the `AsyncClient`'s.
-enum Bound {
-    Sync(Arc<Pool>),
-    Async(Arc<AsyncPool>),
-}
-
-impl Bound {
-    fn try_lease(&self) -> Option<Lease> {
-        match self {
-            Bound::Sync(pool) => pool.try_lease().map(Lease::Sync),
-            Bound::Async(pool) => pool.try_lease().map(Lease::Async),
-        }
-    }
-}
-
-/// One slot of a [`Bound`] pool, held by a connection while it lives.
-pub(crate) enum Lease {
-    Sync(#[allow(dead_code)] SlotLease),
-    Async(#[allow(dead_code)] AsyncSlotLease),
 }
 
 /// A failed attempt, and whether and where it may go again
@@ -137,46 +116,23 @@ impl H2Pool {
         }
     }
 
-    /// Connections that each take a slot of `pool` (its `max_connections`
-    /// bounds HTTP/1.1 and HTTP/2 connections together) and close after
-    /// `idle_expiry` without an open stream.
+    /// Connections that each take a slot of the client's `pool` (its
+    /// `max_connections` bounds HTTP/1.1 and HTTP/2 connections together)
+    /// and close after `idle_expiry` without an open stream.
     pub fn bounded(pool: Arc<Pool>, idle_expiry: Option<Duration>) -> Self {
         H2Pool {
-            bound: Some(Bound::Sync(pool)),
+            bound: Some(pool),
             idle_expiry,
             ..H2Pool::new()
         }
     }
 
-    /// As [`H2Pool::bounded`], for an `AsyncClient`'s pool.
-    pub fn bounded_async(pool: Arc<AsyncPool>, idle_expiry: Option<Duration>) -> Self {
-        H2Pool {
-            bound: Some(Bound::Async(pool)),
-            idle_expiry,
-            ..H2Pool::new()
-        }
-    }
-
-    /// A slot for a new connection, waiting for one until the pool deadline.
-    /// A slot frees when another request's connection closes, which the
-    /// sync HTTP/1.1 pool signals on a condvar a task cannot wait on: this waits
-    /// by looking again every [`SLOT_RETRY_INTERVAL`] (rare: every slot taken
-    /// by a busy connection).
+    /// A slot for a new connection, waiting for one until the pool deadline
+    /// (any release of the pool wakes the wait, `pool/asynchronous.rs`).
     async fn lease_slot(&self, deadlines: &Deadlines) -> Result<Option<Lease>, Error> {
-        let Some(pool) = &self.bound else {
-            return Ok(None);
-        };
-        let until = deadlines.until(deadlines.timeouts.pool);
-        loop {
-            if let Some(lease) = pool.try_lease() {
-                return Ok(Some(lease));
-            }
-            let now = Instant::now();
-            if until.is_some_and(|until| now >= until) {
-                return Err(deadlines.timed_out(Phase::POOL));
-            }
-            let next = now + SLOT_RETRY_INTERVAL;
-            tokio::time::sleep_until(until.map_or(next, |u| u.min(next)).into()).await;
+        match &self.bound {
+            None => Ok(None),
+            Some(pool) => pool.lease(deadlines).await.map(Some),
         }
     }
 

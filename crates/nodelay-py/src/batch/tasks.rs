@@ -3,7 +3,8 @@
 //! done, driven by the runtime's workers (as many as the machine has cores,
 //! at most 4) instead of one OS thread per request in flight. A request is
 //! `nodelay_core::batch::fetch`: HTTP/2 multiplexed on the client's shared
-//! connection, HTTP/1.1 on the Engine's batch pool (`Engine::batch_h1`).
+//! connection, HTTP/1.1 through the client's one pool (its idle connections
+//! are the ones `Client.get` uses, and its `max_connections` bounds both).
 //!
 //! Ctrl-C aborts every task: a dropped request future closes its HTTP/1.1
 //! connection (never pooled half-used) or resets its HTTP/2 stream, so
@@ -96,7 +97,6 @@ impl Batch {
         let body = job.body.as_deref();
         let mut fetched = fetch(
             &engine.client,
-            &engine.batch_h1,
             held,
             prepared,
             body,

@@ -1,0 +1,220 @@
+//! The pool's blocking face: checkout and checkin for the HTTP/1.1 driver
+//! that runs on the caller's thread. A checkout that finds every slot busy
+//! waits on the pool's condition variable, which any release wakes (a
+//! thread's, a task's, or an HTTP/2 connection's lease).
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::handover::{fits_blocking, into_blocking};
+use super::{Driven, Idle, Pool, SlotGuard, Step};
+use crate::conn::Connection;
+use crate::deadline::{Deadlines, Phase};
+use crate::error::Error;
+use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
+use crate::proxy::ConnKey;
+use crate::reaper::{self, Watch};
+use crate::transport::Transport;
+use crate::tunnel::connect_route;
+
+/// A connection checked out of the pool. Dropping it closes the connection and
+/// frees its slot; [`PooledConn::return_to_pool`] gives it back for reuse instead.
+pub(crate) struct PooledConn {
+    /// Always `Some` until `Pool::checkin` takes it.
+    conn: Option<Connection>,
+    pub reused: bool,
+    pool: Arc<Pool>,
+    key: ConnKey,
+    generation: u64,
+    /// The socket's descriptor, for the reaper.
+    fd: std::os::fd::RawFd,
+    /// Set once the connection has been idle in the pool (`checkin`).
+    watch: Option<Watch>,
+}
+
+impl PooledConn {
+    pub fn conn(&mut self) -> &mut Connection {
+        self.conn
+            .as_mut()
+            .expect("connection present until checkin")
+    }
+
+    pub fn conn_ref(&self) -> &Connection {
+        self.conn
+            .as_ref()
+            .expect("connection present until checkin")
+    }
+
+    /// Gives the connection back to its pool for reuse.
+    pub fn return_to_pool(self) {
+        let pool = Arc::clone(&self.pool);
+        pool.checkin(self);
+    }
+}
+
+impl Drop for PooledConn {
+    fn drop(&mut self) {
+        if self.conn.take().is_some() {
+            self.pool.release_slot(self.generation);
+        }
+    }
+}
+
+impl Pool {
+    fn pooled(
+        self: &Arc<Self>,
+        conn: Connection,
+        reused: bool,
+        key: &ConnKey,
+        generation: u64,
+        watch: Option<Watch>,
+    ) -> PooledConn {
+        PooledConn {
+            fd: conn.transport().tcp().as_raw_fd(),
+            conn: Some(conn),
+            reused,
+            pool: Arc::clone(self),
+            key: key.clone(),
+            generation,
+            watch,
+        }
+    }
+
+    /// Takes over a connection made elsewhere (the HTTP/2 connect, when ALPN
+    /// chose HTTP/1.1) as if checked out now. It counts as open from here on;
+    /// it was made without waiting for a slot (its HTTP/2 lease ended when
+    /// ALPN answered).
+    pub fn adopt(self: &Arc<Self>, key: ConnKey, transport: Transport) -> PooledConn {
+        let generation = self.lock().adopt();
+        self.pooled(Connection::new(transport), false, &key, generation, None)
+    }
+
+    /// Takes an idle live connection for `key` (origin and route), or opens a
+    /// new one when a slot is free, or waits for one until the pool deadline
+    /// (`PoolTimeout`). `fresh` skips the idle connections (the retry after a
+    /// stale one).
+    pub fn checkout(
+        self: &Arc<Self>,
+        key: &ConnKey,
+        deadlines: &Deadlines,
+        fresh: bool,
+        interrupt: &dyn Interrupt,
+    ) -> Result<PooledConn, Error> {
+        let mut state = self.lock();
+        let mut wait_until: Option<Option<Instant>> = None;
+        loop {
+            let generation = state.generation();
+            match Pool::step(&mut state, key, fresh, fits_blocking) {
+                Step::Reuse(Idle { conn, watch, .. }) => {
+                    // The liveness check is a poll() syscall: never under the
+                    // lock (threads sharing the client would queue behind
+                    // it). The reaper may not have seen a close that just
+                    // arrived.
+                    drop(state);
+                    match into_blocking(conn) {
+                        Some(conn) => {
+                            return Ok(self.pooled(conn, true, key, generation, watch));
+                        }
+                        None => self.release_slot(generation),
+                    }
+                }
+                Step::Expired(idle) => {
+                    drop(state);
+                    drop(idle);
+                    self.wake_one();
+                }
+                Step::Connect(evicted) => {
+                    drop(state);
+                    drop(evicted);
+                    // The slot is ours now; the guard frees it if connecting fails.
+                    let slot = SlotGuard::new(self, generation);
+                    let stream = connect_route(key, &self.tls, deadlines, interrupt)?;
+                    slot.disarm();
+                    return Ok(self.pooled(Connection::new(stream), false, key, generation, None));
+                }
+                Step::Wait => {
+                    let until =
+                        *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
+                    state = self.wait_for_slot(state, until, deadlines, interrupt)?;
+                    continue;
+                }
+            }
+            state = self.lock();
+        }
+    }
+
+    /// Waits on the condition variable until a release wakes us, `until`
+    /// passes (`PoolTimeout`) or a signal asks to stop. A condition variable
+    /// wait sees no EINTR: a caller that Ctrl-C can stop waits in slices and
+    /// asks between them (without the lock: the check takes the GIL, which a
+    /// thread queued on this lock may hold).
+    fn wait_for_slot<'s>(
+        &'s self,
+        mut state: std::sync::MutexGuard<'s, super::state::PoolState<ConnKey, Idle>>,
+        until: Option<Instant>,
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+    ) -> Result<std::sync::MutexGuard<'s, super::state::PoolState<ConnKey, Idle>>, Error> {
+        let left = until.map(|until| until.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|left| left.is_zero()) {
+            return Err(deadlines.timed_out(Phase::POOL));
+        }
+        let polling = interrupt.needs_polling();
+        let wait = match left {
+            Some(left) if polling => Some(left.min(SIGNAL_CHECK_INTERVAL)),
+            None if polling => Some(SIGNAL_CHECK_INTERVAL),
+            other => other,
+        };
+        self.waiting_threads.fetch_add(1, Ordering::Relaxed);
+        let timed_out;
+        (state, timed_out) = match wait {
+            None => (
+                self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
+                false,
+            ),
+            Some(wait) => {
+                let (state, result) = self
+                    .freed
+                    .wait_timeout(state, wait)
+                    .unwrap_or_else(|p| p.into_inner());
+                (state, result.timed_out())
+            }
+        };
+        self.waiting_threads.fetch_sub(1, Ordering::Relaxed);
+        if polling && timed_out {
+            drop(state);
+            if interrupt.should_abort() {
+                return Err(crate::connect::interrupted());
+            }
+            state = self.lock();
+        }
+        Ok(state)
+    }
+
+    /// Returns a connection whose response was read completely.
+    pub fn checkin(&self, mut pooled: PooledConn) {
+        let Some(conn) = pooled.conn.take() else {
+            return;
+        };
+        if self.config.keeps_idle() {
+            reaper::watch_when_first_idle(
+                &mut pooled.watch,
+                pooled.fd,
+                pooled.generation,
+                &pooled.pool,
+            );
+        }
+        // Closed by its server while checked out: the reaper left it to us.
+        let alive = !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
+        let idle = Idle {
+            conn: Driven::Blocking(conn),
+            watch: pooled.watch.take(),
+        };
+        let outcome =
+            self.lock()
+                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
+        Pool::checked_in(&pooled.pool, outcome);
+    }
+}

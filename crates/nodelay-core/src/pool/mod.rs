@@ -1,0 +1,311 @@
+//! One connection pool per client, shared by everything the client sends:
+//! the blocking HTTP/1.1 driver (`blocking.rs`), the tokio driver
+//! (`asynchronous.rs`: `AsyncClient`, and the batches of a sync `Client`) and
+//! the client's HTTP/2 connections (`h2/pool.rs`, which lease slots), under
+//! one slot budget.
+//!
+//! The bookkeeping is `state.rs` (no I/O, no waiting). This file wraps it
+//! once: the lock, the fork check, the idle connections of either driver,
+//! and the two wait primitives. A thread waits on a condition variable, a
+//! task on a tokio `Notify`; whoever frees a slot wakes one waiter of each
+//! kind that waits, so a thread is woken by a task's release and the other
+//! way round. The faces (`blocking.rs`, `asynchronous.rs`) do the I/O: connect,
+//! the liveness check, and moving a socket from one driver to the other
+//! (`handover.rs`) when a request finds an idle connection the other driver
+//! left.
+
+mod asynchronous;
+mod blocking;
+mod handover;
+mod state;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+pub(crate) use asynchronous::AsyncPooled;
+pub(crate) use blocking::PooledConn;
+pub use state::PoolConfig;
+use state::{CheckedIn, Opened, PoolState, Popped};
+
+use crate::aio::AsyncConn;
+use crate::conn::Connection;
+use crate::fork;
+use crate::limits::SURPLUS_IDLE_GRACE;
+use crate::proxy::ConnKey;
+use crate::reaper::{self, Reap, Watch};
+use crate::tls::TlsSetup;
+
+pub(crate) struct Pool {
+    state: Mutex<PoolState<ConnKey, Idle>>,
+    /// Threads waiting for a slot (the blocking face).
+    freed: Condvar,
+    /// Tasks waiting for a slot (the tokio face).
+    freed_async: Notify,
+    /// Waiters of each kind. Raised under the lock (so a release, which
+    /// reads them after changing the state under the same lock, never
+    /// misses one); a notify is done only when one waits (a condvar notify
+    /// is a futex syscall even with nobody waiting: one per request).
+    waiting_threads: AtomicUsize,
+    waiting_tasks: AtomicUsize,
+    config: PoolConfig,
+    /// Part of the pool's identity: every connection of this pool was made
+    /// with these TLS settings (HOSTILE.md D21).
+    tls: TlsSetup,
+}
+
+/// An idle connection, in the form of the driver that used it last.
+pub(crate) enum Driven {
+    Blocking(Connection),
+    Async(AsyncConn),
+}
+
+/// An idle connection, with what outlives its checkouts: its registration
+/// with the reaper.
+pub(crate) struct Idle {
+    conn: Driven,
+    watch: Option<Watch>,
+}
+
+impl Idle {
+    /// Disposes of a connection inherited from the parent process: an async
+    /// one is abandoned (dropping its tokio socket would deregister it from
+    /// the epoll instance the child shares with the parent and so break the
+    /// parent's connection), a blocking one is closed (our descriptor only).
+    fn dispose_inherited(self) {
+        match self.conn {
+            Driven::Blocking(conn) => drop(conn),
+            Driven::Async(conn) => conn.abandon(),
+        }
+    }
+
+    fn peer_closed(&self) -> bool {
+        self.watch.as_ref().is_some_and(Watch::peer_closed)
+    }
+}
+
+/// What a checkout does next, decided under the lock by [`Pool::step`].
+enum Step {
+    /// An idle connection, its slot now the caller's: check it is alive.
+    Reuse(Idle),
+    /// An idle connection past its expiry (its slot freed): close it, look again.
+    Expired(Idle),
+    /// A slot for a new connection is the caller's; close the evicted idle
+    /// connection, if any, first.
+    Connect(Option<Idle>),
+    /// Every slot is busy: wait for a release.
+    Wait,
+}
+
+impl Pool {
+    pub fn new(config: PoolConfig, tls: TlsSetup) -> Self {
+        fork::install();
+        Pool {
+            state: Mutex::new(PoolState::new(
+                config,
+                fork::generation(),
+                SURPLUS_IDLE_GRACE,
+            )),
+            freed: Condvar::new(),
+            freed_async: Notify::new(),
+            waiting_threads: AtomicUsize::new(0),
+            waiting_tasks: AtomicUsize::new(0),
+            config,
+            tls,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PoolState<ConnKey, Idle>> {
+        // A panic while holding the lock cannot leave the state inconsistent
+        // in a way that matters more than losing the pool, so poisoning is
+        // ignored.
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = fork::generation();
+        if state.generation() != generation {
+            state.reset(generation).for_each(Idle::dispose_inherited);
+        }
+        state
+    }
+
+    /// The TLS settings every connection of this client is made with
+    /// (HTTP/2 too).
+    pub fn tls(&self) -> &TlsSetup {
+        &self.tls
+    }
+
+    /// The checkout rule both faces follow: the most recent idle connection
+    /// for `key` that `fits` the driver (unless `fresh`: the retry after a
+    /// stale one, whose idle siblings are likely stale too), else a slot
+    /// for a new connection, else wait.
+    fn step(
+        state: &mut PoolState<ConnKey, Idle>,
+        key: &ConnKey,
+        fresh: bool,
+        fits: impl Fn(&Idle) -> bool,
+    ) -> Step {
+        if !fresh {
+            match state.pop_idle(key, Instant::now(), fits) {
+                Some(Popped::Fresh(idle)) => return Step::Reuse(idle),
+                Some(Popped::Expired(idle)) => return Step::Expired(idle),
+                None => {}
+            }
+        }
+        match state.open_slot() {
+            Opened::Slot => Step::Connect(None),
+            Opened::Evicted(idle) => Step::Connect(Some(idle)),
+            Opened::Full => Step::Wait,
+        }
+    }
+
+    /// Whether anyone (thread or task) waits for a slot.
+    fn has_waiters(&self) -> bool {
+        self.waiting_threads.load(Ordering::Relaxed) + self.waiting_tasks.load(Ordering::Relaxed)
+            > 0
+    }
+
+    /// Whether a holder may keep a connection past its response (a batch
+    /// task, for its next request): nobody waits for a slot and the pool
+    /// keeps connections at all.
+    pub(crate) fn may_keep(&self) -> bool {
+        !self.has_waiters() && self.config.keeps_idle()
+    }
+
+    /// Wakes one waiter of each kind after a slot or an idle connection
+    /// freed up (call without the lock). The one that does not get it waits
+    /// again.
+    fn wake_one(&self) {
+        if self.waiting_threads.load(Ordering::Relaxed) > 0 {
+            self.freed.notify_one();
+        }
+        if self.waiting_tasks.load(Ordering::Relaxed) > 0 {
+            self.freed_async.notify_one();
+        }
+    }
+
+    /// Wakes every waiter (several slots freed at once).
+    fn wake_all(&self) {
+        if self.waiting_threads.load(Ordering::Relaxed) > 0 {
+            self.freed.notify_all();
+        }
+        if self.waiting_tasks.load(Ordering::Relaxed) > 0 {
+            self.freed_async.notify_waiters();
+            // `notify_waiters` leaves no permit: a task counted but not yet
+            // parked (`asynchronous.rs`'s `wait`) takes this one.
+            self.freed_async.notify_one();
+        }
+    }
+
+    /// Finishes a checkin (outside the lock): closes what was not kept, has
+    /// the reaper end a surplus connection's grace, wakes a waiter.
+    fn checked_in(pool: &Arc<Pool>, outcome: CheckedIn<Idle>) {
+        match outcome {
+            CheckedIn::Kept => {}
+            CheckedIn::Surplus(until) => reaper::sweep_at(until, pool),
+            CheckedIn::Closed(idle) => drop(idle),
+            CheckedIn::Foreign(idle) => idle.dispose_inherited(),
+        }
+        pool.wake_one();
+    }
+
+    /// Frees the slot of a closed connection of `generation`.
+    fn release_slot(&self, generation: u64) {
+        self.lock().release(generation);
+        self.wake_one();
+    }
+
+    /// Closes every idle connection.
+    pub fn close_idle(&self) {
+        let closed = self.lock().take_all_idle();
+        if !closed.is_empty() {
+            drop(closed);
+            self.wake_all();
+        }
+    }
+
+    pub fn idle_count(&self) -> usize {
+        self.lock().idle_count()
+    }
+}
+
+impl Reap for Pool {
+    fn reap(&self) {
+        let closed = self.lock().take_idle_where(Idle::peer_closed);
+        if closed.is_empty() {
+            return;
+        }
+        // Outside the lock: dropping an async connection deregisters it from
+        // the runtime's reactor.
+        drop(closed);
+        self.wake_all();
+    }
+
+    fn sweep(self: Arc<Self>) {
+        let (closed, next) = self.lock().take_surplus_expired(Instant::now());
+        if let Some(next) = next {
+            reaper::sweep_at(next, &self);
+        }
+        if !closed.is_empty() {
+            drop(closed);
+            self.wake_all();
+        }
+    }
+}
+
+impl Drop for Pool {
+    /// A pool dropped in a forked child (a client garbage-collected there)
+    /// must not deregister the parent's sockets from the epoll instance
+    /// both share: its inherited connections are disposed of as on the
+    /// child's first checkout.
+    fn drop(&mut self) {
+        let generation = fork::generation();
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if state.generation() != generation {
+            state.reset(generation).for_each(Idle::dispose_inherited);
+        }
+    }
+}
+
+/// A slot of the pool held by a connection kept elsewhere (an HTTP/2
+/// connection); freed on drop, waking a waiter of either kind.
+pub(crate) struct SlotLease {
+    pool: std::sync::Arc<Pool>,
+    generation: u64,
+}
+
+impl Drop for SlotLease {
+    fn drop(&mut self) {
+        self.pool.release_slot(self.generation);
+    }
+}
+
+/// Frees a reserved connection slot unless disarmed (connect succeeded, or
+/// the connection now holds it); also when a connecting future is cancelled.
+struct SlotGuard<'p> {
+    pool: &'p Pool,
+    generation: u64,
+    armed: bool,
+}
+
+impl<'p> SlotGuard<'p> {
+    fn new(pool: &'p Pool, generation: u64) -> Self {
+        SlotGuard {
+            pool,
+            generation,
+            armed: true,
+        }
+    }
+
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pool.release_slot(self.generation);
+        }
+    }
+}
