@@ -29,6 +29,8 @@ CONSTRUCTOR_ARGUMENTS = (
     "max_decoded_size",
     "proxy",
     "http2",
+    "transport",
+    "mounts",
 )
 
 

@@ -64,6 +64,18 @@ EXPECTED = {
     "options",
     "__version__",
     "codes",
+    # transports (httpx's API)
+    "BaseTransport",
+    "AsyncBaseTransport",
+    "MockTransport",
+    "HTTPTransport",
+    "AsyncHTTPTransport",
+    "WSGITransport",
+    "ASGITransport",
+    # httpx's data types
+    "URL",
+    "QueryParams",
+    "Cookies",
 }
 
 

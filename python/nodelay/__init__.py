@@ -9,11 +9,13 @@ connections; one client may be shared by many threads.
 """
 
 from ._api import delete, get, head, options, patch, post, put, request, stream
+from ._asgi import ASGITransport
 from ._async_client import AsyncClient
 from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
 from ._client import Client, Session
 from ._config import Limits, Timeout
 from ._cookies import Cookie, CookieJar
+from ._cookies import CookieJar as Cookies
 from ._core import __version__
 from ._exceptions import (
     CloseError,
@@ -46,17 +48,31 @@ from ._exceptions import (
 )
 from ._models import Headers, Request, Response
 from ._retry import Retry
+from ._transports import (
+    AsyncBaseTransport,
+    AsyncHTTPTransport,
+    BaseTransport,
+    HTTPTransport,
+    MockTransport,
+)
+from ._wsgi import WSGITransport
 
 # ``codes`` for type checkers; at run time it comes from ``__getattr__`` below. The flag is
 # mypy's convention without importing ``typing`` (several ms of ``import nodelay``).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._codes import codes
+    from ._urltypes import URL, QueryParams
 del TYPE_CHECKING
 
 __all__ = [
+    "URL",
+    "ASGITransport",
+    "AsyncBaseTransport",
     "AsyncClient",
+    "AsyncHTTPTransport",
     "Auth",
+    "BaseTransport",
     "BasicAuth",
     "BearerAuth",
     "Client",
@@ -65,20 +81,24 @@ __all__ = [
     "ConnectTimeout",
     "Cookie",
     "CookieJar",
+    "Cookies",
     "DecodingError",
     "DigestAuth",
     "FunctionAuth",
     "HTTPError",
     "HTTPStatusError",
+    "HTTPTransport",
     "HeaderTooLarge",
     "Headers",
     "InvalidURL",
     "Limits",
     "LocalProtocolError",
+    "MockTransport",
     "NetworkError",
     "PoolTimeout",
     "ProtocolError",
     "ProxyError",
+    "QueryParams",
     "ReadError",
     "ReadTimeout",
     "RemoteProtocolError",
@@ -96,6 +116,7 @@ __all__ = [
     "TooManyRedirects",
     "TransportError",
     "UnsupportedProtocol",
+    "WSGITransport",
     "WriteError",
     "WriteTimeout",
     "__version__",
@@ -119,4 +140,10 @@ def __getattr__(name: str) -> object:
 
         globals()["codes"] = codes
         return codes
+    if name in ("URL", "QueryParams"):
+        from . import _urltypes
+
+        value = getattr(_urltypes, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'nodelay' has no attribute {name!r}")

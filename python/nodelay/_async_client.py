@@ -17,7 +17,7 @@ from ._base import BaseClient, ClosedEngine, request_body
 from ._client import _BODY_ARGS, _NO_BODY_ARGS
 from ._config import UNSET, _Unset
 from ._exceptions import RequestError
-from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, redirect_flow, steps
+from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, TRANSPORT, redirect_flow, steps
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
 from ._streaming import AsyncStreamRaw
@@ -155,8 +155,11 @@ class AsyncClient(BaseClient):
     # -- lifecycle --------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Close every pooled connection; later requests raise ``RuntimeError``."""
+        """Close every pooled connection and the client's transports; later requests
+        raise ``RuntimeError``."""
         self._close_engine()
+        for transport in self._transports():
+            await transport.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -301,6 +304,8 @@ class AsyncClient(BaseClient):
                             await returned
                     elif kind == DISCARD:
                         await operation[1].aread()
+                    elif kind == TRANSPORT:
+                        outcome = await operation[1].handle_async_request(operation[2])
                     else:
                         import asyncio
 

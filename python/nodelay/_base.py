@@ -145,12 +145,15 @@ class BaseClient:
         max_decoded_size: int | None = None,
         proxy: ProxyTypes | None = None,
         http2: bool | Literal["prior_knowledge"] = False,
+        transport: Any = None,
+        mounts: Mapping[str, Any] | None = None,
     ) -> None:
         self._limits = Limits() if limits is None else limits
         self._headers = Headers._from_list(override_pairs(default_headers(), header_items(headers)))
         self._params: Pairs = param_pairs(params)
         self._base = normalize_base(base_url)
-        self._plain = not self._params and not self._base
+        self._mount_transports(transport, mounts)
+        self._plain = not self._params and not self._base and not self._routed
         self._timeout = timeout if isinstance(timeout, Timeout) else Timeout(timeout)
         self._ttuple: TimeoutTuple = self._timeout.as_tuple()
         self.follow_redirects = follow_redirects
@@ -166,7 +169,50 @@ class BaseClient:
         engine_options = engine_options_for(
             self._limits, verify, cert, max_decoded_size, proxy, trust_env, http2
         )
-        self._engine = self._new_engine(**engine_options)
+        if self._adopted is not None:
+            self._engine = self._adopted._engine  # HTTPTransport: its engine, same hot path
+        else:
+            self._engine = self._new_engine(**engine_options)
+
+    def _mount_transports(self, transport: Any, mounts: Mapping[str, Any] | None) -> None:
+        """``transport=`` and ``mounts=``. An ``HTTPTransport`` (``AsyncHTTPTransport``)
+        without retries given as ``transport=`` is the engine itself: the client uses
+        its engine and keeps its hot path. Any other transport, or any mount, routes
+        every request through ``_transport_for`` (``_flow._exchange``)."""
+        self._adopted: Any = None
+        self._transport: Any = None
+        self._mounts: list[tuple[Any, Any]] = []
+        self._routed = False
+        if transport is None and not mounts:
+            return
+        from ._transports import mount_table
+
+        if (
+            not mounts
+            and type(getattr(transport, "_engine", None)) is self._new_engine
+            and transport._retries == 0
+        ):
+            self._adopted = transport
+            return
+        self._transport = transport
+        self._mounts = mount_table(mounts)
+        self._routed = True
+
+    def _transport_for(self, url: str) -> Any:
+        """The transport that serves ``url``: the most specific matching mount's, else
+        ``transport=``; ``None`` means the client's engine."""
+        for pattern, transport in self._mounts:
+            if pattern.matches(url):
+                return self._transport if transport is None else transport
+        return self._transport
+
+    def _transports(self) -> list[Any]:
+        """Every transport this client owns and closes with itself."""
+        owned = [transport for _, transport in self._mounts if transport is not None]
+        for transport in (self._transport, self._adopted):
+            if transport is not None:
+                owned.append(transport)
+        return owned
 
     @property
     def is_closed(self) -> bool:
@@ -197,7 +243,7 @@ class BaseClient:
     @params.setter
     def params(self, value: ParamTypes | None) -> None:
         self._params = param_pairs(value)
-        self._plain = not self._params and not self._base
+        self._plain = not self._params and not self._base and not self._routed
 
     @property
     def base_url(self) -> str:
@@ -207,7 +253,7 @@ class BaseClient:
     @base_url.setter
     def base_url(self, value: str) -> None:
         self._base = normalize_base(value)
-        self._plain = not self._params and not self._base
+        self._plain = not self._params and not self._base and not self._routed
 
     @property
     def timeout(self) -> Timeout:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from . import _core
 from ._base import BaseClient, ClosedEngine, request_body, with_defaults
 from ._config import UNSET, _Unset
-from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, redirect_flow, steps
+from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, TRANSPORT, redirect_flow, steps
 from ._models import Request, Response
 from ._prepare import _BODY_METHODS, _FORM, encode_body
 from ._streaming import StreamRaw
@@ -205,8 +205,11 @@ class Client(BaseClient):
     # -- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every pooled connection; later requests raise ``RuntimeError``."""
+        """Close every pooled connection and the client's transports; later requests
+        raise ``RuntimeError``."""
         self._close_engine()
+        for transport in self._transports():
+            transport.close()
 
     def __enter__(self) -> Self:
         return self
@@ -291,6 +294,8 @@ class Client(BaseClient):
                         operation[1](operation[2])
                     elif kind == DISCARD:
                         operation[1].read()
+                    elif kind == TRANSPORT:
+                        outcome = operation[1].handle_request(operation[2])
                     else:
                         time.sleep(operation[1])
                 except BaseException as exc:  # the flow raises what it does not handle

@@ -50,6 +50,8 @@ class Engine:
         https_proxy: str | None = None,
         no_proxy: str | None = None,
         http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
+        uds: str | None = None,
+        local_address: str | None = None,
     ) -> Engine:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
         trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
@@ -62,7 +64,10 @@ class Engine:
         that go direct (curl's NO_PROXY syntax). Parsed here: a bad proxy URL raises
         ``ValueError`` (credentials masked).
         ``http2``: ``"negotiate"`` offers h2 by ALPN on https (HTTP/1.1 when the server
-        declines); ``"prior_knowledge"`` also speaks h2c on http URLs."""
+        declines); ``"prior_knowledge"`` also speaks h2c on http URLs.
+        ``uds``: connect every request to this Unix domain socket (the URL still gives
+        ``Host``, SNI and cookies); ``local_address``: the IP address TCP connections
+        are bound to (``ValueError`` if it is not one)."""
     def request(
         self,
         method: str,
@@ -160,6 +165,8 @@ class AsyncEngine:
         https_proxy: str | None = None,
         no_proxy: str | None = None,
         http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
+        uds: str | None = None,
+        local_address: str | None = None,
     ) -> AsyncEngine:
         """The same settings as ``Engine``."""
     def request(

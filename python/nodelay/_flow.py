@@ -26,7 +26,7 @@ import time
 
 from ._core import Upload
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
-from ._models import Request, _response_from_raw
+from ._models import Request, _DetachedRaw, _response_from_raw
 from ._prepare import DEFAULT_PORTS, origin, with_cookies, without
 
 TYPE_CHECKING = False
@@ -50,14 +50,17 @@ __all__ = [
     "EXCHANGE",
     "HOOK",
     "REDIRECT_STATUSES",
+    "TRANSPORT",
     "WAIT",
     "Retrying",
     "Send",
     "attempt_timeouts",
     "flow_deadline",
+    "next_hop",
     "redirect_flow",
     "request_flow",
     "steps",
+    "timeout_extension",
 ]
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
@@ -116,6 +119,11 @@ def attempt_timeouts(ttuple: TimeoutTuple, deadline: float | None) -> TimeoutTup
         return ttuple
     left = deadline - time.monotonic()
     return (ttuple[0], ttuple[1], ttuple[2], ttuple[3], left if left > 0.0 else 0.0, ttuple[4])
+
+
+def timeout_extension(ttuple: TimeoutTuple) -> dict[str, float | None]:
+    """``request.extensions["timeout"]`` for a timeout tuple (httpx's four keys)."""
+    return {"connect": ttuple[0], "read": ttuple[1], "write": ttuple[2], "pool": ttuple[3]}
 
 
 def request_flow(
@@ -228,6 +236,26 @@ def _auth_rounds(
         answered = response
 
 
+def next_hop(
+    status: int, method: str, url: str, location: str, pairs: Pairs, body: Body | None
+) -> tuple[str, str, Pairs, Body | None, bool]:
+    """The request a redirect asks for: ``(method, url, headers, body, leaves)``. A 303
+    (but for HEAD), or a 301/302 answering a POST, becomes a body-less GET; leaving the
+    origin (``leaves``) drops the credentials, the cookies and ``Host``. Used by
+    ``redirect_flow`` and ``Response.next_request``."""
+    from urllib.parse import urljoin
+
+    next_url = urljoin(url, location.strip()).partition("#")[0]
+    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+        method = "GET"
+        body = None
+        pairs = without(pairs, _BODY_HEADERS)
+    leaves = origin(next_url) != origin(url) or origin(url) is None
+    if leaves:
+        pairs = without(pairs, _ORIGIN_HEADERS)
+    return method, next_url, pairs, body, leaves
+
+
 def redirect_flow(
     max_redirects: int,
     response: Response,
@@ -241,8 +269,6 @@ def redirect_flow(
     """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``).
     A 307/308 sends the body again: a streamed body that cannot be rewound then raises
     ``StreamConsumed`` when it is sent (httpx's behaviour)."""
-    from urllib.parse import urljoin
-
     history: list[Response] = []
     while True:
         raw = response._raw
@@ -259,7 +285,7 @@ def redirect_flow(
                 url=url,
                 history=[*history, response],
             )
-        next_url = urljoin(url, location.strip()).partition("#")[0]
+        method, next_url, pairs, body, leaves = next_hop(status, method, url, location, pairs, body)
         scheme = next_url.partition(":")[0].lower() if ":" in next_url else ""
         if scheme not in DEFAULT_PORTS:
             raise UnsupportedProtocol(
@@ -267,12 +293,7 @@ def redirect_flow(
                 request=response.request,
                 url=next_url,
             )
-        if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-            method = "GET"
-            body = None
-            pairs = without(pairs, _BODY_HEADERS)
-        if origin(next_url) != origin(url) or origin(url) is None:
-            pairs = without(pairs, _ORIGIN_HEADERS)
+        if leaves:
             cookies = None  # per-request cookies stay with the first origin too
         response._history = history[:]
         history.append(response)
@@ -297,6 +318,9 @@ DISCARD = 2
 its connection goes back to the pool."""
 WAIT = 3
 """``(WAIT, seconds)``: sleep (``time.sleep`` / ``asyncio.sleep``), a retry's backoff."""
+TRANSPORT = 4
+"""``(TRANSPORT, transport, request)``: ``transport.handle_request(request)`` /
+``await transport.handle_async_request(request)``; the outcome is the ``Response``."""
 
 
 def steps(
@@ -353,6 +377,32 @@ def _exchange(client: BaseClient, send: Send, ttuple: TimeoutTuple, stream: bool
     jar_header = jar.header_for(url)
     if jar_header is not None or send.cookies:
         pairs = with_cookies(pairs, jar_header, send.cookies)
+    transport = client._transport_for(url) if client._routed else None
+    if transport is not None:
+        response = yield from _transport_exchange(client, transport, send, pairs, ttuple)
+    else:
+        response = yield from _engine_exchange(client, send, pairs, ttuple, stream, request)
+    if request is not None and hooks["response"]:
+        try:
+            for hook in hooks["response"]:
+                yield (HOOK, hook, response)
+        except BaseException:
+            response.close()
+            raise
+    return response
+
+
+def _engine_exchange(
+    client: BaseClient,
+    send: Send,
+    pairs: Pairs,
+    ttuple: TimeoutTuple,
+    stream: bool,
+    request: Request | None,
+) -> Steps:
+    """The engine's exchange: its response wrapped, Set-Cookie stored in the jar."""
+    method, url, body = send.method, send.url, send.body
+    jar = client._jar
     ref = request if request is not None else (method, url, pairs, body)
     try:
         raw = yield (EXCHANGE, stream, method, url, pairs, body, ttuple)
@@ -363,11 +413,34 @@ def _exchange(client: BaseClient, send: Send, ttuple: TimeoutTuple, stream: bool
         if exc.request is None:
             exc.request = Request._make(method, url, pairs, body)
         raise
-    if request is not None and hooks["response"]:
-        try:
-            for hook in hooks["response"]:
-                yield (HOOK, hook, response)
-        except BaseException:
-            response.close()
-            raise
+    return response
+
+
+def _transport_exchange(
+    client: BaseClient, transport: Any, send: Send, pairs: Pairs, ttuple: TimeoutTuple
+) -> Steps:
+    """An exchange through a transport (``transport=``, ``mounts=``): it gets a
+    ``Request`` (its timeouts in ``extensions["timeout"]``) and returns the ``Response``,
+    whose Set-Cookie fields go to the jar. A streamed body (a file, an iterable) is in
+    the request's ``_body`` for ``HTTPTransport``; its ``content`` is then empty."""
+    if client.is_closed:
+        raise RuntimeError(client._closed_engine._message)
+    body = send.body
+    request = Request._make(send.method, send.url, pairs, body)
+    if body is not None and type(body) is not bytes:
+        request._body = body
+    request._extensions = {"timeout": timeout_extension(ttuple)}
+    try:
+        response: Response = yield (TRANSPORT, transport, request)
+    except RequestError as exc:
+        if exc.request is None:
+            exc.request = request
+        raise
+    raw = response._raw
+    if type(raw) is _DetachedRaw and not raw.url:
+        raw.url = send.url
+    response._request = request
+    cookies = [value for name, value in raw.headers() if name.lower() == "set-cookie"]
+    if cookies and client._jar.store(send.url, cookies):
+        client._cookies._changed()
     return response

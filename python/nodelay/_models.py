@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol, TypeAlias
 
     from ._cookies import CookieJar
+    from ._urltypes import URL
 
     HeaderTypes: TypeAlias = (
         "Headers | Mapping[str, str] | Mapping[bytes, bytes] | Iterable[tuple[str, str]]"
@@ -263,10 +264,20 @@ class Request:
     ``Content-Length`` on the wire.
     """
 
-    __slots__ = ("_body", "_cookies", "_headers", "_pairs", "content", "method", "url")
+    __slots__ = (
+        "_body",
+        "_cookies",
+        "_extensions",
+        "_headers",
+        "_pairs",
+        "_url",
+        "content",
+        "method",
+    )
 
     method: str
-    url: str
+    _url: str
+    """The URL as given; ``url`` makes it a ``URL`` on first read."""
     content: bytes
     _pairs: list[tuple[str, str]]
     _headers: Headers | None
@@ -275,25 +286,41 @@ class Request:
     may be streamed (an ``Upload``, an async iterable), or None: then ``content``."""
     _cookies: dict[str, str] | None
     """``build_request(cookies=)``: sent with this request, merged over the jar's."""
+    _extensions: dict[str, Any] | None
 
     def __init__(
         self,
         method: str,
-        url: str,
+        url: object,
         *,
+        params: Any = None,
         headers: HeaderTypes | None = None,
         content: bytes | str | None = None,
+        data: Any = None,
+        json: Any = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
+        """httpx's ``Request(method, url, params=, headers=, content=, data=, json=)``:
+        the body encoded as a client would (its ``Content-Type`` added when the headers
+        have none; ``Host`` and ``Content-Length`` are the engine's, on the wire)."""
+        from ._prepare import encode_body
+        from ._urls import param_pairs, with_query
+
         self.method = method.upper()
-        self.url = str(url)
-        self._pairs = _pairs(headers)
+        url = str(url)
+        self._url = url if params is None else with_query(url, param_pairs(params))
+        pairs = _pairs(headers)
         self._headers = None
         self._body = self._cookies = None
-        if content is None:
-            content = b""
-        elif isinstance(content, str):
-            content = content.encode("utf-8")
-        self.content = bytes(content)
+        self._extensions = extensions
+        body, content_type = encode_body(self.method, content, data, json)
+        if body is not None and type(body) is not bytes:
+            raise TypeError("Request(content=...) takes bytes or str (streamed bodies: Client)")
+        self.content = body or b""
+        # Content-Length is left to the engine, which adds it on the wire.
+        if content_type is not None and all(name.lower() != "content-type" for name, _ in pairs):
+            pairs.append(("Content-Type", content_type))
+        self._pairs = pairs
 
     @classmethod
     def _make(cls, method: str, url: str, pairs: list[tuple[str, str]], body: object) -> Request:
@@ -301,12 +328,33 @@ class Request:
         streamed body (``_core.Upload``) is not kept: ``content`` is then empty."""
         self = cls.__new__(cls)
         self.method = method
-        self.url = url
+        self._url = url
         self._pairs = pairs
         self._headers = None
-        self._body = self._cookies = None
+        self._body = self._cookies = self._extensions = None
         self.content = body if type(body) is bytes else b""
         return self
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """httpx's per-request options (``"timeout"``: what the client allows this
+        exchange), read by transports."""
+        extensions = self._extensions
+        if extensions is None:
+            extensions = self._extensions = {}
+        return extensions
+
+    @extensions.setter
+    def extensions(self, value: dict[str, Any]) -> None:
+        self._extensions = value
+
+    def read(self) -> bytes:
+        """The body (``content``); a request's body is always in memory here."""
+        return self.content
+
+    async def aread(self) -> bytes:
+        """``read()`` for async code."""
+        return self.content
 
     @property
     def headers(self) -> Headers:
@@ -320,16 +368,41 @@ class Request:
         self._headers = Headers(value)
 
     def __repr__(self) -> str:
-        return f"<Request({self.method!r}, {self.url!r})>"
+        return f"<Request({self.method!r}, {str(self._url)!r})>"
+
+    @property
+    def url(self) -> URL:
+        """The URL (httpx's ``URL``, a ``str`` too), with the query."""
+        url = self._url
+        if type(url) is not _URL:
+            url = self._url = _url_type()(url)
+        return url  # type: ignore[return-value]
+
+    @url.setter
+    def url(self, value: str) -> None:
+        self._url = value
 
     def __getstate__(self) -> tuple[str, str, list[tuple[str, str]], bytes]:
         pairs = self._headers._list if self._headers is not None else self._pairs
-        return (self.method, self.url, pairs, self.content)
+        return (self.method, str(self._url), pairs, self.content)
 
     def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
-        self.method, self.url, self._pairs, self.content = state
+        self.method, self._url, self._pairs, self.content = state
         self._headers = None
-        self._body = self._cookies = None
+        self._body = self._cookies = self._extensions = None
+
+
+_URL: type | None = None
+"""``_urltypes.URL`` once loaded (it imports ``urllib.parse``: not at ``import nodelay``)."""
+
+
+def _url_type() -> type[URL]:
+    global _URL
+    if _URL is None:
+        from ._urltypes import URL
+
+        _URL = URL
+    return _URL
 
 
 class _DetachedRaw:
@@ -390,6 +463,24 @@ def _charset(content_type: str | None) -> str | None:
     return None
 
 
+def _response_body(
+    content: bytes | str | None, text: str | None, html: str | None, json: Any
+) -> tuple[bytes, str | None]:
+    """The body of a hand-built ``Response`` and its Content-Type (httpx's encodings)."""
+    if content is not None:
+        return (content.encode("utf-8") if isinstance(content, str) else bytes(content)), None
+    if text is not None:
+        return text.encode("utf-8"), "text/plain; charset=utf-8"
+    if html is not None:
+        return html.encode("utf-8"), "text/html; charset=utf-8"
+    if json is not None:
+        from json import dumps
+
+        encoded = dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return encoded.encode("utf-8"), "application/json"
+    return b"", None
+
+
 class Response:
     """An HTTP response; the body is fully read.
 
@@ -427,15 +518,27 @@ class Response:
         status_code: int,
         *,
         headers: HeaderTypes | None = None,
-        content: bytes | str = b"",
+        content: bytes | str | None = None,
+        text: str | None = None,
+        html: str | None = None,
+        json: Any = None,
         request: Request | None = None,
         url: str | None = None,
     ) -> None:
-        if isinstance(content, str):
-            content = content.encode("utf-8")
+        """httpx's constructor: ``content`` (bytes or str), ``text``, ``html`` or
+        ``json`` as the body, with ``Content-Length`` and (for the last three) the
+        ``Content-Type`` httpx gives them, unless ``headers`` has them."""
+        pairs = _pairs(headers)
+        body, content_type = _response_body(content, text, html, json)
+        if body or content_type is not None:
+            names = {name.lower() for name, _ in pairs}
+            if "content-length" not in names and "transfer-encoding" not in names:
+                pairs.append(("Content-Length", str(len(body))))
+            if content_type is not None and "content-type" not in names:
+                pairs.append(("Content-Type", content_type))
         if url is None:
             url = request.url if request is not None else ""
-        raw = self._raw = _DetachedRaw(int(status_code), _pairs(headers), bytes(content), url)
+        raw = self._raw = _DetachedRaw(int(status_code), pairs, body, url)
         self.status_code = raw.status
         self.content = raw.content
         self._request = request
@@ -535,9 +638,28 @@ class Response:
         return headers
 
     @property
-    def url(self) -> str:
-        """The URL of this response (for redirects, the last hop)."""
-        return self._raw.url
+    def url(self) -> URL:
+        """The URL of this response (for redirects, the last hop): httpx's ``URL``,
+        which is a ``str`` too."""
+        return _url_type()(self._raw.url)
+
+    @property
+    def next_request(self) -> Request | None:
+        """For a redirect response (not followed): the request following it would
+        send, with the same method, header and body rules as the client's redirects
+        (httpx); ``client.send(response.next_request)`` sends it. ``None`` otherwise."""
+        raw = self._raw
+        location = raw.header("location") if raw.status in _REDIRECT_STATUSES else None
+        request = self.request
+        if location is None or request is None:
+            return None
+        from ._flow import next_hop
+
+        pairs = request._headers._list if request._headers is not None else request._pairs
+        method, url, pairs, body, _ = next_hop(
+            raw.status, request.method, str(request.url), location, pairs, request.content or None
+        )
+        return Request._make(method, url, pairs, body)
 
     @property
     def elapsed(self) -> datetime.timedelta:

@@ -7,6 +7,7 @@
 
 use std::future::Future;
 use std::io::{self, IoSlice};
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -224,7 +225,11 @@ pub async fn connect(
 ) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
     // Clock reads only when asked for (`nodelay get -v`, see `timing`).
     let started = crate::timing::enabled().then(Instant::now);
-    let tcp = connect_tcp(origin, deadlines).await?;
+    let dial = tls.dial();
+    let tcp = match &dial.uds {
+        Some(path) => connect_uds(path, origin, deadlines).await?,
+        None => connect_tcp(origin, dial.local_address, deadlines).await?,
+    };
     let connected = started.map(|started| (started, Instant::now()));
     let note = |tls: Option<Duration>| {
         if let Some((started, connected)) = connected {
@@ -255,7 +260,52 @@ async fn within<F: Future>(deadlines: &Deadlines, fut: F) -> Option<F::Output> {
     }
 }
 
-async fn connect_tcp(origin: &Origin, deadlines: &Deadlines) -> Result<TcpStream, Error> {
+/// The Unix domain socket at `path` (see `connect::connect_uds`, whose
+/// blocking connect runs on the runtime's blocking pool), handed to tokio.
+async fn connect_uds(
+    path: &std::path::Path,
+    origin: &Origin,
+    deadlines: &Deadlines,
+) -> Result<TcpStream, Error> {
+    let (path, origin_, deadlines_) = (path.to_owned(), origin.clone(), *deadlines);
+    let connected = tokio::task::spawn_blocking(move || {
+        crate::connect::connect_uds(&path, &origin_, &deadlines_, &crate::NeverInterrupt)
+    })
+    .await
+    .map_err(|e| Error::new(ErrorKind::Connect, format!("connect task failed: {e}")))??;
+    connected
+        .set_nonblocking(true)
+        .map_err(|e| io_error(e, origin))?;
+    TcpStream::from_std(connected).map_err(|e| io_error(e, origin))
+}
+
+fn io_error(e: io::Error, origin: &Origin) -> Error {
+    Error::new(
+        ErrorKind::Connect,
+        format!("failed to connect to {}:{}: {e}", origin.host, origin.port),
+    )
+    .with_source(e)
+}
+
+/// One TCP connect to `addr`, from `local` when given (bound first).
+async fn connect_addr(addr: SocketAddr, local: Option<IpAddr>) -> io::Result<TcpStream> {
+    let Some(ip) = local else {
+        return TcpStream::connect(addr).await;
+    };
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.bind(SocketAddr::new(ip, 0))?;
+    socket.connect(addr).await
+}
+
+async fn connect_tcp(
+    origin: &Origin,
+    local: Option<IpAddr>,
+    deadlines: &Deadlines,
+) -> Result<TcpStream, Error> {
     let timed_out = || connect_timed_out(origin, deadlines);
     // tokio resolves on its blocking pool (getaddrinfo has no timeout of its
     // own); literal IPs skip it. Resolution counts against the connect budget.
@@ -274,7 +324,7 @@ async fn connect_tcp(origin: &Origin, deadlines: &Deadlines) -> Result<TcpStream
     })?;
     let mut last_error: Option<io::Error> = None;
     for addr in addrs {
-        let Some(attempt) = within(deadlines, TcpStream::connect(addr)).await else {
+        let Some(attempt) = within(deadlines, connect_addr(addr, local)).await else {
             return Err(timed_out());
         };
         match attempt {

@@ -11,6 +11,7 @@ use nodelay_proto::{encode_request_head, encode_request_head_with, EncodedHeader
 use crate::aconnect::AsyncTransport;
 use crate::aio::AsyncClient;
 use crate::any_exchange::Exchange;
+use crate::connect::Dial;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{receive_head, send_request, H1Exchange};
@@ -242,7 +243,13 @@ impl Client {
     }
 
     pub fn with_http2(config: PoolConfig, tls: TlsOptions, http2: Http2Mode) -> Self {
-        let pool = Arc::new(Pool::new(config, TlsSetup::new(tls)));
+        Self::with_dial(config, tls, http2, Dial::default())
+    }
+
+    /// `with_http2`, opening connections as `dial` says (a Unix socket, a
+    /// local address).
+    pub fn with_dial(config: PoolConfig, tls: TlsOptions, http2: Http2Mode, dial: Dial) -> Self {
+        let pool = Arc::new(Pool::new(config, TlsSetup::dialing(tls, dial)));
         Client {
             // HTTP/2 connections count towards `max_connections` and expire
             // like HTTP/1.1 ones.

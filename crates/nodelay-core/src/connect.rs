@@ -8,8 +8,9 @@
 //! `EINTR` to the request's [`Interrupt`].
 
 use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
@@ -23,6 +24,64 @@ use crate::timing::{self, ConnectTimings};
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
 
+/// How a client opens its connections (httpx's `HTTPTransport(uds=,
+/// local_address=)`), fixed per client and so per pool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dial {
+    /// Connect every origin to this Unix domain socket instead of resolving
+    /// its host (the URL still names the host for `Host`, SNI and cookies).
+    pub uds: Option<PathBuf>,
+    /// Bind outgoing TCP connections to this local address (port chosen by
+    /// the kernel) before connecting.
+    pub local_address: Option<IpAddr>,
+}
+
+/// Connects to the Unix domain socket at `path` within the connect deadline
+/// (shared with `aconnect.rs`, which hands the stream to tokio). The stream
+/// is carried as a `TcpStream`: the exchange code only reads, writes, polls,
+/// shuts down and sets timeouts on it, which the kernel does alike for both
+/// socket families; `TCP_NODELAY` is not set (it has no meaning there).
+pub(crate) fn connect_uds(
+    path: &std::path::Path,
+    origin: &Origin,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<TcpStream, Error> {
+    let budget = match deadlines.budget(deadlines.timeouts.connect) {
+        Budget::Expired => return Err(connect_timed_out(origin, deadlines)),
+        Budget::Wait(t) => t,
+    };
+    let failed = |e: io::Error| {
+        Error::new(
+            ErrorKind::Connect,
+            format!("failed to connect to {}: {e}", path.display()),
+        )
+        .with_source(e)
+    };
+    let address = SockAddr::unix(path).map_err(failed)?;
+    let attempt = (|| -> Result<TcpStream, Attempt> {
+        let socket = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+        set_nonblocking(&socket, true)?;
+        match socket.connect(&address) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
+                wait_connected(&socket, budget, interrupt)?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        set_nonblocking(&socket, false)?;
+        Ok(TcpStream::from(socket))
+    })();
+    match attempt {
+        Ok(stream) => Ok(stream),
+        Err(Attempt::Interrupted) => Err(interrupted()),
+        Err(Attempt::Failed(e)) if e.kind() == io::ErrorKind::TimedOut => {
+            Err(connect_timed_out(origin, deadlines).with_source(e))
+        }
+        Err(Attempt::Failed(e)) => Err(failed(e)),
+    }
+}
+
 /// Resolves the origin and connects to the first address that answers, each
 /// attempt bounded by what is left of the connect (and total) deadline.
 /// `TCP_NODELAY` is set on success: we always send whole requests in one write,
@@ -35,9 +94,19 @@ pub(crate) fn connect(
 ) -> Result<Transport, Error> {
     // Clock reads only when asked for (`nodelay get -v`).
     let started = timing::enabled().then(Instant::now);
-    let addrs = resolve(&origin.host, origin.port, deadlines, interrupt)?;
-    let resolved = started.map(|_| Instant::now());
-    let tcp = connect_tcp(origin, addrs, deadlines, interrupt)?;
+    let dial = tls.dial();
+    let (tcp, resolved) = match &dial.uds {
+        Some(path) => (connect_uds(path, origin, deadlines, interrupt)?, started),
+        None => {
+            let addrs = resolve(&origin.host, origin.port, deadlines, interrupt)?;
+            let resolved = started.map(|_| Instant::now());
+            let local = dial.local_address;
+            (
+                connect_tcp(origin, addrs, local, deadlines, interrupt)?,
+                resolved,
+            )
+        }
+    };
     let connected = started.map(|_| Instant::now());
     let transport = if origin.scheme == "https" {
         Transport::Tls(Box::new(tls.handshake(
@@ -62,6 +131,7 @@ pub(crate) fn connect(
 fn connect_tcp(
     origin: &Origin,
     addrs: Vec<SocketAddr>,
+    local: Option<IpAddr>,
     deadlines: &Deadlines,
     interrupt: &dyn Interrupt,
 ) -> Result<TcpStream, Error> {
@@ -71,7 +141,7 @@ fn connect_tcp(
             Budget::Expired => break,
             Budget::Wait(t) => t,
         };
-        match connect_addr(addr, budget, interrupt) {
+        match connect_addr(addr, local, budget, interrupt) {
             Ok(stream) => {
                 stream.set_nodelay(true).map_err(|e| {
                     Error::new(
@@ -119,15 +189,20 @@ impl From<io::Error> for Attempt {
     }
 }
 
-/// One connect attempt to `addr`, within `budget` (`None`: no limit). The
-/// socket is created close-on-exec (socket2 does so on every platform that
-/// has the flag) and handed back in blocking mode.
+/// One connect attempt to `addr`, within `budget` (`None`: no limit), from
+/// `local` when given (bound first; a family mismatch fails this attempt).
+/// The socket is created close-on-exec (socket2 does so on every platform
+/// that has the flag) and handed back in blocking mode.
 fn connect_addr(
     addr: SocketAddr,
+    local: Option<IpAddr>,
     budget: Option<Duration>,
     interrupt: &dyn Interrupt,
 ) -> Result<TcpStream, Attempt> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if let Some(ip) = local {
+        socket.bind(&SockAddr::from(SocketAddr::new(ip, 0)))?;
+    }
     set_nonblocking(&socket, true)?;
     match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => {}
@@ -215,8 +290,13 @@ mod tests {
     fn connects_to_a_listening_socket() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let stream = connect_addr(addr, Some(Duration::from_secs(5)), &crate::NeverInterrupt)
-            .unwrap_or_else(|_| panic!("connect failed"));
+        let stream = connect_addr(
+            addr,
+            None,
+            Some(Duration::from_secs(5)),
+            &crate::NeverInterrupt,
+        )
+        .unwrap_or_else(|_| panic!("connect failed"));
         assert_eq!(stream.peer_addr().unwrap(), addr);
         let (_, from) = listener.accept().unwrap();
         assert_eq!(from, stream.local_addr().unwrap());
@@ -232,7 +312,12 @@ mod tests {
             ))
             .unwrap();
         let addr = socket.local_addr().unwrap().as_socket().unwrap();
-        match connect_addr(addr, Some(Duration::from_secs(5)), &crate::NeverInterrupt) {
+        match connect_addr(
+            addr,
+            None,
+            Some(Duration::from_secs(5)),
+            &crate::NeverInterrupt,
+        ) {
             Err(Attempt::Failed(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
             Err(Attempt::Interrupted) => panic!("not interrupted"),
             Ok(_) => panic!("connected to a socket that does not listen"),
@@ -276,7 +361,7 @@ mod tests {
         });
         let interrupt = AbortOnSignal(AtomicUsize::new(0));
         let started = Instant::now();
-        let outcome = connect_addr(addr, Some(Duration::from_secs(30)), &interrupt);
+        let outcome = connect_addr(addr, None, Some(Duration::from_secs(30)), &interrupt);
         signaller.join().unwrap();
         assert!(matches!(outcome, Err(Attempt::Interrupted)));
         assert!(started.elapsed() < Duration::from_secs(5));

@@ -48,6 +48,7 @@ pub use body::whole::WholeBody;
 pub use body::WholeResponse;
 pub use client::Http2Mode;
 pub use client::{prepare, Client, PoolConfig, Prepared, RequestParts};
+pub use connect::Dial;
 pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
 pub use interrupt::{Interrupt, NeverInterrupt};

@@ -16,6 +16,7 @@ use rustls::{
     StreamOwned,
 };
 
+use crate::connect::Dial;
 use crate::deadline::{Budget, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
@@ -88,6 +89,9 @@ pub(crate) struct TlsSetup {
     /// The same configuration with other ALPN lists (the async connect: `h2`
     /// and `http/1.1`), derived once per list.
     with_alpn: Mutex<Vec<AlpnConfig>>,
+    /// How connections are opened before TLS (a Unix socket, a local address):
+    /// kept here because every connect path already receives this setup.
+    dial: Dial,
 }
 
 /// An ALPN list (protocol ids in preference order) and the configuration offering it.
@@ -96,12 +100,19 @@ type AlpnConfig = (Vec<Vec<u8>>, Arc<ClientConfig>);
 static DEFAULT_CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
 
 impl TlsSetup {
-    pub fn new(options: TlsOptions) -> Self {
+    /// A setup whose connections are opened as `dial` says.
+    pub fn dialing(options: TlsOptions, dial: Dial) -> Self {
         TlsSetup {
             options,
             config: OnceLock::new(),
             with_alpn: Mutex::new(Vec::new()),
+            dial,
         }
+    }
+
+    /// How this client opens its connections (`connect.rs`, `aconnect.rs`).
+    pub(crate) fn dial(&self) -> &Dial {
+        &self.dial
     }
 
     /// The shared client configuration (ALPN: `ALPN_PROTOCOLS`), built on first use.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
+use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
@@ -20,6 +20,8 @@ pub(crate) struct EngineOptions {
     pub proxies: ProxySettings,
     /// Cap on a decoded (decompressed) body, in bytes.
     pub max_decoded_size: u64,
+    /// `uds=` and `local_address=` (httpx's `HTTPTransport`).
+    pub dial: Dial,
 }
 
 impl EngineOptions {
@@ -39,6 +41,8 @@ impl EngineOptions {
         https_proxy: Option<String>,
         no_proxy: Option<String>,
         http2: &str,
+        uds: Option<PathBuf>,
+        local_address: Option<String>,
     ) -> PyResult<EngineOptions> {
         let http2 = match http2 {
             "off" => Http2Mode::Off,
@@ -75,8 +79,21 @@ impl EngineOptions {
                 no_proxy,
             },
             max_decoded_size,
+            dial: dial(uds, local_address)?,
         })
     }
+}
+
+/// `uds=` and `local_address=` as the engine's `Dial`; a local address that
+/// is not an IP address raises `ValueError`.
+fn dial(uds: Option<PathBuf>, local_address: Option<String>) -> PyResult<Dial> {
+    let local_address = match local_address {
+        None => None,
+        Some(text) => Some(text.parse().map_err(|_| {
+            PyValueError::new_err(format!("local_address must be an IP address, got {text:?}"))
+        })?),
+    };
+    Ok(Dial { uds, local_address })
 }
 
 /// A request body as given: none, bytes (borrowed), or a streamed `Upload`.

@@ -54,6 +54,8 @@ impl Engine {
         https_proxy=None,
         no_proxy=None,
         http2="off",
+        uds=None,
+        local_address=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -69,6 +71,8 @@ impl Engine {
         https_proxy: Option<String>,
         no_proxy: Option<String>,
         http2: &str,
+        uds: Option<PathBuf>,
+        local_address: Option<String>,
     ) -> PyResult<Self> {
         let options = EngineOptions::new(
             max_connections,
@@ -83,8 +87,10 @@ impl Engine {
             https_proxy,
             no_proxy,
             http2,
+            uds,
+            local_address,
         )?;
-        let client = Client::with_http2(options.pool, options.tls, options.http2)
+        let client = Client::with_dial(options.pool, options.tls, options.http2, options.dial)
             .proxied(&options.proxies)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {

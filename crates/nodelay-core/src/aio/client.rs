@@ -16,6 +16,7 @@ use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_st
 use crate::client::{
     encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
 };
+use crate::connect::Dial;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::Error;
 use crate::h2::{H2Pool, H2Request, Sent, StreamedBody};
@@ -61,9 +62,21 @@ impl AsyncClient {
         http2: Http2Mode,
         proxies: &ProxySettings,
     ) -> Result<Self, Error> {
+        Self::with_dial(config, tls, http2, proxies, Dial::default())
+    }
+
+    /// `with_options`, opening connections as `dial` says (a Unix socket, a
+    /// local address).
+    pub fn with_dial(
+        config: PoolConfig,
+        tls: TlsOptions,
+        http2: Http2Mode,
+        proxies: &ProxySettings,
+        dial: Dial,
+    ) -> Result<Self, Error> {
         // HTTP/2 connections count towards `max_connections` and expire
         // like HTTP/1.1 ones.
-        let pool = Arc::new(Pool::new(config, TlsSetup::new(tls)));
+        let pool = Arc::new(Pool::new(config, TlsSetup::dialing(tls, dial)));
         let h2 = H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry);
         Ok(AsyncClient {
             inner: Arc::new(Inner {

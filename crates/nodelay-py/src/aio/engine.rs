@@ -123,6 +123,8 @@ impl AsyncEngine {
         https_proxy=None,
         no_proxy=None,
         http2="off",
+        uds=None,
+        local_address=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -138,6 +140,8 @@ impl AsyncEngine {
         https_proxy: Option<String>,
         no_proxy: Option<String>,
         http2: &str,
+        uds: Option<PathBuf>,
+        local_address: Option<String>,
     ) -> PyResult<Self> {
         let options = EngineOptions::new(
             max_connections,
@@ -152,10 +156,17 @@ impl AsyncEngine {
             https_proxy,
             no_proxy,
             http2,
+            uds,
+            local_address,
         )?;
-        let client =
-            AsyncClient::with_options(options.pool, options.tls, options.http2, &options.proxies)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let client = AsyncClient::with_dial(
+            options.pool,
+            options.tls,
+            options.http2,
+            &options.proxies,
+            options.dial,
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(AsyncEngine {
             client,
             max_decoded_size: options.max_decoded_size,
