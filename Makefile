@@ -95,7 +95,7 @@ fuzz-smoke:
 	cargo run --release --manifest-path fuzz/Cargo.toml --no-default-features \
 		--bin stable_fuzz -- --seconds $(FUZZ_SMOKE_SECONDS)
 
-# The soak (bench/nodelay_bench/soak.py, HOSTILE.md K35): 1,000,000 mixed requests in 8
+# The soak (bench/nodelay_bench/soak.py, docs/hostile.md K35): 1,000,000 mixed requests in 8
 # threads sharing one Client, then the pool-pressure phase; fails if RSS grows > 10 MB, the
 # fd count grows, or a response is crossed. SOAK_REQUESTS= to shorten.
 soak: dev

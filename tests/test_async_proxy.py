@@ -1,5 +1,5 @@
 """``AsyncClient`` through proxies where test_proxy.py goes through the module-level
-helpers (sync only): HOSTILE.md G26 (a refused CONNECT sends nothing in cleartext), a
+helpers (sync only): docs/hostile.md G26 (a refused CONNECT sends nothing in cleartext), a
 proxy that stalls its CONNECT answer, an unreachable proxy, and many tasks over one
 keep-alive connection to a forwarding proxy."""
 

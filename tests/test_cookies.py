@@ -1,4 +1,4 @@
-"""Cookies: the RFC 6265 jar (HOSTILE.md J33, J34), the client's request path, workload h,
+"""Cookies: the RFC 6265 jar (docs/hostile.md J33, J34), the client's request path, workload h,
 and cookies.txt files read and written by the real ``curl``."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Content-Encoding: gzip/deflate/br/zstd decoded by default, multi-member gzip, corrupt
-streams, too many layers, and the decompression-bomb bounds (HOSTILE.md B14-B16)."""
+streams, too many layers, and the decompression-bomb bounds (docs/hostile.md B14-B16)."""
 
 from __future__ import annotations
 

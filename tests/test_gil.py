@@ -1,4 +1,4 @@
-"""No entry point waits on the network with the GIL held (HOSTILE.md L37, docs/gil.md).
+"""No entry point waits on the network with the GIL held (docs/hostile.md L37, docs/gil.md).
 
 Every test makes one entry point wait about ``WAIT`` seconds on a server, and checks it
 with two witnesses:

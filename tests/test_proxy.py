@@ -1,4 +1,4 @@
-"""Proxies (HOSTILE.md G26-G27) against a real loopback proxy (tests/proxy_server.py):
+"""Proxies (docs/hostile.md G26-G27) against a real loopback proxy (tests/proxy_server.py):
 http forwarded in absolute form, https through CONNECT with the origin's certificate
 checked, proxy credentials, keep-alive to the proxy, and the environment rules."""
 

@@ -1,5 +1,5 @@
 """Idle connections closed by their server are closed by the client at once (reaped), not
-left in CLOSE-WAIT until the pool is next used (HOSTILE.md H28/L39, docs/pool.md).
+left in CLOSE-WAIT until the pool is next used (docs/hostile.md H28/L39, docs/pool.md).
 
 Each server answers one request with keep-alive, waits 0.2 s and closes the connection.
 The client's end of it must be gone within ~1.5 s while the client sits idle (no request

@@ -89,7 +89,7 @@ def test_read_of_a_body_shorter_than_its_content_length(
 
 
 def test_read_of_a_lying_huge_content_length(scripted: Callable[..., ScriptedServer]) -> None:
-    """An announced terabyte is not allocated up front (HOSTILE.md A11): the read fails
+    """An announced terabyte is not allocated up front (docs/hostile.md A11): the read fails
     when the connection ends, having allocated only what arrived."""
     head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n"
     srv = scripted([Recv(), Send(head + b"x" * 10), Close()])

@@ -64,7 +64,7 @@ def test_no_timeout_waits(server: _core.TestServer, client: nodelay.Client) -> N
     assert r.elapsed.total_seconds() >= 0.25
 
 
-# -- what a timeout error says: the phase and the configured timeout (HOSTILE.md L40) -----------
+# -- what a timeout error says: the phase and the configured timeout (docs/hostile.md L40) ------
 
 
 def test_read_timeout_names_the_head_and_the_configured_timeout(

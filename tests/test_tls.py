@@ -1,5 +1,5 @@
 """HTTPS: verification against a test CA (trustme), verify=False, client certificates,
-the reasons certificate failures name (HOSTILE.md D20), and pool separation (D21)."""
+the reasons certificate failures name (docs/hostile.md D20), and pool separation (D21)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ def body_check(workload: Workload) -> Any:
     """``check(status, body) -> bool`` for ``workload``'s whole-body rows.
 
     For "json" the body is parsed with the standard library's ``json.loads``: that parse is
-    part of workload b (BENCHMARKS.md), so it happens inside the timed loop.
+    part of workload b (docs/benchmarks.md), so it happens inside the timed loop.
     """
     if workload.check == "bytes":
         size = workload.expect_length

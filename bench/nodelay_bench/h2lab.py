@@ -1,4 +1,4 @@
-"""The HTTP/2 workloads g and i of BENCHMARKS.md, run by the lab's one runner
+"""The HTTP/2 workloads g and i of docs/benchmarks.md, run by the lab's one runner
 (``nodelay bench --workloads g,i``): their rows are ordinary ``Row``s of the same tables,
 JSON, charts and HTML report as the HTTP/1.1 workloads. This module holds what differs:
 the servers (embedded h2c and h2+TLS), the clients' ways of keeping requests in flight over
@@ -49,7 +49,7 @@ from .stats import Rep, timing_summary
 __all__ = ["G_CLIENTS", "H2_WORKLOADS", "count_rows", "main", "run_rows"]
 
 G_REQUESTS = 1000
-"""Workload g: requests per run (BENCHMARKS.md)."""
+"""Workload g: requests per run (docs/benchmarks.md)."""
 G_IN_FLIGHT = 32
 """Workload g: requests in flight."""
 G_SIZE = 202

@@ -152,7 +152,7 @@ def add_ratios(rows: list[Row]) -> None:
     """Fill nodelay rows' ratio to the fastest Python peer and to the floor.
 
     Peers are the other Python clients' rows of the same workload without a variant (so
-    ``b json()`` is compared with the peers' stdlib-json rows, as BENCHMARKS.md's target
+    ``b json()`` is compared with the peers' stdlib-json rows, as docs/benchmarks.md's target
     says), or of the same variant for "stream". Rows with errors never count as fastest.
     """
     for row in rows:

@@ -1,4 +1,4 @@
-"""The soak (HOSTILE.md K35): is nodelay flat and correct over a long run of mixed requests?
+"""The soak (docs/hostile.md K35): is nodelay flat and correct over a long run of mixed requests?
 
     python -m nodelay_bench.soak                       # 1,000,000 requests, then the load phase
     python -m nodelay_bench.soak --requests 200000 --every 20000
@@ -46,7 +46,7 @@ import nodelay
 from nodelay import _core
 
 DEFAULT_LIMIT_MB = 10.0
-"""HOSTILE.md K35: RSS flat within 10 MB over 1,000,000 requests."""
+"""docs/hostile.md K35: RSS flat within 10 MB over 1,000,000 requests."""
 THREADS = 8
 DEFAULT_EVERY = 100_000
 """Requests between two progress lines (RSS, fds, rate)."""

@@ -398,7 +398,7 @@ def _cookie_op(a: SyncAdapter, get_url: str, post_url: str, session: str) -> Op:
 
 def _check_cookie_file(cls: type[SyncAdapter], path: str, get_url: str, session: str) -> str:
     """A fresh client loads ``path`` and must send the cookie (else the row fails); whether
-    the real curl ``-b`` sends it too is the returned note (BENCHMARKS.md's target for h)."""
+    the real curl ``-b`` sends it too is the returned note (docs/benchmarks.md's target for h)."""
     get_ok, _ = cookie_checks(session)
     fresh = cls()
     try:

@@ -1,4 +1,4 @@
-"""The workload registry (BENCHMARKS.md, workloads a-j).
+"""The workload registry (docs/benchmarks.md, workloads a-j).
 
 A ``Workload`` says what to send, how many times, how many in flight, and how to check
 each answer, so a fast wrong client cannot win. The HTTP/2 workloads (g, i) are run by
@@ -190,7 +190,7 @@ H2LAB: dict[str, str] = {
 """Workloads run by the HTTP/2 part of the runner (``h2lab.run_rows``), with their titles."""
 
 PENDING: dict[str, str] = {}
-"""Workloads of BENCHMARKS.md the lab cannot run yet, with the reason (none today)."""
+"""Workloads of docs/benchmarks.md the lab cannot run yet, with the reason (none today)."""
 
 DEFAULT_WORKLOADS = tuple(sorted([*WORKLOADS, *H2LAB]))
 

@@ -7,7 +7,7 @@ httpx. ``auth=`` also takes a ``(username, password)`` tuple (Basic) or a plain 
 
 Auth applies to the request's own origin only: the client adds it once, before the first
 exchange; a redirect that stays on the origin keeps the ``Authorization`` header, one that
-leaves it drops the header for good and auth is never applied again (HOSTILE.md E22).
+leaves it drops the header for good and auth is never applied again (docs/hostile.md E22).
 """
 
 from __future__ import annotations

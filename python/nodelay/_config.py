@@ -1,6 +1,6 @@
 """Defaults, ``Timeout`` and ``Limits``.
 
-Every default is a named constant with its unit and reason (see HOSTILE.md: all
+Every default is a named constant with its unit and reason (see docs/hostile.md: all
 timeouts are finite, so a silent peer can never hang a program forever).
 """
 
@@ -35,7 +35,7 @@ __all__ = [
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 """Seconds to establish a TCP connection. Long enough for a slow network, short
-enough that an unroutable address fails in reasonable time (HOSTILE.md defaults)."""
+enough that an unroutable address fails in reasonable time (docs/hostile.md defaults)."""
 
 DEFAULT_READ_TIMEOUT = 30.0
 """Seconds of read *inactivity* (between two received bytes), not a total deadline."""

@@ -66,7 +66,7 @@ __all__ = [
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
 # Dropped when a redirect turns the request into a body-less GET.
 _BODY_HEADERS = frozenset(("content-type", "content-length", "transfer-encoding"))
-# Dropped for good once a redirect leaves the origin (HOSTILE.md, E.22). Host is
+# Dropped for good once a redirect leaves the origin (docs/hostile.md, E.22). Host is
 # recomputed by the engine for the new origin.
 _ORIGIN_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie", "host"))
 

@@ -148,7 +148,7 @@ class Retry:
 
     @property
     def backoff(self) -> float:
-        """Alias of ``backoff_factor`` (DESIGN.md's short name)."""
+        """Alias of ``backoff_factor`` (docs/design.md's short name)."""
         return self.backoff_factor
 
     @property

@@ -102,7 +102,7 @@ class StreamRaw(_StreamedHead):
         finally:
             self._elapsed = self.stream.elapsed_now()
             # An iteration stopped early leaves the body half-read: the connection is
-            # closed, never pooled (HOSTILE.md H29).
+            # closed, never pooled (docs/hostile.md H29).
             self.stream.close()
 
 
@@ -151,7 +151,7 @@ class AsyncStreamRaw(_StreamedHead):
                 yield piece
         finally:
             self._elapsed = self.stream.elapsed_now()
-            # Stopped early: the half-read connection is closed (HOSTILE.md H29).
+            # Stopped early: the half-read connection is closed (docs/hostile.md H29).
             self.stream.close()
 
 

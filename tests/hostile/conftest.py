@@ -1,7 +1,7 @@
-"""Shared helpers of the hostile-world suite (HOSTILE.md, issue 7).
+"""Shared helpers of the hostile-world suite (docs/hostile.md, issue 7).
 
 Every case states what a misbehaving server sends, byte for byte, and checks what
-HOSTILE.md asks of every failure:
+docs/hostile.md asks of every failure:
 
 * the most specific exception class is raised (``type(exc) is cls``, not a base class);
 * it is raised within the deadline (measured with ``time.monotonic``, slack for 2 cores);

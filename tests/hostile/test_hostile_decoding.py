@@ -1,4 +1,4 @@
-"""HOSTILE.md B14-B16: decompression bombs, too many codings, corrupt streams."""
+"""docs/hostile.md B14-B16: decompression bombs, too many codings, corrupt streams."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HOSTILE.md A1-A13: HTTP/1.1 framing and parsing, as the Python API sees it."""
+"""docs/hostile.md A1-A13: HTTP/1.1 framing and parsing, as the Python API sees it."""
 
 from __future__ import annotations
 
@@ -419,7 +419,7 @@ def test_a8_dripped_head_stopped_by_the_total_deadline(
 ) -> None:
     # One byte every 50 ms: the head's deadline (the read timeout, 3 s after the request was
     # sent) comes after the total's, so the total deadline must stop it (the read timeout
-    # bounding a dripped head is HOSTILE.md L36, test_hostile_network.py).
+    # bounding a dripped head is docs/hostile.md L36, test_hostile_network.py).
     drip = OK_HEAD + b"".join(b"X-%d: v\r\n" % i for i in range(100)) + b"\r\n"
     stopped_by_the_total(
         scripted,

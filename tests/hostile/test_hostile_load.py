@@ -1,4 +1,4 @@
-"""HOSTILE.md K35, short: the soak (bench/nodelay_bench/soak.py) at 20,000 requests (RSS and fd
+"""docs/hostile.md K35, short: the soak (bench/nodelay_bench/soak.py) at 20,000 requests (RSS and fd
 count flat, no crossed response), and 64 threads on an 8-connection pool (no error other
 than ``PoolTimeout``, no crossed response). ``make soak`` runs the full 1,000,000."""
 

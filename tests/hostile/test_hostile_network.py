@@ -1,4 +1,4 @@
-"""HOSTILE.md I31-I32: network faults and slow peers."""
+"""docs/hostile.md I31-I32: network faults and slow peers."""
 
 from __future__ import annotations
 

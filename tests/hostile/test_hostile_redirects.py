@@ -1,4 +1,4 @@
-"""HOSTILE.md E22-E24: redirects and credentials, as python/nodelay/_client.py does them:
+"""docs/hostile.md E22-E24: redirects and credentials, as python/nodelay/_client.py does them:
 credentials (Authorization, Proxy-Authorization, Cookie, and a caller's Host) are dropped
 for good once a redirect leaves the origin; loops end in ``TooManyRedirects``; only http
 and https are followed."""

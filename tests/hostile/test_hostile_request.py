@@ -1,4 +1,4 @@
-"""HOSTILE.md F25: CR, LF or NUL in a URL, method, header name or value ->
+"""docs/hostile.md F25: CR, LF or NUL in a URL, method, header name or value ->
 ``LocalProtocolError`` before anything is sent (nothing reaches the server)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""HOSTILE.md H28-H30: connection reuse (stale keep-alive, abandoned responses, an
+"""docs/hostile.md H28-H30: connection reuse (stale keep-alive, abandoned responses, an
 exhausted pool)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""HOSTILE.md D20-D21: certificate failures name their reason; a ``verify=False`` client
+"""docs/hostile.md D20-D21: certificate failures name their reason; a ``verify=False`` client
 never lends its connections to a verifying one. The TLS servers are scripted servers whose
 step wraps the accepted socket with Python's ``ssl`` and certificates from ``trustme``."""
 

@@ -7,7 +7,7 @@
 //! field is the cookie count, so a request to an empty jar costs one atomic
 //! load (no URL parse, no lock).
 //!
-//! Rules beyond `cookie_store`'s own (HOSTILE.md J33–J34):
+//! Rules beyond `cookie_store`'s own (docs/hostile.md J33–J34):
 //! - a `Domain` attribute that is a public suffix (`com`, `co.uk`,
 //!   `github.io`) is ignored unless it is the request host itself (RFC 6265
 //!   §5.3 step 5), so `Domain=.com` can never plant a cookie for every site;
@@ -36,7 +36,7 @@ use url::Url;
 
 /// Set-Cookie fields of one response beyond this many are ignored. RFC 6265
 /// §6.1 asks user agents to keep at least 50 cookies per domain; a response
-/// sending more is hostile or broken (HOSTILE.md J34: 10,000 fields → capped).
+/// sending more is hostile or broken (docs/hostile.md J34: 10,000 fields → capped).
 pub const MAX_COOKIES_PER_RESPONSE: usize = 50;
 
 /// A jar holding this many cookies refuses new ones (replacing or deleting an

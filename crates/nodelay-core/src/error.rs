@@ -26,7 +26,7 @@ pub enum ErrorKind {
     Read,
     Write,
     RemoteProtocol,
-    /// The response head is beyond the header limits (HOSTILE.md A8): a kind
+    /// The response head is beyond the header limits (docs/hostile.md A8): a kind
     /// of remote protocol error.
     HeaderTooLarge,
     /// A body that cannot be decoded, or decodes beyond its bounds.
@@ -125,7 +125,7 @@ impl Error {
     }
 
     /// Whether a request that failed with this error goes once more on a
-    /// fresh connection (HOSTILE.md H28): the protocol's one retry rule
+    /// fresh connection (docs/hostile.md H28): the protocol's one retry rule
     /// (`nodelay_proto::retry_on_fresh_connection`: a `reused` connection,
     /// `retries_left`, an `idempotent` request, nothing of a response
     /// received, never after a timeout or a Ctrl-C) asked by every HTTP/1.1

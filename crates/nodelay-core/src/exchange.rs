@@ -111,7 +111,7 @@ pub(crate) fn remote(e: ProtoError) -> Error {
 /// Reserves room in `out` for the rest of `body` before a read to the end:
 /// an announced length within `EXACT_PREALLOC_MAX_BYTES` is reserved exactly
 /// (one allocation of the final size); a larger one grows as bytes arrive
-/// (a lying length allocates nothing big, HOSTILE.md A11).
+/// (a lying length allocates nothing big, docs/hostile.md A11).
 pub(crate) fn presize(body: &BodyReader, out: &mut Vec<u8>) {
     if let Some(remaining) = body.content_length() {
         if remaining <= EXACT_PREALLOC_MAX_BYTES {

@@ -15,7 +15,7 @@ pub const INLINE_BODY_MAX_BYTES: usize = 64 * 1024;
 /// A Content-Length body up to this size is read straight into one buffer of
 /// the exact size. Larger announced sizes grow a buffer as bytes really
 /// arrive, so a lying `Content-Length: 1000000000000` allocates nothing big
-/// (HOSTILE.md A11).
+/// (docs/hostile.md A11).
 pub const EXACT_PREALLOC_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Initial reservation for bodies of unknown or untrusted size.
@@ -40,7 +40,7 @@ pub const DEFAULT_MAX_KEEPALIVE: usize = 20;
 pub const SURPLUS_IDLE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How many times a request is sent again on a fresh connection when a reused
-/// connection failed before any response byte (stale keep-alive, HOSTILE.md H28).
+/// connection failed before any response byte (stale keep-alive, docs/hostile.md H28).
 pub const STALE_CONNECTION_RETRIES: usize = 1;
 
 /// Size of one piece of a streamed upload (a file is read in pieces of this

@@ -1,5 +1,5 @@
 //! The process's one tokio runtime, for async requests and HTTP/2 connections
-//! (DESIGN.md: one runtime per process, rebuilt after `fork`).
+//! (docs/design.md: one runtime per process, rebuilt after `fork`).
 //!
 //! Created on first use, so a program that only makes sync HTTP/1.1 requests
 //! never starts its threads. A forked child does not have the parent's worker

@@ -31,7 +31,7 @@ impl Target {
     pub fn parse(raw: &str) -> Result<Target, Error> {
         // The URL parser silently strips tabs and newlines; a URL carrying them
         // is an injection attempt and is refused before anything is sent
-        // (HOSTILE.md F25).
+        // (docs/hostile.md F25).
         if raw.bytes().any(|b| matches!(b, b'\r' | b'\n' | b'\t' | 0)) {
             return Err(Error::new(
                 ErrorKind::LocalProtocol,

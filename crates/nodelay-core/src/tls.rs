@@ -29,7 +29,7 @@ pub const ALPN_H2: &[u8] = b"h2";
 /// ALPN protocols the blocking HTTP/1.1 connect offers.
 const ALPN_PROTOCOLS: &[&[u8]] = &[ALPN_HTTP11];
 
-/// TLS ≥ 1.2 only (HOSTILE.md D).
+/// TLS ≥ 1.2 only (docs/hostile.md D).
 static PROTOCOL_VERSIONS: &[&rustls::SupportedProtocolVersion] =
     &[&rustls::version::TLS13, &rustls::version::TLS12];
 

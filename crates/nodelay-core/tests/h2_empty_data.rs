@@ -1,4 +1,4 @@
-//! HTTP/2 bodies framed with empty DATA frames (HOSTILE.md C38): a DATA
+//! HTTP/2 bodies framed with empty DATA frames (docs/hostile.md C38): a DATA
 //! frame with no payload is legal anywhere in a body, and many servers end
 //! every body with one carrying END_STREAM (Go and Caddy past 4 KiB, nginx as
 //! a reverse proxy, Node's http2 after write()+end(), hypercorn, h2o for

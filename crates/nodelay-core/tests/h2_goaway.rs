@@ -1,4 +1,4 @@
-//! GOAWAY against a scripted frame-level server (RFC 9113 §6.8, HOSTILE.md
+//! GOAWAY against a scripted frame-level server (RFC 9113 §6.8, docs/hostile.md
 //! C19, C38, L39): streams above the last stream id were not processed and
 //! go again on a new connection, a POST included; a server that promises to
 //! answer a stream (last stream id at or above it) and closes the connection

@@ -1,4 +1,4 @@
-//! HTTP/2 peers' legal framing choices (HOSTILE.md C38, L39), against a
+//! HTTP/2 peers' legal framing choices (docs/hostile.md C38, L39), against a
 //! scripted frame-level server: trailers after the body, a stream window of
 //! one byte opened by WINDOW_UPDATEs (download and upload),
 //! SETTINGS_MAX_CONCURRENT_STREAMS=1 under a batch, and a server that says
@@ -289,7 +289,7 @@ fn max_concurrent_streams_of_one_under_a_batch_of_fifty() {
 
 /// Streams a recycling server answers per connection before its GOAWAY.
 const STREAMS_PER_CONNECTION: usize = 100;
-/// Requests of each GOAWAY run, sequential and batched (HOSTILE.md L39).
+/// Requests of each GOAWAY run, sequential and batched (docs/hostile.md L39).
 const RECYCLED_REQUESTS: usize = 2_000;
 
 /// A server that answers [`STREAMS_PER_CONNECTION`] streams per connection,

@@ -1,7 +1,7 @@
 //! The HTTP/2 driver against a scripted frame-level server (raw TCP,
 //! hand-written frames): GOAWAY with a stream in flight, RST_STREAM
 //! (REFUSED_STREAM), SETTINGS_MAX_FRAME_SIZE=0, SETTINGS/PING floods and a
-//! CONTINUATION flood (HOSTILE.md C17-C19). Every failure must be an error
+//! CONTINUATION flood (docs/hostile.md C17-C19). Every failure must be an error
 //! within the deadline, never a hang; unprocessed requests go again once.
 
 #[path = "support/h2_peer.rs"]
@@ -202,7 +202,7 @@ const DRIP: Duration = Duration::from_millis(200);
 
 #[test]
 fn a_dripped_headers_frame_is_bounded_by_the_read_timeout() {
-    // HOSTILE.md L36: each byte of the response's HEADERS frame comes well
+    // docs/hostile.md L36: each byte of the response's HEADERS frame comes well
     // within the read timeout, the whole frame (~16 s) never does.
     let server = scripted(vec![Box::new(|peer| {
         peer.handshake(&[]);

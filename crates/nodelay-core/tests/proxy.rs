@@ -1,6 +1,6 @@
 //! Proxies against a scripted raw-socket proxy: the exact bytes the proxy
 //! receives (absolute-form requests, the CONNECT head), its refusals and
-//! failures (HOSTILE.md G26), and NO_PROXY matching (G27).
+//! failures (docs/hostile.md G26), and NO_PROXY matching (G27).
 //!
 //! The proxy is a std `TcpListener` on 127.0.0.1:0; each accepted connection
 //! runs the test's handler on its own thread, and everything a connection

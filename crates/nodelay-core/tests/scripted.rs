@@ -1,7 +1,7 @@
 //! The engine against a scripted raw-socket server: every test states the
 //! exact bytes the server receives and the exact bytes it answers (in the
 //! manner of hyper's `tests/client.rs` and urllib3's socket-level tests),
-//! covering HOSTILE.md A9–A13, H28–H30 and I31–I32.
+//! covering docs/hostile.md A9–A13, H28–H30 and I31–I32.
 //!
 //! The server is a std `TcpListener` on 127.0.0.1:0 with one thread per
 //! connection; connection `i` plays script `i` (extra connections are

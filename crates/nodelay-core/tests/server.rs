@@ -1,5 +1,5 @@
 //! The engine against the embedded hyper server: keep-alive reuse, every body
-//! framing and read path, and many threads sharing one client (HOSTILE.md K35
+//! framing and read path, and many threads sharing one client (docs/hostile.md K35
 //! in miniature: no errors, no cross-talk).
 
 mod support;

@@ -15,7 +15,7 @@
 
 // Seconds to establish a connection: long enough for a slow network, short
 // enough that an unroutable address fails in reasonable time (the Python
-// front's default, HOSTILE.md).
+// front's default, docs/hostile.md).
 #define NODELAY_DEFAULT_CONNECT_TIMEOUT 10.0
 
 // Seconds of read inactivity (between two received bytes).

@@ -14,7 +14,7 @@ use crate::code::{fail, nodelay_code};
 
 /// Seconds to establish a connection: long enough for a slow network, short
 /// enough that an unroutable address fails in reasonable time (the Python
-/// front's default, HOSTILE.md).
+/// front's default, docs/hostile.md).
 pub const NODELAY_DEFAULT_CONNECT_TIMEOUT: f64 = 10.0;
 /// Seconds of read inactivity (between two received bytes).
 pub const NODELAY_DEFAULT_READ_TIMEOUT: f64 = 30.0;

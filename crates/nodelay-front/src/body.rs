@@ -10,7 +10,7 @@ use nodelay_core::{Error, Exchange, Interrupt};
 
 /// Content-Length bodies up to this size, in bytes, are read straight into
 /// one buffer of the exact size; a larger announced size is not trusted for
-/// a single allocation (HOSTILE.md A11) and grows as bytes really arrive.
+/// a single allocation (docs/hostile.md A11) and grows as bytes really arrive.
 pub const EXACT_BODY_MAX_BYTES: u64 = nodelay_core::limits::EXACT_PREALLOC_MAX_BYTES;
 
 /// The way to read one whole body, chosen from its head.

@@ -190,7 +190,7 @@ impl BodyReader {
             Reuse::Close(CloseReason::NotKeepAlive)
         } else if leftover > 0 {
             // Bytes after a complete body are a second response nobody asked
-            // for (HOSTILE.md A10): never read as the next response.
+            // for (docs/hostile.md A10): never read as the next response.
             Reuse::Close(CloseReason::UnrequestedBytes)
         } else {
             Reuse::Keep

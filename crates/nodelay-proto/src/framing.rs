@@ -66,7 +66,7 @@ impl FramingHeaders {
 
     /// We accept exactly one coding, `chunked`, and it must be the only one:
     /// anything else (unknown, duplicated, misordered) is refused rather than
-    /// guessed at (HOSTILE.md A3).
+    /// guessed at (docs/hostile.md A3).
     pub fn add_transfer_encoding(&mut self, value: &[u8]) {
         self.transfer_encoding_seen = true;
         for part in value.split(|&b| b == b',') {

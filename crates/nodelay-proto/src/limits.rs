@@ -1,4 +1,4 @@
-//! Every limit the parser enforces. Values come from ../shared/HOSTILE.md; each
+//! Every limit the parser enforces. Values come from docs/hostile.md; each
 //! bounds memory or work a hostile server can make us spend.
 
 /// Largest header block (status line + fields + blank line) we buffer, in bytes.

@@ -76,7 +76,7 @@ pub fn validate_header_name(name: &str) -> Result<(), ProtoError> {
     Ok(())
 }
 
-/// CR, LF and NUL would let a value inject headers or requests (HOSTILE.md F25).
+/// CR, LF and NUL would let a value inject headers or requests (docs/hostile.md F25).
 pub fn validate_header_value(name: &str, value: &str) -> Result<(), ProtoError> {
     if has_line_break_or_nul(value) {
         return Err(ProtoError::InvalidHeaderValue(name.to_owned()));

@@ -1,5 +1,5 @@
 //! The one retry rule of HTTP/1.1 requests: when a request that failed goes
-//! once more on a fresh connection (HOSTILE.md H28).
+//! once more on a fresh connection (docs/hostile.md H28).
 
 /// What the retry rule looks at, gathered by the driver from the failed
 /// attempt.

@@ -1,5 +1,5 @@
 //! The chunked decoder (RFC 9112 §7.1): same output for any split of the input,
-//! strict framing (HOSTILE.md A4), floods stopped exactly at the limit (A5),
+//! strict framing (docs/hostile.md A4), floods stopped exactly at the limit (A5),
 //! and a consumed count that never eats the next response.
 
 use nodelay_proto::limits::{MAX_CHUNK_EXTENSION_BYTES, MAX_CHUNK_SIZE_DIGITS, MAX_TRAILER_BYTES};

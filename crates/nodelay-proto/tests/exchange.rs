@@ -272,7 +272,7 @@ fn reuse_needs_keep_alive_a_complete_body_and_nothing_extra() {
     .unwrap();
     assert_eq!(smuggle.body, b"x");
     assert_eq!(smuggle.verdict, Reuse::Close(CloseReason::NotKeepAlive));
-    // A second response nobody asked for (HOSTILE.md A10).
+    // A second response nobody asked for (docs/hostile.md A10).
     let extra = every_split(
         b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\n\r\n",
         false,

@@ -1,5 +1,5 @@
 //! Response head parsing: the framing decision of RFC 9112 §6.3, keep-alive,
-//! spans, limits, and every head-level case of HOSTILE.md section A.
+//! spans, limits, and every head-level case of docs/hostile.md section A.
 
 use nodelay_proto::limits::{MAX_HEADERS, MAX_HEADER_LINE_BYTES, MAX_HEAD_BYTES};
 use nodelay_proto::{parse_response_head, BodyFraming, ProtoError, ResponseHead, Version};

@@ -337,7 +337,7 @@ impl RawStream {
     }
 
     /// Ends the stream. A body not read to the end closes its connection
-    /// (it is never pooled half-read: HOSTILE.md H29).
+    /// (it is never pooled half-read: docs/hostile.md H29).
     fn close(&self, py: Python<'_>) {
         let body = self.with_body(py, |body| std::mem::replace(body, Body::Finished));
         drop(body);

@@ -36,7 +36,7 @@ PROTOCOLS = ("h1", "h1tls", "h2", "h2c")
 #: How long a server may take to start listening before its launch fails.
 START_TIMEOUT_S = 15.0
 
-#: Connection recycling every launcher configures where its server can (HOSTILE.md L39):
+#: Connection recycling every launcher configures where its server can (docs/hostile.md L39):
 #: close a kept-alive HTTP/1.1 connection after this many requests (nginx
 #: ``keepalive_requests``, Apache ``MaxKeepAliveRequests``), and send GOAWAY after this many
 #: HTTP/2 streams where the server has such a limit.

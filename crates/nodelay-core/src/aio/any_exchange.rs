@@ -106,7 +106,7 @@ impl AsyncExchange {
     }
 
     /// Ends the exchange: an HTTP/1.1 connection whose body was read to the
-    /// end goes back to the pool, any other is closed (HOSTILE.md A10, H29);
+    /// end goes back to the pool, any other is closed (docs/hostile.md A10, H29);
     /// an HTTP/2 stream not read to its end is reset.
     pub fn finish(self) {
         match self.0 {

@@ -2,7 +2,7 @@
 //! `async with client.stream(...)` / `aiter_bytes()`. The async driver of
 //! [`Pieces`] (the sync one is `stream.rs`). At the end of the body the
 //! connection goes back to the pool; on error, or when the stream is dropped
-//! half-read, it is closed (HOSTILE.md H29).
+//! half-read, it is closed (docs/hostile.md H29).
 
 use std::future::Future;
 use std::task::{Context, Poll, Waker};

@@ -147,7 +147,7 @@ impl AsyncH1Exchange {
     }
 
     /// Ends the exchange: a connection the protocol's verdict allows to reuse
-    /// goes back to the pool; anything else is closed (HOSTILE.md A10, H29).
+    /// goes back to the pool; anything else is closed (docs/hostile.md A10, H29).
     pub fn finish(self) {
         if let Some(pooled) = self.into_reusable() {
             pooled.return_to_pool();

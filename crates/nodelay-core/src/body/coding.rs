@@ -1,9 +1,9 @@
 //! The content codings of a response (RFC 9110 §8.4): which ones we undo,
-//! how `Content-Encoding` is read, and the layer cap (HOSTILE.md B15).
+//! how `Content-Encoding` is read, and the layer cap (docs/hostile.md B15).
 
 use crate::error::{Error, ErrorKind};
 
-/// Most content codings applied to one response (HOSTILE.md B15).
+/// Most content codings applied to one response (docs/hostile.md B15).
 pub const MAX_CONTENT_CODINGS: usize = 5;
 
 /// What `Accept-Encoding` we send by default: everything we can decode.

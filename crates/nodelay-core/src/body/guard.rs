@@ -1,10 +1,10 @@
-//! The bomb guards of HOSTILE.md B14: a cap on the decoded size and a bound
+//! The bomb guards of docs/hostile.md B14: a cap on the decoded size and a bound
 //! on the decoded/received ratio, checked on every write of decoded bytes so
 //! a bomb stops at the limit with memory flat.
 
 use crate::error::{Error, ErrorKind};
 
-/// Default cap on a decoded body (HOSTILE.md defaults: 1 GiB).
+/// Default cap on a decoded body (docs/hostile.md defaults: 1 GiB).
 pub const DEFAULT_MAX_DECODED_BYTES: u64 = 1 << 30;
 
 /// Decoded/received ratio beyond which a large body counts as a bomb. Real

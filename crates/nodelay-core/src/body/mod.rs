@@ -3,8 +3,8 @@
 //! the sync, async and batch paths produce. See docs/decoding.md.
 //!
 //! - [`coding`]: which codings we undo, `Content-Encoding` parsing, the layer
-//!   cap (HOSTILE.md B15).
-//! - [`guard`]: the decoded-size cap and the ratio guard (HOSTILE.md B14).
+//!   cap (docs/hostile.md B15).
+//! - [`guard`]: the decoded-size cap and the ratio guard (docs/hostile.md B14).
 //! - [`decoder`]: [`Decoder`], raw pieces in, decoded bytes out, no I/O.
 //! - [`pieces`]: the piece-by-piece reading shared by the sync and async
 //!   streams ("a piece is what has arrived").

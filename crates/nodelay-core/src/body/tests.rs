@@ -1,6 +1,6 @@
 //! Byte-level tests of the push decoder: every coding fed whole, in two pieces
 //! split at every byte, and byte by byte; the guards; corrupt, truncated and
-//! trailing input (HOSTILE.md B14-B16).
+//! trailing input (docs/hostile.md B14-B16).
 
 use std::io::Write;
 

@@ -57,7 +57,7 @@ impl WholeBody {
     /// `Some(n)`: the body is exactly `n` bytes delivered as received; read
     /// it with `read_exact_into` into a buffer of that size. Announced sizes
     /// above `EXACT_PREALLOC_MAX_BYTES` are not trusted for one allocation
-    /// (HOSTILE.md A11).
+    /// (docs/hostile.md A11).
     pub fn exact_len(&self) -> Option<usize> {
         match self.length {
             Some(n) if self.codings.is_empty() && n <= EXACT_PREALLOC_MAX_BYTES => Some(n as usize),

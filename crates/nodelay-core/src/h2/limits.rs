@@ -1,6 +1,6 @@
 //! HTTP/2 settings and bounds, each with its reason. They are set explicitly on
 //! the h2 builder (not left to the crate's defaults) so a change of defaults
-//! upstream cannot loosen a bound (HOSTILE.md C17-C18).
+//! upstream cannot loosen a bound (docs/hostile.md C17-C18).
 
 use nodelay_proto::limits::MAX_HEAD_BYTES;
 
@@ -23,7 +23,7 @@ pub const MAX_FRAME_BYTES: u32 = 64 * 1024;
 /// Largest decoded header list of a response (SETTINGS_MAX_HEADER_LIST_SIZE):
 /// the HTTP/1.1 head limit. h2 also derives from it how many CONTINUATION
 /// frames it accepts for one header block, which stops a CONTINUATION flood
-/// and a 10 MiB HPACK bomb (HOSTILE.md C17) before they fill memory.
+/// and a 10 MiB HPACK bomb (docs/hostile.md C17) before they fill memory.
 pub const MAX_HEADER_LIST_BYTES: u32 = MAX_HEAD_BYTES as u32;
 
 /// HPACK dynamic table we allow the server to use (SETTINGS_HEADER_TABLE_SIZE):
@@ -32,7 +32,7 @@ pub const HEADER_TABLE_BYTES: u32 = 4096;
 
 /// Streams we reset but still remember, to tell late frames of a reset stream
 /// from a protocol error: h2's default (10), stated explicitly. Bounds memory
-/// under an RST_STREAM storm (HOSTILE.md C18).
+/// under an RST_STREAM storm (docs/hostile.md C18).
 pub const MAX_CONCURRENT_RESET_STREAMS: usize = 10;
 
 /// Streams the server may make us reset for its errors before we close the

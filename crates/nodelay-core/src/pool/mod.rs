@@ -52,7 +52,7 @@ pub(crate) struct Pool {
     waiting_tasks: AtomicUsize,
     config: PoolConfig,
     /// Part of the pool's identity: every connection of this pool was made
-    /// with these TLS settings (HOSTILE.md D21).
+    /// with these TLS settings (docs/hostile.md D21).
     tls: TlsSetup,
 }
 

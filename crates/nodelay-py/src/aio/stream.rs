@@ -4,7 +4,7 @@
 //! A read moves the body out of its slot into a tokio task and back when the
 //! piece is ready, so no lock is held across an await and `close()` (or a
 //! cancelled read) can always end the stream: an aborted task drops the body,
-//! which closes its connection (never pooled half-read: HOSTILE.md H29).
+//! which closes its connection (never pooled half-read: docs/hostile.md H29).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
