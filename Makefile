@@ -29,7 +29,9 @@ dev: venv
 release: venv
 	$(BIN)/maturin develop --quiet --release
 
+# `cargo test` links the C ABI test against libnodelay_ffi.a, which only `cargo build` makes.
 test-rust:
+	cargo build -p nodelay-ffi
 	cargo test --workspace --exclude nodelay-py
 	cargo clippy --workspace --all-targets -- -D warnings
 

@@ -10,14 +10,23 @@ use std::process::Command;
 use nodelay_core::cookies::NETSCAPE_HEADER;
 use nodelay_server::{start, ServerConfig};
 
-/// The directory holding `libnodelay_ffi.a`: cargo builds every crate type
-/// of the library next to the test binaries' `deps/` directory.
+/// The directory holding `libnodelay_ffi.a`, next to the test binaries'
+/// `deps/` directory. `cargo test` builds only the rlib a test links, so the
+/// static library comes from `cargo build -p nodelay-ffi` (make test-rust runs
+/// it first).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
+    let dir = exe
+        .parent()
         .and_then(Path::parent)
         .expect("target dir")
-        .to_path_buf()
+        .to_path_buf();
+    assert!(
+        dir.join("libnodelay_ffi.a").is_file(),
+        "no libnodelay_ffi.a in {}: run `cargo build -p nodelay-ffi` first",
+        dir.display()
+    );
+    dir
 }
 
 /// Compiles the C test; with `sanitize`, under AddressSanitizer. `None` when
