@@ -1,5 +1,5 @@
 """The batch API over HTTP/1.1: each task keeps its connection from one request to the
-next and gives it back to the batch pool at the end (bounded by ``max_connections``,
+next and gives it back to the client's pool at the end (bounded by ``max_connections``,
 handed over at once when another request waits for a slot); an answer that ends the
 connection (``Connection: close``, or a server that closes after answering) is never
 reused for the next request."""

@@ -5,10 +5,10 @@ The requests are prepared here (base_url, params, headers, bodies: the same rule
 ``concurrency`` tasks on the process's tokio runtime send them with the GIL released the
 whole time, and the GIL is taken once at the end to build every response. HTTP/2
 requests are multiplexed on the client's one connection per origin (the one
-``Client.get`` uses); HTTP/1.1 ones go over a keep-alive pool the engine keeps for its
-batches (bounded by the client's ``Limits``, reused from batch to batch, closed by
-``Client.close``), not the pool ``Client.get`` uses. A client with proxies sends its
-batches from worker threads over its own pool instead.
+``Client.get`` uses); HTTP/1.1 ones go over the client's one keep-alive pool, the one
+``Client.get`` uses too (bounded by the client's ``Limits``, so a batch and ``get()``
+reuse each other's warm connections; docs/pool.md). A client with proxies sends its
+batches from worker threads over that same pool.
 
 What takes the per-request path instead (``Client.request`` and the request flow, run
 one by one in the calling thread after the batch): requests with auth (the client's
@@ -53,7 +53,7 @@ __all__ = ["DEFAULT_CONCURRENCY", "get_many", "map_requests"]
 
 DEFAULT_CONCURRENCY = 32
 """Requests in flight at once by default: enough to hide a LAN round trip behind the
-client's CPU work; over HTTP/1.1 one connection each (the batch pool keeps up to
+client's CPU work; over HTTP/1.1 one connection each (the client's pool keeps up to
 ``Limits.max_keepalive_connections`` of them idle between batches)."""
 
 # Keyword arguments a ``(method, url, kwargs)`` item of ``Client.map`` may carry.
