@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-DEV_DEPS := "maturin>=1.5,<2" "pytest>=8" "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
+# What the test suite imports (the checkout's venv and each wheel's test venv install it).
+TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
 	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27"
+DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
 .PHONY: all venv dev release test test-rust test-python test-perl lint bench clean fuzz fuzz-smoke soak \
@@ -165,8 +167,7 @@ PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $(HOME)/.pyenv)
 WHEEL_PYTHONS ?= $(foreach v,$(WHEEL_VERSIONS),$(firstword $(wildcard $(PYENV_ROOT)/versions/$(v).*/bin/python$(v))))
 WHEEL_BUILD := build/wheel-test
 TEST_WHEEL_ARGS ?= -q -x -p no:cacheprovider
-TEST_WHEEL_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" \
-	"uvloop>=0.19" "hypercorn>=0.16"
+TEST_WHEEL_DEPS := $(TEST_DEPS)
 
 wheel: venv
 	$(PY) -m pip install --quiet $(WHEEL_DEPS)
