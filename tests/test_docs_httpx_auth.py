@@ -15,6 +15,7 @@ import hmac
 import http.server
 import ssl
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -207,6 +208,9 @@ def test_requires_response_body(hx: ModuleType, httpbin: str) -> None:
     auth = _refreshing_auth(hx, httpbin)
     with hx.Client(auth=auth) as client:
         r = client.get(f"{httpbin}/status/401")
+        with client.stream("GET", f"{httpbin}/status/401") as streamed:
+            assert [h.status_code for h in streamed.history] == [401, 200]
+            assert streamed.history[1].text == "fresh-token"
     # The retried request is the original one: still 401, but after a refresh.
     assert r.status_code == 401
     assert auth.access_token == "fresh-token"
@@ -404,9 +408,16 @@ def test_ssl_context_settings_nodelay_cannot_honour(tls_url: str) -> None:
     with pytest.raises(ValueError, match="CRL"):
         nodelay.Client(verify=ctx)
     ctx = ssl.create_default_context()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # TLS 1.1 is, since 3.10
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+    with pytest.raises(ValueError, match=r"TLS 1\.2 and 1\.3 only"):
+        nodelay.Client(verify=ctx)
+    ctx = ssl.create_default_context()
     ctx.set_ciphers("ECDHE+AESGCM")
-    with pytest.warns(SSLContextWarning, match="cipher list"):
+    with pytest.warns(SSLContextWarning, match="cipher list") as caught:
         nodelay.Client(verify=ctx).close()
+    assert caught[0].filename == __file__  # the line that made the client
     ctx = ssl.create_default_context()
     ctx.check_hostname = False  # the chain alone cannot be checked: verification is off
     with pytest.warns(SSLContextWarning, match="not verified at all"):

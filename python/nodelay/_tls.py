@@ -64,9 +64,17 @@ def _bundle_path(pem: str) -> str:
 
 
 def _warn(message: str) -> None:
+    """Warn, attributed to the first caller outside the nodelay package (the line that
+    made the client or the request)."""
+    import os
+    import sys
     import warnings
 
-    warnings.warn(message, SSLContextWarning, stacklevel=5)
+    package = os.path.dirname(__file__) + os.sep  # nodelay and nodelay.requests
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of _warn
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    warnings.warn(message, SSLContextWarning, stacklevel=level)
 
 
 def context_options(ctx: ssl.SSLContext) -> dict[str, Any]:
