@@ -430,3 +430,19 @@ def test_ssl_context_listing_no_ca_uses_the_system_store(tls_url: str) -> None:
         client = nodelay.Client(verify=ctx)
     with client, pytest.raises(nodelay.ConnectError):
         client.get(tls_url)  # the test CA is in no system store
+
+
+def test_answered_challenges_are_not_redirect_hops(httpbin: str) -> None:
+    # nodelay answers the challenge, then follows the redirect the answer gets: one hop.
+    class RedirectingAuth(nodelay.Auth):
+        def auth_flow(self, request: Any) -> Any:
+            response = yield request
+            if response.status_code == 401:
+                request.url = f"{httpbin}/redirect/1"
+                request.headers["X-Answer"] = "1"
+                yield request
+
+    with nodelay.Client(auth=RedirectingAuth(), follow_redirects=True, max_redirects=1) as c:
+        r = c.get(f"{httpbin}/status/401")
+    assert r.status_code == 200
+    assert [h.status_code for h in r.history] == [401, 302]

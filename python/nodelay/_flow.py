@@ -358,8 +358,9 @@ def redirect_flow(
     """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``).
     A 307/308 sends the body again: a streamed body that cannot be rewound then raises
     ``StreamConsumed`` when it is sent (httpx's behaviour)."""
-    # Challenges an auth answered before come first (``_auth_rounds``).
+    # Challenges an auth answered come first (``_auth_rounds``); they are not hops.
     history: list[Response] = list(response._history) if response._history else []
+    answered = len(history)
     while True:
         raw = response._raw
         status = raw.status
@@ -368,7 +369,7 @@ def redirect_flow(
         location = raw.header("location")
         if location is None:
             break
-        if len(history) >= max_redirects:
+        if len(history) - answered >= max_redirects:
             raise TooManyRedirects(
                 f"Exceeded the maximum of {max_redirects} redirects",
                 request=response.request,
