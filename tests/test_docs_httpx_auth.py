@@ -446,3 +446,9 @@ def test_answered_challenges_are_not_redirect_hops(httpbin: str) -> None:
         r = c.get(f"{httpbin}/status/401")
     assert r.status_code == 200
     assert [h.status_code for h in r.history] == [401, 302]
+
+
+def test_requires_request_body_with_a_streamed_body_is_refused(httpbin: str) -> None:
+    # httpx would read the stream into memory; nodelay asks for bytes instead.
+    with pytest.raises(TypeError, match="requires the request body, which is streamed"):
+        nodelay.post(f"{httpbin}/post", content=iter([b"a", b"b"]), auth=_signing_auth(nodelay))
