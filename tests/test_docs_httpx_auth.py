@@ -452,3 +452,17 @@ def test_requires_request_body_with_a_streamed_body_is_refused(httpbin: str) -> 
     # httpx would read the stream into memory; nodelay asks for bytes instead.
     with pytest.raises(TypeError, match="requires the request body, which is streamed"):
         nodelay.post(f"{httpbin}/post", content=iter([b"a", b"b"]), auth=_signing_auth(nodelay))
+
+
+def test_truststore_context_is_the_system_store(hx: ModuleType, tls_url: str) -> None:
+    # The SSL page's `truststore.SSLContext`: the operating system's trust store, which
+    # does not hold the test CA. (pip vendors truststore, so it is there without its wheel.)
+    try:
+        import truststore
+    except ImportError:
+        from pip._vendor import truststore
+    ctx = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SSLContextWarning)
+        with hx.Client(verify=ctx) as client, pytest.raises(hx.ConnectError):
+            client.get(tls_url)

@@ -6,7 +6,8 @@ The engine verifies with rustls, not OpenSSL, so a context is read, never used:
   lists the certificates loaded from a ``cafile`` or ``cadata`` (and the system bundle
   file that ``load_default_certs()`` reads on Linux). Certificates in a ``capath``
   directory are loaded lazily by OpenSSL and are never listed: a context that lists none
-  verifies against the system trust store, with a warning.
+  verifies against the system trust store, with a warning. A ``truststore.SSLContext``
+  (the operating system's store) is nodelay's default trust store, without a warning.
 - ``check_hostname=False`` or ``verify_mode=CERT_NONE`` turn verification off
   (``verify=False``). rustls cannot check a chain without the name, so a context that
   only skips the hostname check skips the chain check too: that one warns.
@@ -113,7 +114,14 @@ def context_options(ctx: ssl.SSLContext) -> dict[str, Any]:
                 "the chain without the name, so the certificate is not verified at all"
             )
         return {"verify": False}
-    ders = ctx.get_ca_certs(binary_form=True)
+    if "truststore" in type(ctx).__module__.split("."):
+        # truststore's contexts verify against the operating system's store, the one
+        # nodelay verifies against by default; they cannot list it (NotImplementedError).
+        return {"verify": True}
+    try:
+        ders = ctx.get_ca_certs(binary_form=True)
+    except NotImplementedError:  # an SSLContext subclass that cannot list its anchors
+        ders = []
     if not ders:
         _warn(
             "verify=SSLContext lists no CA certificates (a capath's certificates are "
