@@ -25,9 +25,13 @@ class TestCookies < Minitest::Test
       text = File.read(path) # saved already, the client still open
       assert text.start_with?("# Netscape HTTP Cookie File"), text
       assert_match(/\tsession\tabc123$/, text)
-      curl = Open3.capture2("curl", "-s", "-b", path, "#{TestServer.url}/cookies")
-      assert curl[1].success?
-      assert_includes curl[0], "abc123"
+      if system("curl --version >/dev/null 2>&1")
+        curl = Open3.capture2("curl", "-s", "-b", path, "#{TestServer.url}/cookies")
+        assert curl[1].success?
+        assert_includes curl[0], "abc123"
+      else
+        warn "test_cookies: curl is not installed; the file is not read by curl"
+      end
       again = Nodelay::Client.new(base_url: TestServer.url, cookies: Nodelay::CookieJar.new(autosave: path))
       assert_includes again.get("/cookies").body, "abc123"
     end
