@@ -2,7 +2,7 @@
 
 # What every test file shares: the built extension on the load path, minitest,
 # and the embedded server (crates/nodelay-server, started once per process on
-# a free loopback port and stopped at exit).
+# a free loopback port and stopped when the tests have run).
 $LOAD_PATH.unshift(File.expand_path("../lib", __dir__))
 $LOAD_PATH.unshift(ENV.fetch("NODELAY_EXT_DIR", File.expand_path("../ext", __dir__)))
 require "nodelay"
@@ -21,7 +21,9 @@ module TestServer
   def self.start
     bin = ENV["NODELAY_SERVER"] or abort "NODELAY_SERVER: the nodelay-server binary (make test-ruby sets it)"
     io = IO.popen([bin, "--host", "127.0.0.1", "--port", "0"], err: File::NULL)
-    at_exit do
+    # After the tests: the server is first asked for during the run, which
+    # itself is an at_exit handler, too late to register another one.
+    Minitest.after_run do
       Process.kill(:TERM, io.pid)
       Process.wait(io.pid)
     end
