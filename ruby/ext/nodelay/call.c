@@ -23,7 +23,25 @@ static void *run(void *arg) {
     switch (c->op) {
     case CALL_REQUEST:
         c->code = nodelay_request(c->client, c->method, c->url, c->headers, c->n_headers,
-                                  c->body, c->body_len, should_abort, c, &c->response);
+                                  c->body_ptr, c->body_len, should_abort, c, &c->response);
+        break;
+    case CALL_REQUEST_BODY:
+        /* The head and, when it is small or of unknown length, the body in
+         * the same release of the GVL: one round trip through the
+         * scheduler per request instead of two. */
+        c->body = BODY_UNREAD;
+        c->code = nodelay_request(c->client, c->method, c->url, c->headers, c->n_headers,
+                                  c->body_ptr, c->body_len, should_abort, c, &c->response);
+        if (c->code != NODELAY_OK) break;
+        int64_t len = nodelay_response_body_length(c->response);
+        if (len >= 0 && (uint64_t)len <= c->len) {
+            c->code = nodelay_response_read_into(c->response, c->dst, (size_t)len, should_abort, c);
+            c->got = (size_t)len;
+            c->body = BODY_INTO;
+        } else if (len < 0) {
+            c->code = nodelay_response_read(c->response, should_abort, c);
+            c->body = BODY_WHOLE;
+        }
         break;
     case CALL_READ_INTO:
         c->code = nodelay_response_read_into(c->response, c->dst, c->len, should_abort, c);

@@ -8,7 +8,14 @@
 #include "nodelay.h"
 
 /* The blocking ABI calls the extension makes. */
-enum call_op { CALL_REQUEST, CALL_READ_INTO, CALL_READ, CALL_READ_CHUNK };
+enum call_op { CALL_REQUEST, CALL_REQUEST_BODY, CALL_READ_INTO, CALL_READ, CALL_READ_CHUNK };
+
+/* What CALL_REQUEST_BODY did with the body after the head arrived. */
+enum body_state {
+    BODY_UNREAD, /* nothing: too large for `dst`, or the request failed */
+    BODY_INTO,   /* read into `dst` (`got` bytes, the announced length) */
+    BODY_WHOLE,  /* read whole by the library (unknown length or coded) */
+};
 
 /* Arguments and results of one blocking call. Everything it points to is
  * kept alive (and unmoved) by VALUEs on the calling thread's stack. */
@@ -19,12 +26,13 @@ struct call {
     const char *url;
     const nodelay_header *headers;
     size_t n_headers;
-    const uint8_t *body;
+    const uint8_t *body_ptr;
     size_t body_len;
     nodelay_response *response;
     uint8_t *dst;
     size_t len;
     size_t got;
+    enum body_state body;
     nodelay_code code;
     /* Set by the unblocking function (another thread), read by the abort
      * callback (this call's thread). */
@@ -50,6 +58,9 @@ void nodelay_rb_init_response(void);
 VALUE nodelay_rb_response_new(nodelay_response *response, VALUE client);
 /* Reads the whole body into a new String kept by the response object. */
 void nodelay_rb_response_read_body(VALUE self);
+/* Sets the body of a response whose body `call` (CALL_REQUEST_BODY) read:
+ * from `call->dst` (BODY_INTO) or from the library (BODY_WHOLE). */
+void nodelay_rb_response_take_body(VALUE self, const struct call *call);
 /* Streams the body to the block; frees the ABI response early on a raise
  * or break out of the block. */
 void nodelay_rb_response_stream(VALUE self);

@@ -100,6 +100,21 @@ void nodelay_rb_response_read_body(VALUE self) {
     r->body = body;
 }
 
+void nodelay_rb_response_take_body(VALUE self, const struct call *call) {
+    struct response *r = get(self);
+    if (call->code != NODELAY_OK) {
+        drop(r);
+        nodelay_rb_raise(call);
+    }
+    if (call->body == BODY_INTO) {
+        r->body = rb_str_new((const char *)call->dst, (long)call->got);
+    } else {
+        size_t n = 0;
+        const uint8_t *bytes = nodelay_response_body(r->response, &n);
+        r->body = rb_str_new((const char *)bytes, (long)n);
+    }
+}
+
 struct stream {
     VALUE self;
     struct response *r;

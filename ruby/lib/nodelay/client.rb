@@ -13,6 +13,7 @@ module Nodelay
     TIMEOUT_KINDS = %i[connect read write pool total].freeze
     FORM_TYPE = "application/x-www-form-urlencoded"
     JSON_TYPE = "application/json"
+    ABSOLUTE_URL = %r{\A[a-z][a-z0-9+.-]*://}i
 
     attr_reader :base_url, :headers
 
@@ -29,6 +30,7 @@ module Nodelay
                    max_connections: nil)
       @base_url = base_url&.to_s&.chomp("/")
       @headers = headers.to_h { |k, v| [k.to_s, v.to_s] }.freeze
+      @flat_headers = @headers.empty? ? nil : @headers.flatten.each(&:freeze).freeze
       options = {
         verify: verify, ca_file: ca_file&.to_s, proxy: proxy&.to_s, no_proxy: no_proxy&.to_s,
         user_agent: user_agent&.to_s, max_connections: max_connections,
@@ -52,20 +54,19 @@ module Nodelay
     # (a String, sent as is). With a block, the body is given to it in pieces
     # (Strings, decoded) as they arrive, and Response#body is nil.
     def request(method, path, params: nil, headers: nil, form: nil, json: nil, body: nil, &block)
-      if [form, json, body].count { |b| !b.nil? } > 1
+      if (form.nil? ? 0 : 1) + (json.nil? ? 0 : 1) + (body.nil? ? 0 : 1) > 1
         raise ArgumentError, "give one of form:, json: and body:"
       end
 
-      fields = @headers.dup
-      headers&.each { |k, v| fields[k.to_s] = v.to_s }
       if form
-        body = URI.encode_www_form(form)
-        content_type(fields, FORM_TYPE)
+        body = URI.encode_www_form(form).freeze
+        type = FORM_TYPE
       elsif !json.nil?
-        body = JSON.generate(json)
-        content_type(fields, JSON_TYPE)
+        body = JSON.generate(json).freeze
+        type = JSON_TYPE
       end
-      flat = fields.empty? ? nil : fields.flatten
+      # The client's own headers as built once, unless this request adds some.
+      flat = headers || type ? fields(headers, type) : @flat_headers
       target = url(path, params)
       if block
         @native.stream(method, target, flat, body&.to_s, &block)
@@ -97,20 +98,28 @@ module Nodelay
       end
     end
 
-    def content_type(fields, type)
-      fields["Content-Type"] = type unless fields.keys.any? { |k| k.casecmp?("content-type") }
+    # The flat [name, value, ...] Array of the client's headers, this
+    # request's (which win) and the Content-Type `type` unless one is there.
+    def fields(headers, type)
+      fields = @headers.dup
+      headers&.each { |k, v| fields[k.to_s] = v.to_s }
+      fields["Content-Type"] = type if type && fields.keys.none? { |k| k.casecmp?("content-type") }
+      fields.empty? ? nil : fields.flatten
     end
 
     def url(path, params)
       path = path.to_s
-      target = if @base_url.nil? || path.match?(%r{\A[a-z][a-z0-9+.-]*://}i)
+      # Frozen when made here, so the extension need not make a frozen copy.
+      target = if @base_url.nil? || (!path.start_with?("/") && path.match?(ABSOLUTE_URL))
                  path
+               elsif path.start_with?("/")
+                 (@base_url + path).freeze
                else
-                 "#{@base_url}/#{path.delete_prefix("/")}"
+                 "#{@base_url}/#{path}".freeze
                end
       return target if params.nil? || params.empty?
 
-      "#{target}#{target.include?("?") ? "&" : "?"}#{URI.encode_www_form(params)}"
+      "#{target}#{target.include?("?") ? "&" : "?"}#{URI.encode_www_form(params)}".freeze
     end
   end
 end
