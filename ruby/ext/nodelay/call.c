@@ -57,18 +57,26 @@ static void *run(void *arg) {
     return NULL;
 }
 
-/* rb_thread_call_without_gvl2, not ..._gvl: it never raises by itself. The
- * plain one checks interrupts after the call returned, which would raise
- * with a response just received not yet owned by any Ruby object (leaking
- * it and its connection); here the caller first takes ownership or frees,
- * then raises. An interrupt already pending means `run` did not run: it is
- * handled (raising, usually) and the call tried again. */
+/* RB_NOGVL_INTR_FAIL (what rb_thread_call_without_gvl2 passes): rb_nogvl
+ * never raises by itself. Without it interrupts are checked after the call
+ * returned, which would raise with a response just received not yet owned
+ * by any Ruby object (leaking it and its connection); here the caller first
+ * takes ownership or frees, then raises. An interrupt already pending means
+ * `run` did not run: it is handled (raising, usually) and the call tried
+ * again.
+ * RB_NOGVL_UBF_ASYNC_SAFE: `unblock` is one atomic store, safe in a signal
+ * handler. Without the flag, a call from the main thread while it is the
+ * only thread makes Ruby start a helper Thread (to run the unblocking
+ * function when a signal arrives) and kill and join it afterwards: that
+ * Thread's start and end cost more CPU than the request itself. */
+#define NOGVL_FLAGS (RB_NOGVL_INTR_FAIL | RB_NOGVL_UBF_ASYNC_SAFE)
+
 void nodelay_rb_call(struct call *call) {
     call->code = NODELAY_OK;
     do {
         call->ran = 0;
         call->interrupted = 0;
-        rb_thread_call_without_gvl2(run, call, unblock, call);
+        rb_nogvl(run, call, unblock, call, NOGVL_FLAGS);
         if (!call->ran) rb_thread_check_ints();
     } while (!call->ran);
 }
