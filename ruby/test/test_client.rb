@@ -49,6 +49,23 @@ class TestClient < Minitest::Test
     assert_raises(ArgumentError) { @client.post("/echo", form: {}, body: "x") }
   end
 
+  # The form encoder in C sends what URI.encode_www_form makes, and leaves the
+  # pairs it does not handle (nil and Array values, ASCII-incompatible
+  # Strings) to it.
+  def test_form_bodies_are_uri_encode_www_form
+    forms = [
+      { "note" => "a b,é&=+%~*-._/?", sym: :v, 1 => 2.5, "bin" => "\xff\x00".b },
+      [%w[k 1], %w[k 2]],
+      { "latin" => "\xe9".dup.force_encoding("ISO-8859-1") },
+      { "flag" => nil, "many" => %w[a b] },
+      { "utf16".encode("UTF-16LE") => "x" },
+      {},
+    ]
+    forms.each do |form|
+      assert_equal URI.encode_www_form(form).b, @client.post("/echo", form: form).body, form.inspect
+    end
+  end
+
   def test_head_has_no_body
     r = @client.head("/bytes/1000")
     assert_equal [200, ""], [r.status, r.body]

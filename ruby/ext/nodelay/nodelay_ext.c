@@ -20,4 +20,5 @@ void Init_nodelay_ext(void) {
     rb_define_module_function(nodelay_rb_module, "code_name", code_name, 1);
     nodelay_rb_init_client();
     nodelay_rb_init_response();
+    nodelay_rb_init_form();
 }

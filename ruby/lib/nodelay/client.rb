@@ -59,7 +59,7 @@ module Nodelay
       end
 
       if form
-        body = URI.encode_www_form(form).freeze
+        body = Native.encode_form(form) || URI.encode_www_form(form).freeze
         type = FORM_TYPE
       elsif !json.nil?
         body = JSON.generate(json).freeze
