@@ -1,16 +1,26 @@
 //! The bridge between asyncio and the tokio runtime.
 //!
-//! A request becomes an asyncio future on the running loop and a tokio task
-//! that owns only Rust values. The task never takes the GIL: it pushes its
-//! outcome onto the loop's completion queue and, when the queue was empty,
-//! writes one byte to a socket pair the loop watches (`loop.add_reader`).
-//! The loop thread, which holds the GIL anyway, then drains the whole queue:
-//! builds each result and completes its future. Many completions cost one
-//! wake-up, and a runtime thread never waits for the GIL (which a busy loop
-//! thread holds for up to the 5 ms switch interval).
+//! A request becomes an asyncio future on the running loop and a Rust future
+//! that owns only Rust values. The loop thread polls that Rust future itself
+//! (see docs/async.md): the first poll, right where the request is made,
+//! writes the request; later polls happen when the tokio reactor reports the
+//! socket ready. Its waker does not take the GIL: it pushes the request's key
+//! onto the loop's completion queue and, when the queue was empty, writes one
+//! byte to a socket pair the loop watches (`loop.add_reader`). The loop
+//! thread, which holds the GIL anyway, then drains the whole queue: polls each
+//! woken future and completes the asyncio future of each finished one. A
+//! short exchange thus crosses threads once (reactor to loop), and many
+//! wake-ups cost one byte. A poll never waits: the GIL is held only for the
+//! CPU work of moving and parsing bytes already received.
 //!
-//! Cancelling the asyncio task cancels the future; its done-callback aborts
-//! the tokio task, whose dropped future closes the connection it held.
+//! An exchange still unfinished after [`LOCAL_POLLS`] polls (a large body, a
+//! TLS handshake) moves to a runtime task, so long work runs on the runtime's
+//! threads instead of the loop's; that task pushes its finished outcome onto
+//! the same queue.
+//!
+//! Cancelling the asyncio task cancels the future; its done-callback drops
+//! the Rust future (or aborts its runtime task), which closes the connection
+//! it held.
 //!
 //! One bridge per event loop, cached per thread (a thread runs at most one
 //! loop at a time); a forked child builds a new one.
@@ -21,7 +31,10 @@ use std::future::Future;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
 
 use nodelay_core::runtime;
 use pyo3::exceptions::PyRuntimeError;
@@ -35,24 +48,37 @@ use tokio::task::AbortHandle;
 /// completions, so a few at most).
 const WAKE_DRAIN_BYTES: usize = 256;
 
-/// What a finished task hands to the loop thread: builds the Python result
-/// (or the exception) with the GIL held. `url` is the request's URL, for
-/// exceptions.
+/// Polls of a request's future on the loop thread before it moves to a
+/// runtime task. A request on a kept-alive connection finishes in two (one
+/// writes it, one reads the answer), on a new plain-TCP connection in three;
+/// a body that arrives in many pieces, or a TLS handshake, takes more, and
+/// its CPU work then runs on the runtime's threads, not the loop's.
+pub(crate) const LOCAL_POLLS: u32 = 4;
+
+/// What a finished request hands to the loop thread: builds the Python
+/// result (or the exception) with the GIL held. `url` is the request's URL,
+/// for exceptions.
 pub(crate) trait Complete: Send {
     fn build(self: Box<Self>, py: Python<'_>, url: &Bound<'_, PyString>) -> PyResult<Py<PyAny>>;
 }
 
+/// A request's future, type-erased (boxed once: it is a few KiB, every
+/// phase's state inline, and moving a pointer is cheaper than copying it).
+type Task = Pin<Box<dyn Future<Output = Box<dyn Complete>> + Send>>;
+
+/// An entry of the loop's queue: a runtime task's finished outcome, or a
+/// wake-up of a future the loop polls (`outcome: None`).
 struct Completion {
     key: usize,
     /// Tells this request from a later one whose future got the same address.
     seq: u64,
-    outcome: Box<dyn Complete>,
+    outcome: Option<Box<dyn Complete>>,
 }
 
-/// The part of a bridge the tokio tasks see: no Python objects.
+/// The part of a bridge the other threads see: no Python objects.
 struct Shared {
     queue: Mutex<Vec<Completion>>,
-    /// Written by tasks, read by the loop.
+    /// Written by wakers and tasks, read by the loop.
     wake_tx: UnixStream,
 }
 
@@ -74,12 +100,46 @@ impl Shared {
     }
 }
 
+/// The waker of a future the loop polls: queues a poll of it.
+struct LoopWaker {
+    shared: Arc<Shared>,
+    key: usize,
+    seq: u64,
+}
+
+impl Wake for LoopWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.shared.push(Completion {
+            key: self.key,
+            seq: self.seq,
+            outcome: None,
+        });
+    }
+}
+
+/// Who runs a pending request's future.
+enum Driver {
+    /// The loop thread, on each wake-up. `task` is `None` only while a poll
+    /// has it out of the table.
+    Loop {
+        task: Option<Task>,
+        waker: Waker,
+        polls: u32,
+    },
+    /// A runtime task, which queues the outcome when done.
+    Runtime(AbortHandle),
+}
+
 /// A request in flight, seen from the loop thread.
 struct Pending {
     seq: u64,
     future: Py<PyAny>,
     url: Py<PyString>,
-    abort: AbortHandle,
+    driver: Driver,
 }
 
 /// One event loop's end of the bridge (see the module comment).
@@ -91,19 +151,75 @@ pub(crate) struct LoopBridge {
     /// and the entry keeps it alive). Only touched with the GIL held.
     pending: Mutex<HashMap<usize, Pending>>,
     /// Sequence numbers of requests (see `Completion::seq`).
-    next_seq: std::sync::atomic::AtomicU64,
+    next_seq: AtomicU64,
 }
 
 impl LoopBridge {
     fn pending(&self) -> MutexGuard<'_, HashMap<usize, Pending>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Polls the loop-driven future of `key` once (the table lock is not held
+    /// meanwhile: the future may wake itself or other requests). Returns its
+    /// outcome when it finished; moves it to a runtime task when it used up
+    /// its polls.
+    fn poll_woken(&self, key: usize, seq: u64) -> Option<Box<dyn Complete>> {
+        let (mut task, waker, polls) = {
+            let mut pending = self.pending();
+            let entry = pending.get_mut(&key).filter(|e| e.seq == seq)?;
+            let Driver::Loop { task, waker, polls } = &mut entry.driver else {
+                return None; // a stale wake-up of a future now on the runtime
+            };
+            *polls += 1;
+            (task.take()?, waker.clone(), *polls)
+        };
+        match poll_once(&mut task, &waker) {
+            Poll::Ready(outcome) => Some(outcome),
+            Poll::Pending => {
+                let driver = if polls >= LOCAL_POLLS {
+                    Driver::Runtime(to_runtime(task, &self.shared, key, seq))
+                } else {
+                    Driver::Loop {
+                        task: Some(task),
+                        waker,
+                        polls,
+                    }
+                };
+                if let Some(entry) = self.pending().get_mut(&key) {
+                    entry.driver = driver;
+                }
+                None
+            }
+        }
+    }
+}
+
+/// One poll of `task` on this thread, inside the runtime's context (its
+/// sockets and timers register with the runtime's reactor).
+fn poll_once(task: &mut Task, waker: &Waker) -> Poll<Box<dyn Complete>> {
+    let _context = runtime::runtime().enter();
+    task.as_mut().poll(&mut Context::from_waker(waker))
+}
+
+/// Runs `task` to its end on the runtime; its outcome is queued for the loop.
+fn to_runtime(task: Task, shared: &Arc<Shared>, key: usize, seq: u64) -> AbortHandle {
+    let shared = Arc::clone(shared);
+    runtime::runtime()
+        .spawn(async move {
+            let outcome = task.await;
+            shared.push(Completion {
+                key,
+                seq,
+                outcome: Some(outcome),
+            });
+        })
+        .abort_handle()
 }
 
 #[pymethods]
 impl LoopBridge {
-    /// Called by the loop when the wake-up socket is readable: completes the
-    /// futures of every finished task.
+    /// Called by the loop when the wake-up socket is readable: polls every
+    /// woken future and completes the asyncio futures of the finished ones.
     fn _drain(&self, py: Python<'_>) {
         let mut sink = [0u8; WAKE_DRAIN_BYTES];
         loop {
@@ -115,29 +231,25 @@ impl LoopBridge {
         }
         let batch = std::mem::take(&mut *self.shared.queue());
         for completion in batch {
+            let (key, seq) = (completion.key, completion.seq);
+            let Some(outcome) = completion.outcome.or_else(|| self.poll_woken(key, seq)) else {
+                continue;
+            };
             let entry = {
                 let mut pending = self.pending();
-                match pending.get(&completion.key) {
-                    Some(entry) if entry.seq == completion.seq => pending.remove(&completion.key),
+                match pending.get(&key) {
+                    Some(entry) if entry.seq == seq => pending.remove(&key),
                     // Cancelled meanwhile (and the address maybe reused).
                     _ => None,
                 }
             };
-            let Some(entry) = entry else {
-                continue;
-            };
-            let future = entry.future.bind(py);
-            let url = entry.url.bind(py);
-            // A future cancelled after the task finished refuses a result
-            // (InvalidStateError); nothing is waiting for it, so it is dropped.
-            let _ = match completion.outcome.build(py, url) {
-                Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
-                Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
-            };
+            if let Some(entry) = entry {
+                complete(py, entry.future.bind(py), entry.url.bind(py), outcome);
+            }
         }
     }
 
-    /// Done-callback of every future: a cancelled one aborts its task.
+    /// Done-callback of every future: a cancelled one drops its request.
     fn _on_done(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
         let key = future.as_ptr() as usize;
         if !self.pending().contains_key(&key) {
@@ -147,14 +259,36 @@ impl LoopBridge {
             .call_method0(intern!(future.py(), "cancelled"))?
             .is_truthy()?
         {
-            if let Some(entry) = self.pending().remove(&key) {
-                entry.abort.abort();
+            let entry = self.pending().remove(&key);
+            if let Some(Pending {
+                driver: Driver::Runtime(abort),
+                ..
+            }) = &entry
+            {
+                abort.abort();
             }
+            // A loop-driven future is dropped here, outside the table lock
+            // (dropping its pool checkout may wake other requests).
+            drop(entry);
         }
         Ok(())
     }
 }
 
+/// Completes `future` with what `outcome` builds. A future cancelled after
+/// the request finished refuses a result (InvalidStateError); nothing is
+/// waiting for it, so the result is dropped.
+fn complete(
+    py: Python<'_>,
+    future: &Bound<'_, PyAny>,
+    url: &Bound<'_, PyString>,
+    outcome: Box<dyn Complete>,
+) {
+    let _ = match outcome.build(py, url) {
+        Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+        Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
+    };
+}
 /// The running loop's bridge, cached for this thread.
 struct Current {
     event_loop: Py<PyAny>,
@@ -210,7 +344,7 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             }),
             wake_rx,
             pending: Mutex::new(HashMap::new()),
-            next_seq: std::sync::atomic::AtomicU64::new(0),
+            next_seq: AtomicU64::new(0),
         },
     )?;
     let on_done = bridge.bind(py).getattr(intern!(py, "_on_done"))?.unbind();
@@ -243,10 +377,12 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
     Ok((event_loop, bridge, on_done))
 }
 
-/// Runs `task` on the tokio runtime and returns an asyncio future (on the
-/// running loop) that completes with what its outcome builds. `task` must
-/// own everything it uses: no Python object crosses into it.
-pub(crate) fn spawn<'py, F, C>(
+/// Starts `task` and returns an asyncio future (on the running loop) that
+/// completes with what its outcome builds. The first poll runs here, on the
+/// loop thread (see the module comment): a request whose answer is already
+/// at hand completes without any wake-up. `task` must own everything it
+/// uses: no Python object crosses into it.
+pub(crate) fn start<'py, F, C>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
     task: F,
@@ -259,23 +395,17 @@ where
     let bridge = bridge.get();
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let key = future.as_ptr() as usize;
-    let seq = bridge
-        .next_seq
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let shared = Arc::clone(&bridge.shared);
-    // A request's future is a few KiB (every phase's state inline): boxed
-    // once here, the spawn below moves a pointer instead of memcpy-ing it
-    // into tokio's task cell through several frames (~5 copies, ~19k
-    // instructions per request, callgrind).
-    let task = Box::pin(task);
-    let handle = runtime::handle().spawn(async move {
-        let outcome = task.await;
-        shared.push(Completion {
-            key,
-            seq,
-            outcome: Box::new(outcome),
-        });
-    });
+    let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
+    let mut task: Task = Box::pin(async move { Box::new(task.await) as Box<dyn Complete> });
+    let waker = Waker::from(Arc::new(LoopWaker {
+        shared: Arc::clone(&bridge.shared),
+        key,
+        seq,
+    }));
+    if let Poll::Ready(outcome) = poll_once(&mut task, &waker) {
+        complete(py, &future, url, outcome);
+        return Ok(future);
+    }
     future.call_method1(intern!(py, "add_done_callback"), (on_done,))?;
     bridge.pending().insert(
         key,
@@ -283,7 +413,11 @@ where
             seq,
             future: future.clone().unbind(),
             url: url.clone().unbind(),
-            abort: handle.abort_handle(),
+            driver: Driver::Loop {
+                task: Some(task),
+                waker,
+                polls: 1,
+            },
         },
     );
     Ok(future)
