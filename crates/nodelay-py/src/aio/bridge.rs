@@ -5,12 +5,12 @@
 //! (see docs/async.md): the first poll, right where the request is made,
 //! writes the request; later polls happen when the tokio reactor reports the
 //! socket ready. Its waker does not take the GIL: it pushes the request's key
-//! onto the loop's completion queue and, when the queue was empty, writes one
-//! byte to a socket pair the loop watches (`loop.add_reader`). The loop
+//! onto the loop's completion queue and, when the queue was empty, signals an
+//! eventfd the loop watches (`loop.add_reader`, see `wake.rs`). The loop
 //! thread, which holds the GIL anyway, then drains the whole queue: polls each
 //! woken future and completes the asyncio future of each finished one. A
 //! short exchange thus crosses threads once (reactor to loop), and many
-//! wake-ups cost one byte. A poll never waits: the GIL is held only for the
+//! wake-ups cost one signal. A poll never waits: the GIL is held only for the
 //! CPU work of moving and parsing bytes already received.
 //!
 //! An exchange still unfinished after [`LOCAL_POLLS`] polls (a large body, a
@@ -28,9 +28,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -44,9 +41,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use tokio::task::AbortHandle;
 
-/// Bytes drained from the wake-up socket per `read` (one per batch of
-/// completions, so a few at most).
-const WAKE_DRAIN_BYTES: usize = 256;
+use crate::aio::wake::WakeFd;
 
 /// Polls of a request's future on the loop thread before it moves to a
 /// runtime task. A request on a kept-alive connection finishes in two (one
@@ -78,8 +73,8 @@ struct Completion {
 /// The part of a bridge the other threads see: no Python objects.
 struct Shared {
     queue: Mutex<Vec<Completion>>,
-    /// Written by wakers and tasks, read by the loop.
-    wake_tx: UnixStream,
+    /// Signalled by wakers and tasks, watched and cleared by the loop.
+    wake: WakeFd,
 }
 
 impl Shared {
@@ -93,9 +88,9 @@ impl Shared {
         queue.push(completion);
         drop(queue);
         if was_empty {
-            // WouldBlock means the socket is full of wake-ups the loop has
-            // not read yet: it will drain the queue anyway.
-            let _ = (&self.wake_tx).write(&[1]);
+            // A queue that was not empty has signalled already, and the loop
+            // drains the whole queue on each signal.
+            self.wake.signal();
         }
     }
 }
@@ -139,6 +134,10 @@ struct Pending {
     seq: u64,
     future: Py<PyAny>,
     url: Py<PyString>,
+    /// The done-callback registered on `future` (`LoopBridge._on_done`),
+    /// removed before the future is completed: it has nothing to do then, and
+    /// each callback left on a future costs the loop one more handle to run.
+    on_done: Py<PyAny>,
     driver: Driver,
 }
 
@@ -146,7 +145,6 @@ struct Pending {
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct LoopBridge {
     shared: Arc<Shared>,
-    wake_rx: UnixStream,
     /// Keyed by the address of the asyncio future (unique while it is alive,
     /// and the entry keeps it alive). Only touched with the GIL held.
     pending: Mutex<HashMap<usize, Pending>>,
@@ -218,17 +216,13 @@ fn to_runtime(task: Task, shared: &Arc<Shared>, key: usize, seq: u64) -> AbortHa
 
 #[pymethods]
 impl LoopBridge {
-    /// Called by the loop when the wake-up socket is readable: polls every
-    /// woken future and completes the asyncio futures of the finished ones.
+    /// Called by the loop when the wake-up descriptor is readable: polls
+    /// every woken future and completes the asyncio futures of the finished
+    /// ones.
     fn _drain(&self, py: Python<'_>) {
-        let mut sink = [0u8; WAKE_DRAIN_BYTES];
-        loop {
-            match (&self.wake_rx).read(&mut sink) {
-                Ok(n) if n == sink.len() => continue,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                _ => break,
-            }
-        }
+        // Cleared before the queue is taken: a signal after this point is
+        // for an entry the next drain will see.
+        self.shared.wake.clear();
         let batch = std::mem::take(&mut *self.shared.queue());
         for completion in batch {
             let (key, seq) = (completion.key, completion.seq);
@@ -244,12 +238,15 @@ impl LoopBridge {
                 }
             };
             if let Some(entry) = entry {
-                complete(py, entry.future.bind(py), entry.url.bind(py), outcome);
+                let future = entry.future.bind(py);
+                let _ = future.call_method1(intern!(py, "remove_done_callback"), (entry.on_done,));
+                complete(py, future, entry.url.bind(py), outcome);
             }
         }
     }
 
-    /// Done-callback of every future: a cancelled one drops its request.
+    /// Done-callback of every pending future: a cancelled one drops its
+    /// request.
     fn _on_done(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
         let key = future.as_ptr() as usize;
         if !self.pending().contains_key(&key) {
@@ -289,6 +286,7 @@ fn complete(
         Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
     };
 }
+
 /// The running loop's bridge, cached for this thread.
 struct Current {
     event_loop: Py<PyAny>,
@@ -327,22 +325,17 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
     if let Some((bridge, on_done)) = cached {
         return Ok((event_loop, bridge, on_done));
     }
-    let (wake_rx, wake_tx) = UnixStream::pair()
-        .and_then(|(rx, tx)| {
-            rx.set_nonblocking(true)?;
-            tx.set_nonblocking(true)?;
-            Ok((rx, tx))
-        })
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot create the wake-up socket: {e}")))?;
-    let fd = wake_rx.as_raw_fd();
+    let wake = WakeFd::new().map_err(|e| {
+        PyRuntimeError::new_err(format!("cannot create the wake-up descriptor: {e}"))
+    })?;
+    let fd = wake.raw();
     let bridge = Py::new(
         py,
         LoopBridge {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Vec::new()),
-                wake_tx,
+                wake,
             }),
-            wake_rx,
             pending: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(0),
         },
@@ -370,7 +363,7 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             .and_then(|c| c.is_truthy())
             .unwrap_or(true);
         if !closed {
-            let old_fd = previous.bridge.get().wake_rx.as_raw_fd();
+            let old_fd = previous.bridge.get().shared.wake.raw();
             let _ = old_loop.call_method1(intern!(py, "remove_reader"), (old_fd,));
         }
     }
@@ -406,13 +399,14 @@ where
         complete(py, &future, url, outcome);
         return Ok(future);
     }
-    future.call_method1(intern!(py, "add_done_callback"), (on_done,))?;
+    future.call_method1(intern!(py, "add_done_callback"), (&on_done,))?;
     bridge.pending().insert(
         key,
         Pending {
             seq,
             future: future.clone().unbind(),
             url: url.clone().unbind(),
+            on_done,
             driver: Driver::Loop {
                 task: Some(task),
                 waker,
