@@ -115,3 +115,32 @@ def test_cancelling_closes_the_connection_wherever_the_request_runs(
                 assert await asyncio.to_thread(closed.wait, 5.0)
 
         asyncio.run(main())
+
+
+def test_a_request_started_beside_another_runs_and_cancels_on_the_runtime() -> None:
+    # The second request starts while the first is in flight, so it runs as a runtime
+    # task from the start; cancelling it closes its connection, the first one finishes.
+    closed = threading.Event()
+
+    def wait_for_close(sock: socket.socket) -> None:
+        sock.settimeout(5.0)
+        if sock.recv(1) == b"":
+            closed.set()
+
+    first = [Recv(), Sleep(0.5), Send(response(body=b"first"))]
+    with ScriptedServer(first, [Recv(), wait_for_close]) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                one = asyncio.ensure_future(client.get(srv.url + "/1"))
+                await asyncio.sleep(0.1)  # the first request's connection is accepted first
+                two = asyncio.ensure_future(client.get(srv.url + "/2"))
+                await asyncio.sleep(0.1)
+                assert not two.done()
+                two.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await two
+                assert await asyncio.to_thread(closed.wait, 5.0)
+                assert (await one).content == b"first"
+
+        asyncio.run(main())
