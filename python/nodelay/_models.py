@@ -6,17 +6,36 @@ Objects coming from the engine stay raw until touched: a ``Response`` holds the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 
 from . import _core
 from ._exceptions import HTTPStatusError, StreamError
-from ._streaming import AsyncStreamRaw, StreamRaw, aiter_lines, arechunk, iter_lines, rechunk
+from ._streaming import (
+    AsyncStreamRaw,
+    IterStream,
+    StreamRaw,
+    aiter_lines,
+    arechunk,
+    iter_lines,
+    rechunk,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import codecs
     import datetime
     from typing import Any, Protocol, TypeAlias
+
+    from _typeshed import WriteableBuffer
 
     from ._cookies import CookieJar
     from ._urltypes import URL
@@ -451,6 +470,16 @@ def _standard_reason(status: int) -> str:
         return ""
 
 
+def _known_encoding(name: str) -> bool:
+    import codecs
+
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
+
+
 def _charset(content_type: str | None) -> str | None:
     """The ``charset`` parameter of a Content-Type value, if any."""
     if not content_type:
@@ -494,6 +523,7 @@ class Response:
     # every caller makes). A streamed response is a ``_StreamedResponse``, whose
     # ``content`` reads the body when asked.
     __slots__ = (
+        "_default_encoding",
         "_encoding",
         "_headers",
         "_history",
@@ -512,23 +542,57 @@ class Response:
     _history: list[Response] | None
     _encoding: str | None
     _text: str | None
+    _default_encoding: str | Callable[[bytes], str | None]
+    """``Client(default_encoding=)``: set only when the client has one (the engine's
+    responses leave the slot empty; ``encoding`` then uses utf-8)."""
 
     def __init__(
         self,
         status_code: int,
         *,
         headers: HeaderTypes | None = None,
-        content: bytes | str | None = None,
+        content: bytes | str | Iterable[bytes] | AsyncIterable[bytes] | None = None,
         text: str | None = None,
         html: str | None = None,
         json: Any = None,
+        stream: Iterable[bytes] | AsyncIterable[bytes] | None = None,
         request: Request | None = None,
         url: str | None = None,
+        default_encoding: str | Callable[[bytes], str | None] = "utf-8",
     ) -> None:
         """httpx's constructor: ``content`` (bytes or str), ``text``, ``html`` or
         ``json`` as the body, with ``Content-Length`` and (for the last three) the
-        ``Content-Type`` httpx gives them, unless ``headers`` has them."""
+        ``Content-Type`` httpx gives them, unless ``headers`` has them.
+
+        A streamed body (``content=`` an iterable of bytes, sent with
+        ``Transfer-Encoding: chunked`` as httpx labels it, or ``stream=``, which adds
+        no header) is read by ``read()`` / ``iter_bytes()`` (``aread()`` /
+        ``aiter_bytes()`` for an async iterable), as a transport's response is."""
         pairs = _pairs(headers)
+        if stream is None and content is not None and not isinstance(content, (bytes, str)):
+            stream = content
+            names = {name.lower() for name, _ in pairs}
+            if "content-length" not in names and "transfer-encoding" not in names:
+                pairs.append(("Transfer-Encoding", "chunked"))
+            content = None
+        if stream is not None:
+            from ._streaming import IterStream
+
+            raw = IterStream(int(status_code), pairs, stream, url or "")
+            if url is None and request is not None:
+                raw.url = str(request.url)
+            # ``content`` reads ``_raw.content``: ``ResponseNotRead`` until read.
+            self.__class__ = _StreamedResponse
+            self._raw = raw
+            self.status_code = raw.status
+            self._request = request
+            self._headers = None
+            self._history = None
+            self._encoding = None
+            self._text = None
+            if default_encoding != "utf-8":
+                self._default_encoding = default_encoding
+            return
         body, content_type = _response_body(content, text, html, json)
         if body or content_type is not None:
             names = {name.lower() for name, _ in pairs}
@@ -546,6 +610,8 @@ class Response:
         self._history = None
         self._encoding = None
         self._text = None
+        if default_encoding != "utf-8":
+            self._default_encoding = default_encoding
 
     # -- status ---------------------------------------------------------------------------
 
@@ -703,11 +769,30 @@ class Response:
 
     @property
     def encoding(self) -> str:
-        """The charset used by ``text``: set by you, else Content-Type's, else utf-8."""
+        """The charset used by ``text``: set by you, else Content-Type's (when Python
+        knows it), else the client's ``default_encoding`` (a name, or a function of the
+        body's bytes such as a charset detector, called once the body is read), else
+        utf-8."""
         encoding = self._encoding
         if encoding is None:
-            encoding = _charset(self._content_type()) or "utf-8"
+            encoding = _charset(self._content_type())
+            if encoding is not None and _known_encoding(encoding):
+                return encoding
+            try:
+                default = self._default_encoding
+            except AttributeError:
+                return "utf-8"
+            if isinstance(default, str):
+                return default
+            if not self._body_read():
+                return "utf-8"
+            # httpx keeps what a detector said: it runs once per response.
+            encoding = self._encoding = default(self._raw.content) or "utf-8"
         return encoding
+
+    def _body_read(self) -> bool:
+        raw = self._raw
+        return raw.is_read if isinstance(raw, _STREAMED_ANY) else True
 
     @encoding.setter
     def encoding(self, value: str | None) -> None:
@@ -754,6 +839,28 @@ class Response:
         except UnicodeDecodeError as exc:
             raise _utf8_json_error(content, exc) from exc
 
+    @property
+    def num_bytes_downloaded(self) -> int:
+        """Bytes of the body taken from the connection so far, as received (content
+        codings still applied), httpx's counter for download progress. For a body read
+        whole by the engine: its size as sent (``Content-Length`` when the body was
+        content-encoded, the body's size otherwise)."""
+        raw = self._raw
+        if isinstance(raw, _STREAMED_ANY):
+            return raw.num_bytes_downloaded
+        content = raw.content
+        if raw.header("content-encoding") is not None:
+            length = raw.header("content-length")
+            if length is not None and length.isdigit():
+                return int(length)
+        return len(content)
+
+    @property
+    def is_stream_consumed(self) -> bool:
+        """httpx's name: the streamed body was read or iterated (it is read only once)."""
+        raw = self._raw
+        return raw.is_consumed if isinstance(raw, _STREAMED_ANY) else False
+
     # -- streaming ------------------------------------------------------------------------
     # A response from ``client.stream(...)`` or ``request(..., stream=True)`` still has its
     # body on the connection; these read it piece by piece. On a response already read they
@@ -761,10 +868,38 @@ class Response:
 
     def _pieces(self, decode: bool) -> Iterator[bytes]:
         raw = self._raw
-        if isinstance(raw, StreamRaw):
+        if isinstance(raw, StreamRaw | IterStream):
             return raw.pieces(decode=decode)
         content = raw.content
         return iter((content,) if content else ())
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        """Read the next piece of the decoded body into ``buffer`` (a ``bytearray``,
+        ``memoryview``...) and return how many bytes it filled, 0 at the end: what has
+        arrived, up to ``len(buffer)`` bytes. The engine writes into the buffer itself:
+        no object is made per piece. For responses of ``client.stream(...)`` or
+        ``stream=True``."""
+        return self._stream_for("readinto").readinto(buffer)
+
+    def iter_into(self, buffer: WriteableBuffer) -> Iterator[int]:
+        """The decoded body read into ``buffer`` again and again: yields how many bytes
+        each piece filled (``buffer[:n]``), with no allocation per piece::
+
+            buffer = bytearray(256 * 1024)
+            with client.stream("GET", url) as r:
+                for n in r.iter_into(buffer):
+                    out.write(memoryview(buffer)[:n])
+        """
+        return self._stream_for("iter_into").fill(buffer)
+
+    def _stream_for(self, name: str) -> StreamRaw:
+        raw = self._raw
+        if not isinstance(raw, StreamRaw):
+            raise StreamError(
+                f"{name}() reads a streamed response of the sync Client"
+                " (client.stream(...) or stream=True)"
+            )
+        return raw
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
         """The decoded body in chunks: as it arrives (never held back to fill a chunk; up
@@ -806,31 +941,42 @@ class Response:
 
     def read(self) -> bytes:
         """Read the rest of a streamed body (and return ``content``)."""
-        return self._raw.content
+        raw = self._raw
+        if isinstance(raw, StreamRaw | IterStream):
+            return raw.read()
+        return raw.content
 
     def close(self) -> None:
         """Release the connection: pooled when the body was read to the end, closed if not."""
         raw = self._raw
-        if isinstance(raw, StreamRaw | AsyncStreamRaw):
-            raw.stream.close()
+        if isinstance(raw, _STREAMED_ANY):
+            raw.close()
 
     @property
     def is_closed(self) -> bool:
         raw = self._raw
-        return raw.stream.is_closed if isinstance(raw, StreamRaw | AsyncStreamRaw) else True
+        return raw.is_closed if isinstance(raw, _STREAMED_ANY) else True
+
+    def _expect_read(self) -> Response:
+        """httpx's ``client.stream(...)``: ``content`` before ``read()`` raises
+        ``ResponseNotRead`` (requests' ``stream=True`` reads the body instead)."""
+        raw = self._raw
+        if isinstance(raw, StreamRaw):
+            raw.must_read = True
+        return self
 
     # -- async streaming (``AsyncClient``) ------------------------------------------------
 
     async def aread(self) -> bytes:
         """Read the rest of a streamed ``AsyncClient`` body (and return ``content``)."""
         raw = self._raw
-        if isinstance(raw, AsyncStreamRaw):
+        if isinstance(raw, AsyncStreamRaw | IterStream):
             return await raw.aread()
         return raw.content
 
     async def _apieces(self, decode: bool) -> AsyncIterator[bytes]:
         raw = self._raw
-        if isinstance(raw, AsyncStreamRaw):
+        if isinstance(raw, AsyncStreamRaw | IterStream):
             async for piece in raw.apieces(decode=decode):
                 yield piece
             return
@@ -862,7 +1008,11 @@ class Response:
 
     async def aclose(self) -> None:
         """``close()`` for ``AsyncClient`` responses."""
-        self.close()
+        raw = self._raw
+        if isinstance(raw, IterStream):
+            await raw.aclose()
+        else:
+            self.close()
 
     def __enter__(self) -> Response:
         return self
@@ -905,6 +1055,7 @@ class _StreamedResponse(Response):
 _object_new = object.__new__
 _RAW_RESPONSE = _core.RawResponse
 _STREAMED = (StreamRaw, AsyncStreamRaw)
+_STREAMED_ANY = (StreamRaw, AsyncStreamRaw, IterStream)
 
 
 def _utf8_json_error(content: bytes, exc: UnicodeDecodeError) -> ValueError:
