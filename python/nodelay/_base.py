@@ -361,7 +361,7 @@ class BaseClient:
     ) -> Request:
         request = Request._make(method, url, pairs, body)
         if type(body) is not bytes:
-            request._body = body  # streamed: ``content`` stays b""
+            request._body = body  # streamed: ``content`` raises RequestNotRead until read()
         request._cookies = None if cookies is None else request_cookies(cookies, url)
         return request
 

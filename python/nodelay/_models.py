@@ -18,7 +18,7 @@ from collections.abc import (
 )
 
 from . import _core
-from ._exceptions import HTTPStatusError, StreamError
+from ._exceptions import HTTPStatusError, RequestNotRead, StreamError
 from ._streaming import (
     AsyncStreamRaw,
     IterStream,
@@ -285,19 +285,21 @@ class Request:
 
     __slots__ = (
         "_body",
+        "_content",
         "_cookies",
         "_extensions",
         "_headers",
         "_pairs",
         "_url",
-        "content",
         "method",
     )
 
     method: str
     _url: str
     """The URL as given; ``url`` makes it a ``URL`` on first read."""
-    content: bytes
+    _content: bytes | None
+    """The body; None while a streamed body is not read (``content`` raises
+    ``RequestNotRead``)."""
     _pairs: list[tuple[str, str]]
     _headers: Headers | None
     _body: object
@@ -335,7 +337,7 @@ class Request:
         body, content_type = encode_body(self.method, content, data, json)
         if body is not None and type(body) is not bytes:
             raise TypeError("Request(content=...) takes bytes or str (streamed bodies: Client)")
-        self.content = body or b""
+        self._content = body or b""
         # Content-Length is left to the engine, which adds it on the wire.
         if content_type is not None and all(name.lower() != "content-type" for name, _ in pairs):
             pairs.append(("Content-Type", content_type))
@@ -344,15 +346,33 @@ class Request:
     @classmethod
     def _make(cls, method: str, url: str, pairs: list[tuple[str, str]], body: object) -> Request:
         """Cheap constructor for the client: ``pairs`` is shared, never mutated. A
-        streamed body (``_core.Upload``) is not kept: ``content`` is then empty."""
+        streamed body (``_core.Upload``) is kept in ``_body``: ``content`` raises
+        ``RequestNotRead`` until ``read()`` reads it."""
         self = cls.__new__(cls)
         self.method = method
         self._url = url
         self._pairs = pairs
         self._headers = None
-        self._body = self._cookies = self._extensions = None
-        self.content = body if type(body) is bytes else b""
+        self._cookies = self._extensions = None
+        if type(body) is bytes or body is None:
+            self._body = None
+            self._content = body or b""
+        else:
+            self._body = body
+            self._content = None
         return self
+
+    @property
+    def content(self) -> bytes:
+        """The body; a streamed one (an iterator, a file) only after ``read()``."""
+        content = self._content
+        if content is None:
+            raise RequestNotRead()
+        return content
+
+    @content.setter
+    def content(self, value: bytes) -> None:
+        self._content = value
 
     @property
     def extensions(self) -> dict[str, Any]:
@@ -368,12 +388,24 @@ class Request:
         self._extensions = value
 
     def read(self) -> bytes:
-        """The body (``content``); a request's body is always in memory here."""
-        return self.content
+        """The body, a streamed one read whole (and kept as ``content``)."""
+        content = self._content
+        if content is None:
+            body = self._body
+            if type(body) is not _core.Upload:
+                raise RequestNotRead("this request's async body is read with await aread()")
+            content = self._content = body.read_all()
+            self._body = None  # sent again (a redirect, a retry) as the bytes read
+        return content
 
     async def aread(self) -> bytes:
-        """``read()`` for async code."""
-        return self.content
+        """``read()`` for async code: a streamed body is read on a worker thread (an
+        async iterable is pulled on the event loop, which must stay free)."""
+        if self._content is None:
+            import asyncio
+
+            return await asyncio.get_running_loop().run_in_executor(None, self.read)
+        return self._content
 
     @property
     def headers(self) -> Headers:
@@ -403,10 +435,10 @@ class Request:
 
     def __getstate__(self) -> tuple[str, str, list[tuple[str, str]], bytes]:
         pairs = self._headers._list if self._headers is not None else self._pairs
-        return (self.method, str(self._url), pairs, self.content)
+        return (self.method, str(self._url), pairs, self.read())
 
     def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
-        self.method, self._url, self._pairs, self.content = state
+        self.method, self._url, self._pairs, self._content = state
         self._headers = None
         self._body = self._cookies = self._extensions = None
 
