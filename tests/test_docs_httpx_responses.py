@@ -15,9 +15,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from test_docs_httpx import httpbin, hx  # noqa: F401  # the shared fixtures
+import test_docs_httpx
 
 httpx = pytest.importorskip("httpx")
+
+# The shared fixtures: httpbin under waitress (one per module), and the library under test.
+httpbin = test_docs_httpx.httpbin
+hx = test_docs_httpx.hx
 
 LATIN_1_TEXT = "Verträge über Größe, café"
 """Text whose Latin-1 bytes are not valid UTF-8."""
@@ -26,7 +30,7 @@ LATIN_1_TEXT = "Verträge über Größe, café"
 # -- quickstart: response content -------------------------------------------------------------
 
 
-def test_response_content_text_binary_and_json(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_response_content_text_binary_and_json(hx: ModuleType, httpbin: str) -> None:
     r = hx.get(f"{httpbin}/encoding/utf8")
     assert r.encoding == "utf-8"
     assert "∮ E⋅da = Q" in r.text
@@ -43,7 +47,7 @@ def test_response_content_text_binary_and_json(hx: ModuleType, httpbin: str) -> 
     assert isinstance(r.content, bytes) and len(r.content) == 16
 
 
-def test_num_bytes_downloaded_of_a_read_response(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_num_bytes_downloaded_of_a_read_response(hx: ModuleType, httpbin: str) -> None:
     r = hx.get(f"{httpbin}/bytes/1234")
     assert r.num_bytes_downloaded == 1234
     # Compressed: the counter is the bytes as sent, not the decoded body.
@@ -56,7 +60,7 @@ def test_num_bytes_downloaded_of_a_read_response(hx: ModuleType, httpbin: str) -
 # -- quickstart: streaming responses ---------------------------------------------------------
 
 
-def test_streaming_iterators(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_streaming_iterators(hx: ModuleType, httpbin: str) -> None:
     with hx.stream("GET", f"{httpbin}/bytes/5000", params={"seed": 7}) as r:
         whole = b"".join(r.iter_bytes())
     assert len(whole) == 5000
@@ -77,7 +81,7 @@ def test_streaming_iterators(hx: ModuleType, httpbin: str) -> None:  # noqa: F81
     assert json.loads(gzip.decompress(raw))["gzipped"] is True
 
 
-def test_streamed_content_is_not_available_until_read(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_streamed_content_is_not_available_until_read(hx: ModuleType, httpbin: str) -> None:
     with hx.stream("GET", f"{httpbin}/bytes/100") as r:
         with pytest.raises(hx.ResponseNotRead):
             r.content  # noqa: B018
@@ -90,7 +94,7 @@ def test_streamed_content_is_not_available_until_read(hx: ModuleType, httpbin: s
         assert r.is_stream_consumed
 
 
-def test_a_stream_is_read_once_and_not_after_close(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_a_stream_is_read_once_and_not_after_close(hx: ModuleType, httpbin: str) -> None:
     with hx.stream("GET", f"{httpbin}/bytes/100") as r:
         assert sum(len(c) for c in r.iter_bytes()) == 100
         with pytest.raises(hx.StreamConsumed):
@@ -110,7 +114,7 @@ def test_a_stream_is_read_once_and_not_after_close(hx: ModuleType, httpbin: str)
     assert not issubclass(hx.StreamError, hx.HTTPError)
 
 
-def test_monitoring_download_progress(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_monitoring_download_progress(hx: ModuleType, httpbin: str) -> None:
     download_file = io.BytesIO()
     updates: list[int] = []
     with hx.stream("GET", f"{httpbin}/bytes/50000", params={"seed": 3}) as response:
@@ -124,7 +128,7 @@ def test_monitoring_download_progress(hx: ModuleType, httpbin: str) -> None:  # 
     assert response.num_bytes_downloaded == total
 
 
-def test_manual_streaming_with_send(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_manual_streaming_with_send(hx: ModuleType, httpbin: str) -> None:
     with hx.Client() as client:
         request = client.build_request("GET", f"{httpbin}/bytes/3000")
         r = client.send(request, stream=True)
@@ -136,7 +140,7 @@ def test_manual_streaming_with_send(hx: ModuleType, httpbin: str) -> None:  # no
         assert r.is_closed
 
 
-def test_async_streaming(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_async_streaming(hx: ModuleType, httpbin: str) -> None:
     async def main() -> tuple[int, int, int]:
         async with hx.AsyncClient() as client:
             async with client.stream("GET", f"{httpbin}/bytes/20000") as r:
@@ -258,7 +262,7 @@ def test_streamed_request_bodies_reach_a_transport(hx: ModuleType) -> None:
 # -- exceptions ------------------------------------------------------------------------------
 
 
-def test_exceptions_page_idiom(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_exceptions_page_idiom(hx: ModuleType, httpbin: str) -> None:
     messages = []
     for url in (f"{httpbin}/status/503", "http://127.0.0.1:9/"):
         try:
@@ -319,7 +323,7 @@ def test_text_without_a_charset_is_utf_8_by_default(hx: ModuleType) -> None:
     assert "\ufffd" in r.text  # the Latin-1 bytes are not UTF-8
 
 
-def test_default_encoding_as_a_name(hx: ModuleType, httpbin: str) -> None:  # noqa: F811
+def test_default_encoding_as_a_name(hx: ModuleType, httpbin: str) -> None:
     with hx.Client(
         transport=hx.MockTransport(_latin_1_handler(hx)), default_encoding="latin-1"
     ) as client:

@@ -110,12 +110,12 @@ def test_readinto_needs_a_sync_stream(server: _core.TestServer) -> None:
             r.readinto(bytearray(10))
 
 
-def test_num_bytes_downloaded_counts_the_encoded_body(scripted: Callable[..., ScriptedServer]) -> None:
+def test_num_bytes_downloaded_counts_the_encoded_body(
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     body = pattern(200_000)
     packed = gzip.compress(body)
-    head = (
-        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed)
-    )
+    head = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed)
     srv = scripted([Recv(), Send(head + packed)])
     with nodelay.Client() as client, client.stream("GET", srv.url + "/") as r:
         assert r.num_bytes_downloaded == 0

@@ -128,7 +128,8 @@ def main(args: argparse.Namespace) -> int:
     clients = _split(args.clients)
     unknown = [c for c in clients if c not in KNOWN_CLIENTS]
     if unknown:
-        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {list(KNOWN_CLIENTS)})")
+        known = list(KNOWN_CLIENTS)
+        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {known})")
         return 2
     repeat = 1 if args.quick else args.repeat
     if repeat < 1 or args.scale <= 0:

@@ -601,22 +601,20 @@ class Response:
         no header) is read by ``read()`` / ``iter_bytes()`` (``aread()`` /
         ``aiter_bytes()`` for an async iterable), as a transport's response is."""
         pairs = _pairs(headers)
-        if stream is None and content is not None and not isinstance(content, (bytes, str)):
+        if stream is None and content is not None and not isinstance(content, bytes | str):
             stream = content
             names = {name.lower() for name, _ in pairs}
             if "content-length" not in names and "transfer-encoding" not in names:
                 pairs.append(("Transfer-Encoding", "chunked"))
             content = None
         if stream is not None:
-            from ._streaming import IterStream
-
-            raw = IterStream(int(status_code), pairs, stream, url or "")
+            streamed = IterStream(int(status_code), pairs, stream, url or "")
             if url is None and request is not None:
-                raw.url = str(request.url)
+                streamed.url = str(request.url)
             # ``content`` reads ``_raw.content``: ``ResponseNotRead`` until read.
             self.__class__ = _StreamedResponse
-            self._raw = raw
-            self.status_code = raw.status
+            self._raw = streamed
+            self.status_code = streamed.status
             self._request = request
             self._headers = None
             self._history = None
@@ -625,7 +623,8 @@ class Response:
             if default_encoding != "utf-8":
                 self._default_encoding = default_encoding
             return
-        body, content_type = _response_body(content, text, html, json)
+        given = content if isinstance(content, bytes | str) else None  # iterables: above
+        body, content_type = _response_body(given, text, html, json)
         if body or content_type is not None:
             names = {name.lower() for name, _ in pairs}
             if "content-length" not in names and "transfer-encoding" not in names:
@@ -822,14 +821,14 @@ class Response:
             encoding = self._encoding = default(self._raw.content) or "utf-8"
         return encoding
 
-    def _body_read(self) -> bool:
-        raw = self._raw
-        return raw.is_read if isinstance(raw, _STREAMED_ANY) else True
-
     @encoding.setter
     def encoding(self, value: str | None) -> None:
         self._encoding = value
         self._text = None
+
+    def _body_read(self) -> bool:
+        raw = self._raw
+        return raw.is_read if isinstance(raw, _STREAMED_ANY) else True
 
     @property
     def charset_encoding(self) -> str | None:

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from ._exceptions import ResponseNotRead, StreamClosed, StreamConsumed
-
 from collections.abc import AsyncIterable, Iterable
+
+from ._exceptions import ResponseNotRead, StreamClosed, StreamConsumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
