@@ -112,7 +112,9 @@ impl Upload {
         let mut source = self.begin(py)?;
         let mut buf = Vec::with_capacity(READ_ALL_FILE_PIECE_BYTES);
         let first = self.length.map_or(0, |n| {
-            usize::try_from(n).map_or(READ_ALL_FIRST_MAX_BYTES, |n| n.min(READ_ALL_FIRST_MAX_BYTES))
+            usize::try_from(n).map_or(READ_ALL_FIRST_MAX_BYTES, |n| {
+                n.min(READ_ALL_FIRST_MAX_BYTES)
+            })
         });
         let mut out = Vec::with_capacity(first);
         while let Some(piece) = source.cursor.pull(py, &mut buf)? {
