@@ -18,7 +18,7 @@ from ._config import (
 )
 from ._cookies import CookieJar
 from ._flow import Retrying, Send, request_flow
-from ._models import Headers, Request, override_pairs
+from ._models import DefaultEncoding, Headers, Request, override_pairs
 from ._prepare import (
     _BODY_METHODS,
     default_headers,
@@ -151,7 +151,11 @@ class BaseClient:
     ) -> None:
         # ``Response.encoding`` without a charset: set on each response by ``_flow``, so
         # a client with one leaves the hot path (``_plain``), which builds none.
-        self._default_encoding = None if default_encoding == "utf-8" else default_encoding
+        self._default_encoding = (
+            None
+            if default_encoding is None or default_encoding == "utf-8"
+            else DefaultEncoding(default_encoding)
+        )
         self._limits = Limits() if limits is None else limits
         self._headers = Headers._from_list(override_pairs(default_headers(), header_items(headers)))
         self._params: Pairs = param_pairs(params)

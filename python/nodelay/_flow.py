@@ -383,8 +383,8 @@ def _exchange(client: BaseClient, send: Send, ttuple: TimeoutTuple, stream: bool
         response = yield from _transport_exchange(client, transport, send, pairs, ttuple, stream)
     else:
         response = yield from _engine_exchange(client, send, pairs, ttuple, stream, request)
-    if client._default_encoding is not None:
-        response._default_encoding = client._default_encoding
+    if client._default_encoding is not None and response._encoding is None:
+        response._encoding = client._default_encoding
     if request is not None and hooks["response"]:
         try:
             for hook in hooks["response"]:

@@ -542,6 +542,17 @@ def _response_body(
     return b"", None
 
 
+class DefaultEncoding:
+    """``Client(default_encoding=)`` as a response holds it (in ``_encoding``, until an
+    explicit ``encoding = ...`` replaces it): a name, or a function of the body's bytes
+    returning a name or None."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str | Callable[[bytes], str | None]) -> None:
+        self.value = value
+
+
 class Response:
     """An HTTP response; the body is fully read.
 
@@ -555,7 +566,6 @@ class Response:
     # every caller makes). A streamed response is a ``_StreamedResponse``, whose
     # ``content`` reads the body when asked.
     __slots__ = (
-        "_default_encoding",
         "_encoding",
         "_headers",
         "_history",
@@ -572,11 +582,10 @@ class Response:
     _request: Request | _RequestRef | None
     _headers: Headers | None
     _history: list[Response] | None
-    _encoding: str | None
+    _encoding: str | DefaultEncoding | None
+    """Set by ``encoding = ...``; else the client's ``default_encoding`` (set on the
+    response by ``_flow`` when the client has one), or None (utf-8)."""
     _text: str | None
-    _default_encoding: str | Callable[[bytes], str | None]
-    """``Client(default_encoding=)``: set only when the client has one (the engine's
-    responses leave the slot empty; ``encoding`` then uses utf-8)."""
 
     def __init__(
         self,
@@ -621,7 +630,7 @@ class Response:
             self._encoding = None
             self._text = None
             if default_encoding != "utf-8":
-                self._default_encoding = default_encoding
+                self._encoding = DefaultEncoding(default_encoding)
             return
         given = content if isinstance(content, bytes | str) else None  # iterables: above
         body, content_type = _response_body(given, text, html, json)
@@ -642,7 +651,7 @@ class Response:
         self._encoding = None
         self._text = None
         if default_encoding != "utf-8":
-            self._default_encoding = default_encoding
+            self._encoding = DefaultEncoding(default_encoding)
 
     # -- status ---------------------------------------------------------------------------
 
@@ -805,20 +814,20 @@ class Response:
         body's bytes such as a charset detector, called once the body is read), else
         utf-8."""
         encoding = self._encoding
-        if encoding is None:
-            encoding = _charset(self._content_type())
-            if encoding is not None and _known_encoding(encoding):
-                return encoding
-            try:
-                default = self._default_encoding
-            except AttributeError:
+        if encoding is None or isinstance(encoding, DefaultEncoding):
+            charset = _charset(self._content_type())
+            if charset is not None and _known_encoding(charset):
+                return charset
+            if encoding is None:
                 return "utf-8"
+            default = encoding.value
             if isinstance(default, str):
                 return default
             if not self._body_read():
                 return "utf-8"
             # httpx keeps what a detector said: it runs once per response.
-            encoding = self._encoding = default(self._raw.content) or "utf-8"
+            detected = self._encoding = default(self._raw.content) or "utf-8"
+            return detected
         return encoding
 
     @encoding.setter
