@@ -371,3 +371,16 @@ def test_setting_the_encoding_explicitly(hx: ModuleType) -> None:
         r = client.get("https://example.org/")
         r.encoding = "latin-1"
         assert r.text == LATIN_1_TEXT
+
+
+def test_an_empty_streamed_body_reads_as_empty(hx: ModuleType, httpbin: str) -> None:
+    # Its stream is over as soon as the head is in, yet it was never closed by the caller.
+    with hx.stream("GET", f"{httpbin}/status/204") as r:
+        assert r.read() == b""
+
+    async def main() -> bytes:
+        async with hx.AsyncClient() as client:
+            async with client.stream("GET", f"{httpbin}/status/401") as r:
+                return bytes(await r.aread())
+
+    assert asyncio.run(main()) == b""

@@ -34,7 +34,7 @@ class _StreamedHead:
     The state errors are httpx's: a body iterated once raises ``StreamConsumed`` when
     read again, one closed before it was read raises ``StreamClosed``."""
 
-    __slots__ = ("_consumed", "_content", "_elapsed", "must_read", "stream")
+    __slots__ = ("_closed", "_consumed", "_content", "_elapsed", "must_read", "stream")
 
     stream: _core.RawStream | _core.AsyncRawStream
 
@@ -43,6 +43,9 @@ class _StreamedHead:
         self._content: bytes | None = None
         self._elapsed: float | None = None
         self._consumed = False
+        # Closed by the caller (``close()``), as opposed to a body that ended: an empty
+        # body's stream is finished at once, yet it can still be read (as b"").
+        self._closed = False
         # httpx's ``client.stream(...)``: ``content`` before ``read()`` raises
         # ``ResponseNotRead`` (requests' ``stream=True`` reads the body instead).
         self.must_read = False
@@ -96,13 +99,14 @@ class _StreamedHead:
     def close(self) -> None:
         """Ends the stream: its connection is pooled when the body was read to the
         end, closed if not."""
+        self._closed = True
         self.stream.close()
 
     def _start(self) -> None:
         """Marks the body as being read, or raises why it cannot be."""
         if self._consumed:
             raise StreamConsumed()
-        if self.stream.is_closed:
+        if self._closed:
             raise StreamClosed()
         self._consumed = True
 
