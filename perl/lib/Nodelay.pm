@@ -31,7 +31,8 @@ sub new {
     defined $HTTP2{$http2} or Nodelay::X->throw(1000, "http2 must be off, negotiate or prior_knowledge, not $http2");
     # cookie_jar: a cookies.txt path (the engine's own jar, autosaved), or an
     # object with HTTP::Cookies' add_cookie_header/extract_cookies (kept by
-    # that object; the engine's jar is then off).
+    # that object; the engine's jar is then off). cookies => 0: no cookies at
+    # all (for callers that keep their own, as LWP::UserAgent does).
     my $jar = $args{cookie_jar};
     my $jar_object = blessed($jar) ? $jar : undef;
     Nodelay::X->throw(1000, 'cookie_jar must be a file name or an object with add_cookie_header and extract_cookies')
@@ -43,7 +44,7 @@ sub new {
         ($jar_object ? undef : $jar),
         $args{proxy},
         $HTTP2{$http2},
-        ($jar_object ? 0 : 1),
+        ($jar_object || (exists $args{cookies} && !$args{cookies}) ? 0 : 1),
     );
     Nodelay::X->throw($code, $handle) if $code;
     return bless { handle => $handle, jar => $jar_object }, $class;

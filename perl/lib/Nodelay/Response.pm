@@ -20,6 +20,7 @@ sub message { $_[0]->reason }
 sub content { $_[0]{content} }
 sub url     { $_[0]{url} }
 sub method  { $_[0]{method} }
+sub protocol { Nodelay::XS::response_version($_[0]{handle}) }
 
 # In scalar context the first value of the header (case-insensitive name),
 # undef when absent; in list context every value in received order.
@@ -83,10 +84,30 @@ sub as_http_response {
     my ($self) = @_;
     eval { require HTTP::Response; require HTTP::Request; 1 }
         or Carp::croak('as_http_response needs HTTP::Response (HTTP::Message, Debian libhttp-message-perl), which is not installed');
-    my $res = HTTP::Response->new($self->status, $self->reason, $self->headers, $self->{content});
-    $res->protocol(Nodelay::XS::response_version($self->{handle}));
+    my $res = HTTP::Response->new($self->status, $self->reason, $self->_decoded_headers, $self->{content});
+    $res->protocol($self->protocol);
     $res->request(HTTP::Request->new($self->{method}, $self->{url})) if defined $self->{url};
     return $res;
+}
+
+# The content codings the engine undoes while it reads a body.
+my %ENGINE_DECODES = map { $_ => 1 } qw(gzip x-gzip deflate br zstd identity);
+
+# The headers as name, value pairs for a body the engine already decoded:
+# a Content-Encoding it undid is dropped with the Content-Length of the
+# encoded bytes (as HTTP::Message expects of decoded content).
+sub _decoded_headers {
+    my ($self) = @_;
+    my $headers = $self->headers;
+    my @codings = map { split /\s*,\s*/, lc } $self->header('Content-Encoding');
+    return $headers unless grep { $_ ne '' } @codings;
+    return $headers if grep { $_ ne '' && !$ENGINE_DECODES{$_} } @codings;
+    my @out;
+    for (my $i = 0; $i < @$headers; $i += 2) {
+        next if $headers->[$i] =~ /\Acontent-(?:encoding|length)\z/i;
+        push @out, $headers->[$i], $headers->[$i + 1];
+    }
+    return \@out;
 }
 
 sub DESTROY {
