@@ -72,7 +72,9 @@ LANGS: dict[str, Lang] = {
         ),
         workloads=frozenset("abce"),
         # The Nodelay distribution as `make test-perl` (perl Makefile.PL && make) built it.
-        env={"PERL5LIB": (str(REPO / "perl" / "blib" / "lib"), str(REPO / "perl" / "blib" / "arch"))},
+        env={
+            "PERL5LIB": (str(REPO / "perl" / "blib" / "lib"), str(REPO / "perl" / "blib" / "arch"))
+        },
     ),
 }
 

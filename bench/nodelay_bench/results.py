@@ -151,9 +151,10 @@ class Row:
 def add_ratios(rows: list[Row]) -> None:
     """Fill nodelay rows' ratio to the fastest peer of their language and to the floor.
 
-    Peers are the other clients' rows of the row's kind (Python, or a ``--lang`` worker's) of the same workload without a variant (so
-    ``b json()`` is compared with the peers' stdlib-json rows, as docs/benchmarks.md's target
-    says), or of the same variant for "stream". Rows with errors never count as fastest.
+    Peers are the other clients' rows of the row's kind (Python, or a ``--lang`` worker's
+    language) of the same workload without a variant (so ``b json()`` is compared with the
+    peers' stdlib-json rows, as docs/benchmarks.md's target says), or of the same variant
+    for "stream". Rows with errors never count as fastest.
     """
     for row in rows:
         if not row.is_nodelay or row.status != "ok":
