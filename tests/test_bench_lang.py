@@ -83,7 +83,7 @@ def test_lab_runs_perl_rows_end_to_end(tmp_path: Path) -> None:
             "--scale",
             "0.05",
             "--workloads",
-            "a,e,d",
+            "a,e,h,d",
             "--clients",
             "nodelay,http-tiny",
             "--json",
@@ -98,7 +98,7 @@ def test_lab_runs_perl_rows_end_to_end(tmp_path: Path) -> None:
     doc = json.loads(out_json.read_text())
     assert doc["options"]["lang"] == "perl"
     rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
-    assert set(rows) == {(w, c) for w in "aed" for c in ("nodelay", "http-tiny")}
+    assert set(rows) == {(w, c) for w in "aehd" for c in ("nodelay", "http-tiny")}
     for wid in "ae":
         for client in ("nodelay", "http-tiny"):
             row = rows[(wid, client)]
@@ -111,7 +111,12 @@ def test_lab_runs_perl_rows_end_to_end(tmp_path: Path) -> None:
     assert rows[("a", "nodelay")]["fastest_peer"] == "http-tiny"
     # d is not one of the Perl worker's workloads: skipped, saying why.
     assert rows[("d", "nodelay")]["status"] == "skipped"
-    assert "runs workloads a, b, c, e" in rows[("d", "nodelay")]["reason"]
+    assert "runs workloads a, b, c, e, h" in rows[("d", "nodelay")]["reason"]
+    # h: the cookie flow, its file reloaded by a fresh client (and read by curl if there).
+    cookie_row = rows[("h", "nodelay")]
+    assert cookie_row["status"] == "ok" and cookie_row["errors"] == 0, cookie_row
+    assert cookie_row["note"].startswith("cookie file reloaded")
+    assert rows[("h", "http-tiny")]["status"] == "skipped"
 
 
 @pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")

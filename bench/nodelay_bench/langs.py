@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from . import LAB_PATH
-from .workloads import FORM, Workload, form_body
+from .workloads import COOKIE_POST_PATH, FORM, LOGIN_FORM, LOGIN_PATH, Workload, form_body
 
 __all__ = ["LANGS", "Lang", "lang_env", "workload_spec"]
 
@@ -70,7 +70,7 @@ LANGS: dict[str, Lang] = {
             "www-curl",
             "mojo",
         ),
-        workloads=frozenset("abce"),
+        workloads=frozenset("abceh"),
         # The Nodelay distribution as `make test-perl` (perl Makefile.PL && make) built it.
         env={
             "PERL5LIB": (str(REPO / "perl" / "blib" / "lib"), str(REPO / "perl" / "blib" / "arch"))
@@ -104,4 +104,8 @@ def workload_spec(w: Workload) -> dict[str, Any]:
         "fresh_client": w.fresh_client,
         "form": [[k, v] for k, v in FORM.items()],
         "form_bodies": [ordered, by_name, pct20],
+        # Workload h (check "cookies"): the login, and where its POSTs go (worker.py's flow).
+        "login_path": LOGIN_PATH,
+        "login_form": [[k, v] for k, v in LOGIN_FORM.items()],
+        "cookie_post_path": COOKIE_POST_PATH,
     }
