@@ -32,6 +32,8 @@ __all__ = ["add_arguments", "chart_title", "main", "run"]
 
 DEFAULT_REPEAT = 5
 ALL_CLIENTS = (*client_registry.DEFAULT_CLIENTS, *NATIVES)
+KNOWN_CLIENTS = (*client_registry.CLIENTS, *NATIVES)
+"""``ALL_CLIENTS`` plus the opt-in rows (``client_registry.OPT_IN``)."""
 CONSOLE_WIDTH = 200
 """Columns of the tables when the output is a file or a pipe (make bench | tee)."""
 
@@ -57,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAMES",
         help="comma-separated clients and native references (default: all; "
-        f"known: {', '.join(ALL_CLIENTS)}; with --lang perl: "
+        f"known: {', '.join(KNOWN_CLIENTS)}; with --lang perl: "
         f"{', '.join(LANGS['perl'].clients)})",
     )
     parser.add_argument(
@@ -129,14 +131,15 @@ def main(args: argparse.Namespace) -> int:
     if args.from_json:
         return _render_file(args, console)
     lang = LANGS.get(args.lang)
-    known = (*lang.clients, *NATIVES) if lang else ALL_CLIENTS
+    known = (*lang.clients, *NATIVES) if lang else KNOWN_CLIENTS
     default_workloads = ",".join(sorted(lang.workloads)) if lang else ",".join(DEFAULT_WORKLOADS)
     try:
         workload_ids, pending = parse_ids(args.workloads or default_workloads)
     except ValueError as exc:
         console.print(f"[red]nodelay bench: {exc}")
         return 2
-    clients = _split(args.clients) if args.clients else list(lang.clients if lang else known)
+    default = lang.clients if lang else ALL_CLIENTS
+    clients = _split(args.clients) if args.clients else list(default)
     unknown = [c for c in clients if c not in known]
     if unknown:
         console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {list(known)})")
