@@ -1,11 +1,12 @@
 //! `_core.AsyncRawStream`: a response whose body is read on demand with
 //! awaitable reads (`async with client.stream(...)`, `aiter_bytes()`).
 //!
-//! A read moves the body out of its slot into a tokio task and back when the
-//! piece is ready, so no lock is held across an await and `close()` (or a
-//! cancelled read) can always end the stream: an aborted task drops the body,
-//! which closes its connection (never pooled half-read: docs/hostile.md H29).
+//! A read moves the body out of its slot into the read's future (see
+//! `bridge.rs`) and back when the piece is ready, so no lock is held across an
+//! await and `close()` (or a cancelled read) can always end the stream: the
+//! dropped future drops the body, which closes its connection (never pooled half-read: docs/hostile.md H29).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -16,7 +17,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use crate::aio::bridge::{ready, spawn, Complete};
+use crate::aio::bridge::{ready, start, Complete};
 use crate::errors::error;
 use crate::head::{Head, PyHead};
 // The piece sizes of `read` are `RawStream`'s.
@@ -49,10 +50,13 @@ pub(crate) struct AsyncRawStream {
     elapsed: f64,
     body: Slot,
     /// The future of the last read, cancelled by `close()` if still pending
-    /// (its task is then aborted and the body it holds dropped).
+    /// (its future is then dropped, and the body it holds with it).
     reading: Mutex<Option<Py<PyAny>>>,
     max_decoded_bytes: u64,
     codings: Vec<Coding>,
+    /// Raw body bytes read so far (kept here: the body stream is dropped at
+    /// its end).
+    downloaded: Arc<AtomicU64>,
 }
 
 impl AsyncRawStream {
@@ -82,6 +86,7 @@ impl AsyncRawStream {
             elapsed: started.elapsed().as_secs_f64(),
             body: Arc::new(Mutex::new(body)),
             reading: Mutex::new(None),
+            downloaded: Arc::default(),
             max_decoded_bytes,
             codings,
         })
@@ -140,13 +145,15 @@ impl AsyncRawStream {
             Take::Failed(e) => return Err(error(py, e, url)),
         };
         let slot = Arc::clone(&self.body);
-        let future = spawn(py, url, async move {
+        let downloaded = Arc::clone(&self.downloaded);
+        let future = start(py, url, async move {
             let mut stream = stream;
             let piece = if all {
                 stream.read_rest(DEFAULT_READ_MAX_BYTES).await
             } else {
                 stream.read(max, min).await
             };
+            downloaded.store(stream.raw_bytes_read(), Ordering::Relaxed);
             Piece {
                 slot,
                 stream,
@@ -247,6 +254,13 @@ impl AsyncRawStream {
             true,
             true,
         )
+    }
+
+    /// Bytes of the body read from the connection so far, as received
+    /// (before content decoding).
+    #[getter]
+    fn raw_bytes_read(&self) -> u64 {
+        self.downloaded.load(Ordering::Relaxed)
     }
 
     /// True once the body was read to the end (or the stream closed).
