@@ -53,6 +53,34 @@ class TestInterrupt < Minitest::Test
     killer.join
   end
 
+  # A process whose main thread is its only thread: Ruby's signal handler
+  # calls the unblocking function itself (it is declared async-signal-safe),
+  # with no helper Thread to do it. The child prints "ready" just before its
+  # request blocks, then "interrupted" from its rescue.
+  def test_sigint_interrupts_a_lone_main_thread
+    child = <<~RUBY
+      $LOAD_PATH.unshift(#{File.expand_path("../lib", __dir__).dump}, #{ENV.fetch("NODELAY_EXT_DIR").dump})
+      require "nodelay"
+      client = Nodelay::Client.new(timeout: 10)
+      $stdout.sync = true
+      abort "threads: \#{Thread.list.size}" unless Thread.list.size == 1
+      puts "ready"
+      begin
+        client.get(#{@silent.url.dump})
+      rescue Interrupt
+        puts "interrupted"
+      end
+    RUBY
+    IO.popen([RbConfig.ruby, "-e", child], "r") do |io|
+      assert_equal "ready\n", io.gets
+      sleep 0.2
+      start = now
+      Process.kill(:INT, io.pid)
+      assert_equal "interrupted\n", io.gets
+      assert_operator elapsed_since(start), :<, INTERRUPT_BOUND
+    end
+  end
+
   def test_an_interrupted_stream_is_closed_and_the_client_goes_on
     trickle = ScriptedServer.new do |c|
       c.readpartial(65_536)
