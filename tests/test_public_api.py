@@ -18,6 +18,7 @@ EXPECTED = {
     "ReadTimeout",
     "WriteTimeout",
     "PoolTimeout",
+    "NetRCAuth",
     "NetworkError",
     "ConnectError",
     "TLSError",

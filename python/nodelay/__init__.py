@@ -11,7 +11,7 @@ connections; one client may be shared by many threads.
 from ._api import delete, get, head, options, patch, post, put, request, stream
 from ._asgi import ASGITransport
 from ._async_client import AsyncClient
-from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth
+from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth, NetRCAuth
 from ._client import Client, Session
 from ._config import Limits, Timeout
 from ._cookies import Cookie, CookieJar
@@ -94,6 +94,7 @@ __all__ = [
     "Limits",
     "LocalProtocolError",
     "MockTransport",
+    "NetRCAuth",
     "NetworkError",
     "PoolTimeout",
     "ProtocolError",

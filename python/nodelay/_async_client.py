@@ -17,7 +17,17 @@ from ._base import BaseClient, ClosedEngine, request_body
 from ._client import _BODY_ARGS, _NO_BODY_ARGS
 from ._config import UNSET, _Unset
 from ._exceptions import RequestError
-from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, TRANSPORT, redirect_flow, steps
+from ._flow import (
+    AUTH,
+    DISCARD,
+    EXCHANGE,
+    HOOK,
+    REDIRECT_STATUSES,
+    TRANSPORT,
+    async_auth_step,
+    redirect_flow,
+    steps,
+)
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
 from ._streaming import AsyncStreamRaw
@@ -306,6 +316,8 @@ class AsyncClient(BaseClient):
                         await operation[1].aread()
                     elif kind == TRANSPORT:
                         outcome = await operation[1].handle_async_request(operation[2])
+                    elif kind == AUTH:
+                        outcome = await async_auth_step(operation)
                     else:
                         import asyncio
 

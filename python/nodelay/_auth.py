@@ -1,9 +1,16 @@
-"""Authentication: ``BasicAuth``, ``DigestAuth``, ``BearerAuth``, function auth and ``.netrc``.
+"""Authentication: ``BasicAuth``, ``DigestAuth``, ``BearerAuth``, ``NetRCAuth``, function
+auth and ``.netrc``.
 
 An auth is an ``Auth`` whose ``auth_flow(request)`` generator yields the request to send,
 receives each response, and may yield a new request (Digest's 401 challenge → retry), as in
 httpx. ``auth=`` also takes a ``(username, password)`` tuple (Basic) or a plain callable
 ``f(request) -> request``.
+
+As in httpx, ``Client`` runs ``sync_auth_flow`` and ``AsyncClient`` ``async_auth_flow``;
+both default to ``auth_flow`` with the request body read first when
+``requires_request_body`` and each response body read before it is sent in when
+``requires_response_body``. An auth that overrides only the other client's method raises
+``TypeError`` rather than sending the request without credentials (``_flow._auth_flow_of``).
 
 Auth applies to the request's own origin only: the client adds it once, before the first
 exchange; a redirect that stays on the origin keeps the ``Authorization`` header, one that
@@ -20,14 +27,22 @@ from ._models import Request
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import netrc as _netrc_mod
-    from collections.abc import Callable, Generator
+    from collections.abc import AsyncGenerator, Callable, Generator
     from typing import TypeAlias
 
     from ._models import Response
 
     AuthTypes: TypeAlias = "tuple[str | bytes, str | bytes] | Auth | Callable[[Request], Request]"
 
-__all__ = ["Auth", "AuthTypes", "BasicAuth", "BearerAuth", "DigestAuth", "FunctionAuth"]
+__all__ = [
+    "Auth",
+    "AuthTypes",
+    "BasicAuth",
+    "BearerAuth",
+    "DigestAuth",
+    "FunctionAuth",
+    "NetRCAuth",
+]
 
 
 def _to_bytes(value: str | bytes) -> bytes:
@@ -40,10 +55,48 @@ class Auth:
     ``auth_flow(request)`` is a generator: it yields a request to send (usually the one
     it was given, with an ``Authorization`` header), receives the response through
     ``send()``, and may yield another request, for challenge-response schemes.
+
+    ``requires_request_body`` / ``requires_response_body``: the flow needs the request's
+    body, or each response's body read before it is sent in (``Client`` runs
+    ``sync_auth_flow``, ``AsyncClient`` ``async_auth_flow``, which read them). An auth
+    that does I/O of its own overrides those two methods instead of ``auth_flow``.
     """
+
+    requires_request_body = False
+    requires_response_body = False
 
     def auth_flow(self, request: Request) -> Generator[Request, Response, None]:
         yield request
+
+    def sync_auth_flow(self, request: Request) -> Generator[Request, Response, None]:
+        """``auth_flow`` for ``Client``, with the bodies read that it asks for."""
+        if self.requires_request_body:
+            request.read()
+        flow = self.auth_flow(request)
+        request = next(flow)
+        while True:
+            response = yield request
+            if self.requires_response_body:
+                response.read()
+            try:
+                request = flow.send(response)
+            except StopIteration:
+                break
+
+    async def async_auth_flow(self, request: Request) -> AsyncGenerator[Request, Response]:
+        """``auth_flow`` for ``AsyncClient``, with the bodies read that it asks for."""
+        if self.requires_request_body:
+            await request.aread()
+        flow = self.auth_flow(request)
+        request = next(flow)
+        while True:
+            response = yield request
+            if self.requires_response_body:
+                await response.aread()
+            try:
+                request = flow.send(response)
+            except StopIteration:
+                break
 
 
 class FunctionAuth(Auth):
@@ -91,6 +144,32 @@ class BearerAuth(Auth):
 
     def __repr__(self) -> str:
         return "BearerAuth(...)"
+
+
+class NetRCAuth(Auth):
+    """Basic credentials of the request's host from a ``.netrc`` file (httpx's
+    ``NetRCAuth``): ``file`` or, when None, what the stdlib ``netrc`` reads (``$NETRC``,
+    else ``~/.netrc``). The file is parsed once, here; a missing file raises
+    ``FileNotFoundError`` and a malformed one ``netrc.NetrcParseError``. A host without an
+    entry (and no ``default``), or an entry without a password, gets no header."""
+
+    __slots__ = ("_netrc_info",)
+
+    def __init__(self, file: str | None = None) -> None:
+        import netrc
+
+        self._netrc_info = netrc.netrc(file)
+
+    def auth_flow(self, request: Request) -> Generator[Request, Response, None]:
+        from urllib.parse import urlsplit
+
+        found = self._netrc_info.authenticators(urlsplit(request.url).hostname or "")
+        if found is not None and found[2]:
+            request.headers["Authorization"] = BasicAuth(found[0], found[2])._header
+        yield request
+
+    def __repr__(self) -> str:
+        return "NetRCAuth(...)"
 
 
 # -- Digest (RFC 7616) --------------------------------------------------------------------

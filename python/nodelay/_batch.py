@@ -13,8 +13,11 @@ batches from worker threads over that same pool.
 What takes the per-request path instead (``Client.request`` and the request flow, run
 one by one in the calling thread after the batch): requests with auth (the client's
 ``auth``, or ``.netrc`` credentials for the URL), streamed uploads (iterables, files),
-every request of a client with a ``Retry`` policy or event hooks, and redirect chains
-when redirects are followed (the first hop is sent in the batch, the rest one by one).
+every request of a client with a ``Retry`` policy, event hooks, or a transport or mounts
+it routes through, and redirect chains when redirects are followed (the first hop is sent
+in the batch, the rest one by one). A client whose ``transport=`` is an ``HTTPTransport``
+without retries uses that transport's engine for batches too, so its ``uds=`` and
+``local_address=`` hold for them.
 
 The jar's ``Cookie`` header is added by the engine in the worker (the jar is read when
 each request starts and updated as each response arrives), so ``response.request.headers``
@@ -76,9 +79,12 @@ def _prepare(
 
 
 def _per_request_only(client: Client) -> bool:
-    """A retry policy or event hooks: every request takes the per-request path."""
+    """A retry policy, event hooks, or a transport or mount the flow must route through
+    (``transport=`` or ``mounts=``, other than an ``HTTPTransport`` whose engine the client
+    adopted): every request takes the per-request path."""
     return (
-        client._retry is not None
+        client._routed
+        or client._retry is not None
         or bool(client._event_hooks["request"])
         or bool(client._event_hooks["response"])
     )

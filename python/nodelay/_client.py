@@ -16,7 +16,17 @@ from contextlib import contextmanager
 from . import _core
 from ._base import BaseClient, ClosedEngine, request_body, with_defaults
 from ._config import UNSET, _Unset
-from ._flow import DISCARD, EXCHANGE, HOOK, REDIRECT_STATUSES, TRANSPORT, redirect_flow, steps
+from ._flow import (
+    AUTH,
+    DISCARD,
+    EXCHANGE,
+    HOOK,
+    REDIRECT_STATUSES,
+    TRANSPORT,
+    redirect_flow,
+    steps,
+    sync_auth_step,
+)
 from ._models import Request, Response
 from ._prepare import _BODY_METHODS, _FORM, encode_body
 from ._streaming import StreamRaw
@@ -296,6 +306,8 @@ class Client(BaseClient):
                         operation[1].read()
                     elif kind == TRANSPORT:
                         outcome = operation[1].handle_request(operation[2])
+                    elif kind == AUTH:
+                        outcome = sync_auth_step(operation)
                     else:
                         time.sleep(operation[1])
                 except BaseException as exc:  # the flow raises what it does not handle

@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 
     TimeoutTypes: TypeAlias = "float | tuple[float | None, float | None] | Timeout | None"
     from os import PathLike
+    from ssl import SSLContext
 
-    # ``verify=``: True (system trust store), False (no verification) or a CA bundle path.
-    VerifyTypes: TypeAlias = "bool | str | PathLike[str]"
+    # ``verify=``: True (system trust store), False (no verification), a CA bundle path or
+    # an ``ssl.SSLContext`` whose trust anchors are used (``_tls.py``).
+    VerifyTypes: TypeAlias = "bool | str | PathLike[str] | SSLContext"
     # ``cert=``: a PEM file with certificate and key, or a (certificate, key) pair of paths.
     CertTypes: TypeAlias = "str | PathLike[str] | tuple[str | PathLike[str], str | PathLike[str]]"
 
@@ -252,6 +254,13 @@ class Limits:
         )
 
 
+def _is_ssl_context(value: object) -> bool:
+    """Whether ``value`` is an ``ssl.SSLContext`` (``ssl`` is imported only then)."""
+    import ssl
+
+    return isinstance(value, ssl.SSLContext)
+
+
 def tls_engine_options(verify: object, cert: object) -> dict[str, Any]:
     """Translate requests/httpx-style ``verify=``/``cert=`` into the engine's TLS keywords.
 
@@ -267,9 +276,15 @@ def tls_engine_options(verify: object, cert: object) -> dict[str, Any]:
     elif isinstance(verify, str | os.PathLike):
         options["verify"] = True
         options["ca_file"] = os.fspath(verify)
+    elif _is_ssl_context(verify):
+        from ._tls import context_options
+
+        options.update(context_options(verify))  # type: ignore[arg-type]  # checked above
     else:
         kind = type(verify).__name__
-        raise TypeError(f"verify must be a bool or a path to a CA bundle, not {kind}")
+        raise TypeError(
+            f"verify must be a bool, a path to a CA bundle or an ssl.SSLContext, not {kind}"
+        )
     if cert is None:
         return options
     if isinstance(cert, tuple) and len(cert) == 2:

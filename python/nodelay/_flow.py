@@ -3,15 +3,17 @@ and around each exchange the event hooks and the cookie jar.
 
 A flow is a generator. It yields a ``Send`` for every exchange the client must perform and
 receives each ``Response`` back (``flow.send(response)``); an engine error is thrown in
-(``flow.throw(exc)``), where a retry policy may answer it with another ``Send``. Its
-return value is the final ``Response``.
+(``flow.throw(exc)``), where a retry policy may answer it with another ``Send``. It may
+also yield an operation tuple (``AUTH``, an auth flow the driver steps), which ``steps``
+passes on to the driver. Its return value is the final ``Response``.
 
 ``steps`` turns a flow into the I/O operations themselves: it yields one tuple per
 operation (``EXCHANGE`` an engine call, ``HOOK`` an event hook, ``DISCARD`` a body to read
-to its end, ``WAIT`` a backoff), receives each outcome back and returns the final
-``Response``. ``Client._drive`` performs the operations with blocking calls and
-``AsyncClient._drive`` with ``await``: those two loops are the only code that differs, so
-redirects, credentials, auth, retries, hooks and cookies behave identically in both.
+to its end, ``WAIT`` a backoff, ``TRANSPORT`` a transport call, ``AUTH`` an auth flow's
+step), receives each outcome back and returns the final ``Response``. ``Client._drive``
+performs the operations with blocking calls and ``AsyncClient._drive`` with ``await``:
+those two loops are the only code that differs, so redirects, credentials, auth, retries,
+hooks and cookies behave identically in both.
 
 ``Timeout(total=)`` is the budget of the whole logical request, every hop, auth round and
 retry included: the drivers start one ``deadline`` (``flow_deadline``) and give each
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import time
 
+from ._auth import Auth as _BaseAuth
 from ._core import Upload
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Request, _DetachedRaw, _response_from_raw
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     """What ``steps`` yields (operations), receives (their outcomes) and returns."""
 
 __all__ = [
+    "AUTH",
     "DISCARD",
     "EXCHANGE",
     "HOOK",
@@ -54,12 +58,14 @@ __all__ = [
     "WAIT",
     "Retrying",
     "Send",
+    "async_auth_step",
     "attempt_timeouts",
     "flow_deadline",
     "next_hop",
     "redirect_flow",
     "request_flow",
     "steps",
+    "sync_auth_step",
     "timeout_extension",
 ]
 
@@ -217,23 +223,106 @@ def _auth_rounds(
     body: Body | None,
     cookies: Mapping[str, str] | None,
     retrying: Retrying | None,
-) -> Generator[Send, Response, tuple[Response, str, str, Pairs, Body | None]]:
-    """Run ``auth``'s flow; returns the last response and the request that got it."""
-    flow = auth.auth_flow(Request._make(method, url, pairs, body))
-    request = next(flow)
+) -> Generator[Any, Any, tuple[Response, str, str, Pairs, Body | None]]:
+    """Run ``auth``'s flow; returns the last response and the request that got it. Each
+    answered challenge goes to the final response's ``history`` (httpx keeps it there).
+
+    ``auth_flow`` itself runs here, with no I/O. An auth that reads bodies
+    (``requires_request_body`` / ``requires_response_body``) or overrides
+    ``sync_auth_flow`` / ``async_auth_flow`` is stepped by the driver instead (``AUTH``),
+    which runs the method of its own kind: ``Client`` ``sync_auth_flow``, ``AsyncClient``
+    ``async_auth_flow``."""
+    request = Request._make(method, url, pairs, body)
+    if type(body) is Upload and auth.requires_request_body:
+        raise TypeError(
+            f"{type(auth).__name__} requires the request body, which is streamed "
+            "(an iterable or a file): pass it as bytes"
+        )
+    flow: Any = None
+    cls = type(auth)
+    driven = (
+        auth.requires_request_body
+        or auth.requires_response_body
+        or cls.sync_auth_flow is not _BaseAuth.sync_auth_flow
+        or cls.async_auth_flow is not _BaseAuth.async_auth_flow
+    )
+    if driven:
+        flow, next_request = yield (AUTH, auth, None, request)
+    else:
+        flow = auth.auth_flow(request)
+        next_request = next(flow)
+    history: list[Response] = []
     answered: Response | None = None
     while True:
+        request = next_request
         method, url = request.method, request.url
         pairs = request.headers._list
         if type(body) is not Upload and (body is not None or request.content):
             body = request.content  # an auth that signs or rewrites a bytes body
         # A challenge answered: its body is read so its connection serves the retry.
         response = yield from exchange(Send(method, url, pairs, body, cookies, answered), retrying)
-        try:
-            request = flow.send(response)
-        except StopIteration:
+        if driven:
+            _, next_request = yield (AUTH, auth, flow, response)
+        else:
+            try:
+                next_request = flow.send(response)
+            except StopIteration:
+                next_request = None
+        if next_request is None:
+            if history:
+                response._history = history
             return response, method, url, pairs, body
+        response._history = history[:]
+        history.append(response)
         answered = response
+
+
+def _auth_flow_of(auth: Auth, sync: bool) -> Any:
+    """The flow ``Client`` (``sync``) or ``AsyncClient`` runs for ``auth``. An auth whose
+    class overrides only the other client's method (and not ``auth_flow``) raises
+    TypeError: sent without it, the request would silently lack its credentials."""
+    cls = type(auth)
+    own, other = (
+        ("sync_auth_flow", "async_auth_flow") if sync else ("async_auth_flow", "sync_auth_flow")
+    )
+    if (
+        getattr(cls, own) is getattr(_BaseAuth, own)
+        and getattr(cls, other) is not getattr(_BaseAuth, other)
+        and cls.auth_flow is _BaseAuth.auth_flow
+    ):
+        client = "Client" if sync else "AsyncClient"
+        raise TypeError(
+            f"{cls.__name__} overrides {other} but not {own}, which {client} uses: "
+            f"override {own} (or auth_flow) too"
+        )
+    return getattr(auth, own)
+
+
+def sync_auth_step(operation: tuple[Any, ...]) -> tuple[Any, Request | None]:
+    """``Client``'s ``AUTH`` operation: start ``auth.sync_auth_flow(request)`` (no flow
+    yet) or send it the response; returns the flow and the request it yields next
+    (``None`` once it ends)."""
+    _, auth, flow, value = operation
+    if flow is None:
+        flow = _auth_flow_of(auth, True)(value)
+        return flow, next(flow)
+    try:
+        return flow, flow.send(value)
+    except StopIteration:
+        return flow, None
+
+
+async def async_auth_step(operation: tuple[Any, ...]) -> tuple[Any, Request | None]:
+    """``AsyncClient``'s ``AUTH`` operation: ``sync_auth_step`` over
+    ``auth.async_auth_flow``."""
+    _, auth, flow, value = operation
+    if flow is None:
+        flow = _auth_flow_of(auth, False)(value)
+        return flow, await flow.__anext__()
+    try:
+        return flow, await flow.asend(value)
+    except StopAsyncIteration:
+        return flow, None
 
 
 def next_hop(
@@ -269,7 +358,9 @@ def redirect_flow(
     """Follow ``response``'s redirect chain (http/https only, at most ``max_redirects``).
     A 307/308 sends the body again: a streamed body that cannot be rewound then raises
     ``StreamConsumed`` when it is sent (httpx's behaviour)."""
-    history: list[Response] = []
+    # Challenges an auth answered come first (``_auth_rounds``); they are not hops.
+    history: list[Response] = list(response._history) if response._history else []
+    answered = len(history)
     while True:
         raw = response._raw
         status = raw.status
@@ -278,7 +369,7 @@ def redirect_flow(
         location = raw.header("location")
         if location is None:
             break
-        if len(history) >= max_redirects:
+        if len(history) - answered >= max_redirects:
             raise TooManyRedirects(
                 f"Exceeded the maximum of {max_redirects} redirects",
                 request=response.request,
@@ -321,6 +412,11 @@ WAIT = 3
 TRANSPORT = 4
 """``(TRANSPORT, transport, request)``: ``transport.handle_request(request)`` /
 ``await transport.handle_async_request(request)``; the outcome is the ``Response``."""
+AUTH = 5
+"""``(AUTH, auth, flow, value)``: one step of an auth flow the driver runs
+(``sync_auth_step`` / ``await async_auth_step``): with ``flow`` None, start the auth's
+``sync_auth_flow`` / ``async_auth_flow`` on the request ``value``, else send it the
+response ``value``; the outcome is ``(flow, next request or None)``."""
 
 
 def steps(
@@ -340,6 +436,14 @@ def steps(
     try:
         send = next(flow)
         while True:
+            if isinstance(send, tuple):  # an operation of the flow's own (``AUTH``)
+                try:
+                    outcome = yield send
+                except BaseException as exc:
+                    send = flow.throw(exc)
+                    continue
+                send = flow.send(outcome)
+                continue
             if send.discard is not None:
                 yield (DISCARD, send.discard)
             if send.delay:

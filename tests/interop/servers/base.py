@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,9 @@ PROTOCOLS = ("h1", "h1tls", "h2", "h2c")
 
 #: How long a server may take to start listening before its launch fails.
 START_TIMEOUT_S = 15.0
+#: How much of a server's log is printed when it exits during a run (the last lines hold
+#: the fatal error; a whole access log would bury it).
+LOG_TAIL_CHARS = 4000
 
 #: Connection recycling every launcher configures where its server can (docs/hostile.md L39):
 #: close a kept-alive HTTP/1.1 connection after this many requests (nginx
@@ -139,4 +143,13 @@ def running(
         wait_listening(port, proc, log)
         yield proc
     finally:
+        died = proc.poll()
         stop(proc)
+        if died is not None:
+            # A server that exits during the run takes every later check on it down with
+            # it, and its log goes with the scratch directory: print the log's tail.
+            tail = log.read_text(errors="replace")[-LOG_TAIL_CHARS:]
+            print(
+                f"{argv[0]} exited with {died} during the run; its log ends:\n{tail}",
+                file=sys.stderr,
+            )

@@ -209,8 +209,13 @@ function handler(scheme) {
 // session once the streams already open are answered. Idle sessions close after IDLE_MS.
 function h2Session(session) {
   let streams = 0;
+  // Without these handlers an 'error' event (a client resetting the connection, a
+  // protocol error) is thrown as an uncaught exception and the whole server exits, taking
+  // every later check of the run with it. Log it and let the session or stream go.
+  session.on("error", (err) => console.error(`h2 session error: ${err.code || ""} ${err.message}`));
   session.setTimeout(IDLE_MS, () => session.close());
-  session.on("stream", () => {
+  session.on("stream", (stream) => {
+    stream.on("error", (err) => console.error(`h2 stream error: ${err.code || ""} ${err.message}`));
     streams += 1;
     if (RECYCLE > 0 && streams === RECYCLE) session.close();
   });
@@ -228,5 +233,6 @@ for (const [server, port] of servers) {
   server.keepAliveTimeout = IDLE_MS;
   if (RECYCLE > 0) server.maxRequestsPerSocket = RECYCLE;
   server.on("session", h2Session);
+  server.on("sessionError", (err) => console.error(`sessionError: ${err.code || ""} ${err.message}`));
   server.listen(Number(port), "127.0.0.1");
 }
