@@ -12,14 +12,14 @@ use tokio::sync::Notify;
 
 use super::handover::{fits_async, into_async};
 use super::state::Opened;
-use super::{Claim, Driven, Idle, Pool, SlotGuard, SlotLease};
+use super::{Claim, Driven, Pool, SlotGuard, SlotLease};
 use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::AsyncConn;
 use crate::deadline::{Deadlines, Phase};
 use crate::error::Error;
 use crate::fork;
 use crate::proxy::ConnKey;
-use crate::reaper::{self, Watch};
+use crate::reaper::Watch;
 
 /// ALPN offered by the HTTP/1.1 driver.
 const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
@@ -170,24 +170,15 @@ impl Pool {
         let Some(conn) = pooled.conn.take() else {
             return;
         };
-        if self.config.keeps_idle() {
-            reaper::watch_when_first_idle(
-                &mut pooled.watch,
-                conn.raw_fd(),
-                pooled.generation,
-                &pooled.pool,
-            );
-        }
-        // Closed by its server while checked out: the reaper left it to us.
-        let alive = !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
-        let idle = Idle {
-            conn: Driven::Async(conn),
-            watch: pooled.watch.take(),
-        };
-        let outcome =
-            self.lock()
-                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
-        Pool::checked_in(&pooled.pool, outcome);
+        let fd = conn.raw_fd();
+        Pool::give_back(
+            &pooled.pool,
+            &pooled.key,
+            Driven::Async(conn),
+            fd,
+            pooled.generation,
+            pooled.watch.take(),
+        );
     }
 
     /// A slot for a new HTTP/2 connection, waiting for one (a release of

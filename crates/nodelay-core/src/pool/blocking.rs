@@ -16,7 +16,7 @@ use crate::deadline::{Deadlines, Phase};
 use crate::error::Error;
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::proxy::ConnKey;
-use crate::reaper::{self, Watch};
+use crate::reaper::Watch;
 use crate::transport::Transport;
 use crate::tunnel::connect_route;
 
@@ -176,23 +176,13 @@ impl Pool {
         let Some(conn) = pooled.conn.take() else {
             return;
         };
-        if self.config.keeps_idle() {
-            reaper::watch_when_first_idle(
-                &mut pooled.watch,
-                pooled.fd,
-                pooled.generation,
-                &pooled.pool,
-            );
-        }
-        // Closed by its server while checked out: the reaper left it to us.
-        let alive = !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
-        let idle = Idle {
-            conn: Driven::Blocking(conn),
-            watch: pooled.watch.take(),
-        };
-        let outcome =
-            self.lock()
-                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
-        Pool::checked_in(&pooled.pool, outcome);
+        Pool::give_back(
+            &pooled.pool,
+            &pooled.key,
+            Driven::Blocking(conn),
+            pooled.fd,
+            pooled.generation,
+            pooled.watch.take(),
+        );
     }
 }

@@ -19,6 +19,7 @@ mod blocking;
 mod handover;
 mod state;
 
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -260,6 +261,29 @@ impl Pool {
             // parked (`asynchronous.rs`'s `wait`) takes this one.
             self.freed_async.notify_one();
         }
+    }
+
+    /// A checkin of either face: `conn` (socket `fd`, checked out in fork
+    /// `generation`) goes back among the idle connections of `key`. On its
+    /// first idle spell it is registered with the reaper; one its server
+    /// closed while it was checked out (the reaper left it to us) is closed.
+    fn give_back(
+        pool: &Arc<Pool>,
+        key: &ConnKey,
+        conn: Driven,
+        fd: RawFd,
+        generation: u64,
+        mut watch: Option<Watch>,
+    ) {
+        if pool.config.keeps_idle() {
+            reaper::watch_when_first_idle(&mut watch, fd, generation, pool);
+        }
+        let alive = !watch.as_ref().is_some_and(Watch::peer_closed);
+        let idle = Idle { conn, watch };
+        let outcome = pool
+            .lock()
+            .checkin(key, idle, generation, Instant::now(), alive);
+        Pool::checked_in(pool, outcome);
     }
 
     /// Finishes a checkin (outside the lock): closes what was not kept, has
