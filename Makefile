@@ -9,7 +9,7 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-perl test-ruby lint bench clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -52,7 +52,25 @@ test-python: dev
 test-perl:
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
-test: dev test-rust lint test-python fuzz-smoke test-perl
+# The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
+# Debian when missing (root only), the static library and the test server by cargo, the
+# extension built out of tree in build/ruby, then the minitest suite (the Faraday adapter's
+# tests skip without ruby-faraday).
+RUBY_DEBS := ruby ruby-dev ruby-faraday
+RUBY_BUILD := build/ruby
+CARGO_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug
+test-ruby:
+	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -e '' 2>/dev/null || { \
+		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: ruby-dev and ruby-faraday are not installed"; exit 0; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(RUBY_DEBS) \
+			|| echo "test-ruby: could not install $(RUBY_DEBS)"; }
+	cargo build -p nodelay-ffi -p nodelay-server --bin nodelay-server
+	mkdir -p $(RUBY_BUILD)/nodelay
+	cd $(RUBY_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null && $(MAKE) --no-print-directory
+	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
+		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
+
+test: dev test-rust lint test-python fuzz-smoke test-perl test-ruby
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an

@@ -31,6 +31,7 @@ CONSTRUCTOR_ARGUMENTS = (
     "http2",
     "transport",
     "mounts",
+    "default_encoding",
 )
 
 

@@ -237,7 +237,14 @@ def test_every_reader_of_a_gzip_stream(
     srv = scripted(head_then_body(gzip.compress(text), [("Content-Encoding", "gzip")]))
     expected = text.rstrip(b"\n") if reader == "iter_lines" else text
     with gil_free(f"stream + {reader}"), nodelay.Client(timeout=TIMEOUT) as c:
-        with c.stream("GET", srv.url + "/") as r:
+        # ``content`` reads a streamed body for requests' ``stream=True``; a
+        # ``client.stream(...)`` response raises ResponseNotRead before ``read()`` (httpx).
+        opened = (
+            c.request("GET", srv.url + "/", stream=True)
+            if reader == "content"
+            else c.stream("GET", srv.url + "/")
+        )
+        with opened as r:
             assert READERS[reader](r) == expected
 
 

@@ -77,6 +77,10 @@ EXPECTED = {
     "URL",
     "QueryParams",
     "Cookies",
+    # httpx's stream-state and cookie errors
+    "StreamClosed",
+    "RequestNotRead",
+    "CookieConflict",
 }
 
 

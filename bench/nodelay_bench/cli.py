@@ -31,6 +31,8 @@ __all__ = ["add_arguments", "chart_title", "main", "run"]
 
 DEFAULT_REPEAT = 5
 ALL_CLIENTS = (*client_registry.DEFAULT_CLIENTS, *NATIVES)
+KNOWN_CLIENTS = (*client_registry.CLIENTS, *NATIVES)
+"""``ALL_CLIENTS`` plus the opt-in rows (``client_registry.OPT_IN``)."""
 CONSOLE_WIDTH = 200
 """Columns of the tables when the output is a file or a pipe (make bench | tee)."""
 
@@ -48,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=",".join(ALL_CLIENTS),
         metavar="NAMES",
         help="comma-separated clients and native references (default: all; "
-        f"known: {', '.join(ALL_CLIENTS)})",
+        f"known: {', '.join(KNOWN_CLIENTS)})",
     )
     parser.add_argument(
         "--repeat",
@@ -124,9 +126,10 @@ def main(args: argparse.Namespace) -> int:
         console.print(f"[red]nodelay bench: {exc}")
         return 2
     clients = _split(args.clients)
-    unknown = [c for c in clients if c not in ALL_CLIENTS]
+    unknown = [c for c in clients if c not in KNOWN_CLIENTS]
     if unknown:
-        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {list(ALL_CLIENTS)})")
+        known = list(KNOWN_CLIENTS)
+        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {known})")
         return 2
     repeat = 1 if args.quick else args.repeat
     if repeat < 1 or args.scale <= 0:

@@ -11,7 +11,7 @@ from typing import Any
 from .stats import Rep, Summary, cpu_us_per_request, rate, ratio, summarize
 from .workloads import H2LAB
 
-NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch"})
+NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch", "nodelay-readinto"})
 
 __all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of"]
 

@@ -18,7 +18,7 @@ from ._config import (
 )
 from ._cookies import CookieJar
 from ._flow import Retrying, Send, request_flow
-from ._models import Headers, Request, override_pairs
+from ._models import DefaultEncoding, Headers, Request, override_pairs
 from ._prepare import (
     _BODY_METHODS,
     default_headers,
@@ -152,13 +152,21 @@ class BaseClient:
         http2: bool | Literal["prior_knowledge"] = False,
         transport: Any = None,
         mounts: Mapping[str, Any] | None = None,
+        default_encoding: str | Callable[[bytes], str | None] | None = None,
     ) -> None:
+        # ``Response.encoding`` without a charset: set on each response by ``_flow``, so
+        # a client with one leaves the hot path (``_plain``), which builds none.
+        self._default_encoding = (
+            None
+            if default_encoding is None or default_encoding == "utf-8"
+            else DefaultEncoding(default_encoding)
+        )
         self._limits = Limits() if limits is None else limits
         self._headers = Headers._from_list(override_pairs(default_headers(), header_items(headers)))
         self._params: Pairs = param_pairs(params)
         self._base = normalize_base(base_url)
         self._mount_transports(transport, mounts)
-        self._plain = not self._params and not self._base and not self._routed
+        self._plain = not (self._params or self._base or self._routed or self._default_encoding)
         self._timeout = timeout if isinstance(timeout, Timeout) else Timeout(timeout)
         self._ttuple: TimeoutTuple = self._timeout.as_tuple()
         self.follow_redirects = follow_redirects
@@ -248,7 +256,7 @@ class BaseClient:
     @params.setter
     def params(self, value: ParamTypes | None) -> None:
         self._params = param_pairs(value)
-        self._plain = not self._params and not self._base and not self._routed
+        self._plain = not (self._params or self._base or self._routed or self._default_encoding)
 
     @property
     def base_url(self) -> str:
@@ -258,7 +266,7 @@ class BaseClient:
     @base_url.setter
     def base_url(self, value: str) -> None:
         self._base = normalize_base(value)
-        self._plain = not self._params and not self._base and not self._routed
+        self._plain = not (self._params or self._base or self._routed or self._default_encoding)
 
     @property
     def timeout(self) -> Timeout:
@@ -362,7 +370,7 @@ class BaseClient:
     ) -> Request:
         request = Request._make(method, url, pairs, body)
         if type(body) is not bytes:
-            request._body = body  # streamed: ``content`` stays b""
+            request._body = body  # streamed: ``content`` raises RequestNotRead until read()
         request._cookies = None if cookies is None else request_cookies(cookies, url)
         return request
 

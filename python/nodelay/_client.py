@@ -279,7 +279,7 @@ class Client(BaseClient):
         same keyword arguments as ``request``. On exit the response is closed: a body read
         to the end gives its connection back to the pool, a half-read one closes it.
         """
-        response = self.request(method, url, stream=True, **kwargs)
+        response = self.request(method, url, stream=True, **kwargs)._expect_read()
         try:
             yield response
         finally:

@@ -109,15 +109,20 @@ class CookieJar(MutableMapping[str, str]):
         domain: str | None = None,
         path: str | None = None,
     ) -> str | None:
-        """The value of the first cookie called ``name`` (``domain``/``path`` narrow the
-        search; a leading dot in ``domain`` is ignored), or ``default``."""
+        """The value of the cookie called ``name`` (``domain``/``path`` narrow the
+        search; a leading dot in ``domain`` is ignored), or ``default``; raises
+        ``CookieConflict`` when more than one cookie matches (httpx's rule)."""
         found = self._jar.get_all(name, domain, path)
+        if len(found) > 1:
+            raise _conflict(name)
         return found[0][1] if found else default
 
     def __getitem__(self, name: str) -> str:
         found = self._jar.get_all(name)
         if not found:
             raise KeyError(name)
+        if len(found) > 1:
+            raise _conflict(name)
         return found[0][1]
 
     def __contains__(self, name: object) -> bool:
@@ -296,3 +301,11 @@ def cookie_header(jar_header: str | None, extra: Mapping[str, str]) -> str:
         pieces = [p for p in jar_header.split("; ") if p.partition("=")[0] not in extra]
     pieces.extend(f"{name}={value}" for name, value in extra.items())
     return "; ".join(pieces)
+
+
+def _conflict(name: str) -> Exception:
+    from ._exceptions import CookieConflict
+
+    return CookieConflict(
+        f"Multiple cookies exist with name={name}: give domain= or path= to choose one"
+    )

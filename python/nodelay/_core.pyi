@@ -8,6 +8,8 @@ import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal, Protocol, final
 
+from _typeshed import WriteableBuffer
+
 from ._models import Request, Response
 
 __version__: str
@@ -148,6 +150,9 @@ class Upload:
     def replayable(self) -> bool:
         """Whether it can be sent (again): never sent yet, or every part can start over
         (bytes, seekable files, re-iterable collections; not generators)."""
+    def read_all(self) -> bytes:
+        """The whole body as one ``bytes`` (``Request.read()``); a body read before
+        starts over, or raises ``StreamConsumed`` when it cannot."""
 
 @final
 class AsyncEngine:
@@ -198,6 +203,9 @@ class AsyncRawStream:
     """Seconds from the start of the request to the end of the head."""
     is_closed: bool
     """True once the body was read to the end, failed, or the stream was closed."""
+    @property
+    def raw_bytes_read(self) -> int:
+        """Bytes of the body read from the connection so far, before decoding."""
     def headers(self) -> list[tuple[str, str]]: ...
     def header(self, name: str) -> str | None: ...
     def elapsed_now(self) -> float:
@@ -303,6 +311,12 @@ class RawStream:
         codings."""
     def read_all(self) -> bytes:
         """The rest of the body, decoded."""
+    def readinto(self, buffer: WriteableBuffer, min_bytes: int = 65536) -> int:
+        """The next piece of the body, decoded, written into ``buffer`` (writable and
+        C-contiguous): what has arrived, up to its size; 0 at the end."""
+    @property
+    def raw_bytes_read(self) -> int:
+        """Bytes of the body read from the connection so far, before decoding."""
     def close(self) -> None:
         """End the stream; a body not read to the end closes its connection."""
 

@@ -26,9 +26,12 @@ Our exception hierarchy::
     │   └── TooManyRedirects       (.history)
     └── HTTPStatusError            (.request, .response)
     InvalidURL
+    CookieConflict                 (two cookies match a ``Cookies.get``)
     StreamError                    (a RuntimeError: API misuse, not a network problem)
     ├── StreamConsumed
-    └── ResponseNotRead
+    ├── StreamClosed
+    ├── ResponseNotRead
+    └── RequestNotRead
 
 The native module (``nodelay._core``) looks classes up by name in this module and
 raises them as ``cls(message, url=url)``; the Python layer then fills in ``request``.
@@ -50,6 +53,7 @@ __all__ = [
     "CloseError",
     "ConnectError",
     "ConnectTimeout",
+    "CookieConflict",
     "DecodingError",
     "HTTPError",
     "HTTPStatusError",
@@ -64,7 +68,9 @@ __all__ = [
     "ReadTimeout",
     "RemoteProtocolError",
     "RequestError",
+    "RequestNotRead",
     "ResponseNotRead",
+    "StreamClosed",
     "StreamConsumed",
     "StreamError",
     "TLSError",
@@ -271,13 +277,57 @@ class InvalidURL(Exception):
         return (_rebuild, (type(self), self.message, {"url": self.url}))
 
 
+class CookieConflict(Exception):
+    """``Cookies.get(name)`` found more than one cookie of that name: narrow it with
+    ``domain=`` / ``path=``."""
+
+
 class StreamError(RuntimeError):
-    """A streamed response was used in a way its state does not allow."""
+    """A streamed body was used in a way its state does not allow.
+
+    Each subclass has httpx's message as its default, so ``raise StreamClosed()`` reads
+    as httpx's does; a more specific message can be given.
+    """
+
+    default_message = "The stream was used in a way its state does not allow."
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(self.default_message if message is None else message)
 
 
 class StreamConsumed(StreamError):
-    """The body of a streamed response was already iterated; it is read only once."""
+    """The body of a streamed response (or a request's streamed content) was already
+    iterated; it is read only once."""
+
+    default_message = (
+        "Attempted to read or stream some content, but the content has already been"
+        " streamed. For requests, this could be due to passing a generator as request"
+        " content, and then receiving a redirect response or a secondary request as part"
+        " of an authentication flow. For responses, this could be due to attempting to"
+        " stream the response content more than once."
+    )
+
+
+class StreamClosed(StreamError):
+    """The body of a streamed response was read or iterated after the response was
+    closed (its connection already given back or closed)."""
+
+    default_message = "Attempted to read or stream content, but the stream has been closed."
 
 
 class ResponseNotRead(StreamError):
-    """``content`` of a streamed ``AsyncClient`` response before ``await response.aread()``."""
+    """``content`` (or ``text``, ``json()``) of a streamed response before ``read()`` /
+    ``await aread()``."""
+
+    default_message = (
+        "Attempted to access streaming response content, without having called `read()`."
+    )
+
+
+class RequestNotRead(StreamError):
+    """``content`` of a request whose body is streamed (an iterator or a file) before
+    ``read()`` / ``await aread()``."""
+
+    default_message = (
+        "Attempted to access streaming request content, without having called `read()`."
+    )

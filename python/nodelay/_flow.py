@@ -31,6 +31,7 @@ from ._core import Upload
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Request, _DetachedRaw, _response_from_raw
 from ._prepare import DEFAULT_PORTS, origin, with_cookies, without
+from ._streaming import IterStream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -483,9 +484,11 @@ def _exchange(client: BaseClient, send: Send, ttuple: TimeoutTuple, stream: bool
         pairs = with_cookies(pairs, jar_header, send.cookies)
     transport = client._transport_for(url) if client._routed else None
     if transport is not None:
-        response = yield from _transport_exchange(client, transport, send, pairs, ttuple)
+        response = yield from _transport_exchange(client, transport, send, pairs, ttuple, stream)
     else:
         response = yield from _engine_exchange(client, send, pairs, ttuple, stream, request)
+    if client._default_encoding is not None and response._encoding is None:
+        response._encoding = client._default_encoding
     if request is not None and hooks["response"]:
         try:
             for hook in hooks["response"]:
@@ -521,7 +524,12 @@ def _engine_exchange(
 
 
 def _transport_exchange(
-    client: BaseClient, transport: Any, send: Send, pairs: Pairs, ttuple: TimeoutTuple
+    client: BaseClient,
+    transport: Any,
+    send: Send,
+    pairs: Pairs,
+    ttuple: TimeoutTuple,
+    stream: bool,
 ) -> Steps:
     """An exchange through a transport (``transport=``, ``mounts=``): it gets a
     ``Request`` (its timeouts in ``extensions["timeout"]``) and returns the ``Response``,
@@ -543,6 +551,11 @@ def _transport_exchange(
     raw = response._raw
     if type(raw) is _DetachedRaw and not raw.url:
         raw.url = send.url
+    elif type(raw) is IterStream:
+        if not raw.url:
+            raw.url = send.url
+        if not stream:  # a body the transport streams is read, as the engine's is
+            yield (DISCARD, response)
     response._request = request
     cookies = [value for name, value in raw.headers() if name.lower() == "set-cookie"]
     if cookies and client._jar.store(send.url, cookies):

@@ -6,17 +6,36 @@ Objects coming from the engine stay raw until touched: a ``Response`` holds the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 
 from . import _core
-from ._exceptions import HTTPStatusError, StreamError
-from ._streaming import AsyncStreamRaw, StreamRaw, aiter_lines, arechunk, iter_lines, rechunk
+from ._exceptions import HTTPStatusError, RequestNotRead, StreamError
+from ._streaming import (
+    AsyncStreamRaw,
+    IterStream,
+    StreamRaw,
+    aiter_lines,
+    arechunk,
+    iter_lines,
+    rechunk,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import codecs
     import datetime
     from typing import Any, Protocol, TypeAlias
+
+    from _typeshed import WriteableBuffer
 
     from ._cookies import CookieJar
     from ._urltypes import URL
@@ -266,19 +285,21 @@ class Request:
 
     __slots__ = (
         "_body",
+        "_content",
         "_cookies",
         "_extensions",
         "_headers",
         "_pairs",
         "_url",
-        "content",
         "method",
     )
 
     method: str
     _url: str
     """The URL as given; ``url`` makes it a ``URL`` on first read."""
-    content: bytes
+    _content: bytes | None
+    """The body; None while a streamed body is not read (``content`` raises
+    ``RequestNotRead``)."""
     _pairs: list[tuple[str, str]]
     _headers: Headers | None
     _body: object
@@ -316,7 +337,7 @@ class Request:
         body, content_type = encode_body(self.method, content, data, json)
         if body is not None and type(body) is not bytes:
             raise TypeError("Request(content=...) takes bytes or str (streamed bodies: Client)")
-        self.content = body or b""
+        self._content = body or b""
         # Content-Length is left to the engine, which adds it on the wire.
         if content_type is not None and all(name.lower() != "content-type" for name, _ in pairs):
             pairs.append(("Content-Type", content_type))
@@ -325,15 +346,33 @@ class Request:
     @classmethod
     def _make(cls, method: str, url: str, pairs: list[tuple[str, str]], body: object) -> Request:
         """Cheap constructor for the client: ``pairs`` is shared, never mutated. A
-        streamed body (``_core.Upload``) is not kept: ``content`` is then empty."""
+        streamed body (``_core.Upload``) is kept in ``_body``: ``content`` raises
+        ``RequestNotRead`` until ``read()`` reads it."""
         self = cls.__new__(cls)
         self.method = method
         self._url = url
         self._pairs = pairs
         self._headers = None
-        self._body = self._cookies = self._extensions = None
-        self.content = body if type(body) is bytes else b""
+        self._cookies = self._extensions = None
+        if type(body) is bytes or body is None:
+            self._body = None
+            self._content = body or b""
+        else:
+            self._body = body
+            self._content = None
         return self
+
+    @property
+    def content(self) -> bytes:
+        """The body; a streamed one (an iterator, a file) only after ``read()``."""
+        content = self._content
+        if content is None:
+            raise RequestNotRead()
+        return content
+
+    @content.setter
+    def content(self, value: bytes) -> None:
+        self._content = value
 
     @property
     def extensions(self) -> dict[str, Any]:
@@ -349,12 +388,24 @@ class Request:
         self._extensions = value
 
     def read(self) -> bytes:
-        """The body (``content``); a request's body is always in memory here."""
-        return self.content
+        """The body, a streamed one read whole (and kept as ``content``)."""
+        content = self._content
+        if content is None:
+            body = self._body
+            if type(body) is not _core.Upload:
+                raise RequestNotRead("this request's async body is read with await aread()")
+            content = self._content = body.read_all()
+            self._body = None  # sent again (a redirect, a retry) as the bytes read
+        return content
 
     async def aread(self) -> bytes:
-        """``read()`` for async code."""
-        return self.content
+        """``read()`` for async code: a streamed body is read on a worker thread (an
+        async iterable is pulled on the event loop, which must stay free)."""
+        if self._content is None:
+            import asyncio
+
+            return await asyncio.get_running_loop().run_in_executor(None, self.read)
+        return self._content
 
     @property
     def headers(self) -> Headers:
@@ -384,10 +435,10 @@ class Request:
 
     def __getstate__(self) -> tuple[str, str, list[tuple[str, str]], bytes]:
         pairs = self._headers._list if self._headers is not None else self._pairs
-        return (self.method, str(self._url), pairs, self.content)
+        return (self.method, str(self._url), pairs, self.read())
 
     def __setstate__(self, state: tuple[str, str, list[tuple[str, str]], bytes]) -> None:
-        self.method, self._url, self._pairs, self.content = state
+        self.method, self._url, self._pairs, self._content = state
         self._headers = None
         self._body = self._cookies = self._extensions = None
 
@@ -451,6 +502,16 @@ def _standard_reason(status: int) -> str:
         return ""
 
 
+def _known_encoding(name: str) -> bool:
+    import codecs
+
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
+
+
 def _charset(content_type: str | None) -> str | None:
     """The ``charset`` parameter of a Content-Type value, if any."""
     if not content_type:
@@ -479,6 +540,17 @@ def _response_body(
         encoded = dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return encoded.encode("utf-8"), "application/json"
     return b"", None
+
+
+class DefaultEncoding:
+    """``Client(default_encoding=)`` as a response holds it (in ``_encoding``, until an
+    explicit ``encoding = ...`` replaces it): a name, or a function of the body's bytes
+    returning a name or None."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str | Callable[[bytes], str | None]) -> None:
+        self.value = value
 
 
 class Response:
@@ -510,7 +582,9 @@ class Response:
     _request: Request | _RequestRef | None
     _headers: Headers | None
     _history: list[Response] | None
-    _encoding: str | None
+    _encoding: str | DefaultEncoding | None
+    """Set by ``encoding = ...``; else the client's ``default_encoding`` (set on the
+    response by ``_flow`` when the client has one), or None (utf-8)."""
     _text: str | None
 
     def __init__(
@@ -518,18 +592,48 @@ class Response:
         status_code: int,
         *,
         headers: HeaderTypes | None = None,
-        content: bytes | str | None = None,
+        content: bytes | str | Iterable[bytes] | AsyncIterable[bytes] | None = None,
         text: str | None = None,
         html: str | None = None,
         json: Any = None,
+        stream: Iterable[bytes] | AsyncIterable[bytes] | None = None,
         request: Request | None = None,
         url: str | None = None,
+        default_encoding: str | Callable[[bytes], str | None] = "utf-8",
     ) -> None:
         """httpx's constructor: ``content`` (bytes or str), ``text``, ``html`` or
         ``json`` as the body, with ``Content-Length`` and (for the last three) the
-        ``Content-Type`` httpx gives them, unless ``headers`` has them."""
+        ``Content-Type`` httpx gives them, unless ``headers`` has them.
+
+        A streamed body (``content=`` an iterable of bytes, sent with
+        ``Transfer-Encoding: chunked`` as httpx labels it, or ``stream=``, which adds
+        no header) is read by ``read()`` / ``iter_bytes()`` (``aread()`` /
+        ``aiter_bytes()`` for an async iterable), as a transport's response is."""
         pairs = _pairs(headers)
-        body, content_type = _response_body(content, text, html, json)
+        if stream is None and content is not None and not isinstance(content, bytes | str):
+            stream = content
+            names = {name.lower() for name, _ in pairs}
+            if "content-length" not in names and "transfer-encoding" not in names:
+                pairs.append(("Transfer-Encoding", "chunked"))
+            content = None
+        if stream is not None:
+            streamed = IterStream(int(status_code), pairs, stream, url or "")
+            if url is None and request is not None:
+                streamed.url = str(request.url)
+            # ``content`` reads ``_raw.content``: ``ResponseNotRead`` until read.
+            self.__class__ = _StreamedResponse
+            self._raw = streamed
+            self.status_code = streamed.status
+            self._request = request
+            self._headers = None
+            self._history = None
+            self._encoding = None
+            self._text = None
+            if default_encoding != "utf-8":
+                self._encoding = DefaultEncoding(default_encoding)
+            return
+        given = content if isinstance(content, bytes | str) else None  # iterables: above
+        body, content_type = _response_body(given, text, html, json)
         if body or content_type is not None:
             names = {name.lower() for name, _ in pairs}
             if "content-length" not in names and "transfer-encoding" not in names:
@@ -546,6 +650,8 @@ class Response:
         self._history = None
         self._encoding = None
         self._text = None
+        if default_encoding != "utf-8":
+            self._encoding = DefaultEncoding(default_encoding)
 
     # -- status ---------------------------------------------------------------------------
 
@@ -703,16 +809,35 @@ class Response:
 
     @property
     def encoding(self) -> str:
-        """The charset used by ``text``: set by you, else Content-Type's, else utf-8."""
+        """The charset used by ``text``: set by you, else Content-Type's (when Python
+        knows it), else the client's ``default_encoding`` (a name, or a function of the
+        body's bytes such as a charset detector, called once the body is read), else
+        utf-8."""
         encoding = self._encoding
-        if encoding is None:
-            encoding = _charset(self._content_type()) or "utf-8"
+        if encoding is None or isinstance(encoding, DefaultEncoding):
+            charset = _charset(self._content_type())
+            if charset is not None and _known_encoding(charset):
+                return charset
+            if encoding is None:
+                return "utf-8"
+            default = encoding.value
+            if isinstance(default, str):
+                return default
+            if not self._body_read():
+                return "utf-8"
+            # httpx keeps what a detector said: it runs once per response.
+            detected = self._encoding = default(self._raw.content) or "utf-8"
+            return detected
         return encoding
 
     @encoding.setter
     def encoding(self, value: str | None) -> None:
         self._encoding = value
         self._text = None
+
+    def _body_read(self) -> bool:
+        raw = self._raw
+        return raw.is_read if isinstance(raw, _STREAMED_ANY) else True
 
     @property
     def charset_encoding(self) -> str | None:
@@ -754,6 +879,28 @@ class Response:
         except UnicodeDecodeError as exc:
             raise _utf8_json_error(content, exc) from exc
 
+    @property
+    def num_bytes_downloaded(self) -> int:
+        """Bytes of the body taken from the connection so far, as received (content
+        codings still applied), httpx's counter for download progress. For a body read
+        whole by the engine: its size as sent (``Content-Length`` when the body was
+        content-encoded, the body's size otherwise)."""
+        raw = self._raw
+        if isinstance(raw, _STREAMED_ANY):
+            return raw.num_bytes_downloaded
+        content = raw.content
+        if raw.header("content-encoding") is not None:
+            length = raw.header("content-length")
+            if length is not None and length.isdigit():
+                return int(length)
+        return len(content)
+
+    @property
+    def is_stream_consumed(self) -> bool:
+        """httpx's name: the streamed body was read or iterated (it is read only once)."""
+        raw = self._raw
+        return raw.is_consumed if isinstance(raw, _STREAMED_ANY) else False
+
     # -- streaming ------------------------------------------------------------------------
     # A response from ``client.stream(...)`` or ``request(..., stream=True)`` still has its
     # body on the connection; these read it piece by piece. On a response already read they
@@ -761,10 +908,38 @@ class Response:
 
     def _pieces(self, decode: bool) -> Iterator[bytes]:
         raw = self._raw
-        if isinstance(raw, StreamRaw):
+        if isinstance(raw, StreamRaw | IterStream):
             return raw.pieces(decode=decode)
         content = raw.content
         return iter((content,) if content else ())
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        """Read the next piece of the decoded body into ``buffer`` (a ``bytearray``,
+        ``memoryview``...) and return how many bytes it filled, 0 at the end: what has
+        arrived, up to ``len(buffer)`` bytes. The engine writes into the buffer itself:
+        no object is made per piece. For responses of ``client.stream(...)`` or
+        ``stream=True``."""
+        return self._stream_for("readinto").readinto(buffer)
+
+    def iter_into(self, buffer: WriteableBuffer) -> Iterator[int]:
+        """The decoded body read into ``buffer`` again and again: yields how many bytes
+        each piece filled (``buffer[:n]``), with no allocation per piece::
+
+            buffer = bytearray(256 * 1024)
+            with client.stream("GET", url) as r:
+                for n in r.iter_into(buffer):
+                    out.write(memoryview(buffer)[:n])
+        """
+        return self._stream_for("iter_into").fill(buffer)
+
+    def _stream_for(self, name: str) -> StreamRaw:
+        raw = self._raw
+        if not isinstance(raw, StreamRaw):
+            raise StreamError(
+                f"{name}() reads a streamed response of the sync Client"
+                " (client.stream(...) or stream=True)"
+            )
+        return raw
 
     def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
         """The decoded body in chunks: as it arrives (never held back to fill a chunk; up
@@ -806,31 +981,42 @@ class Response:
 
     def read(self) -> bytes:
         """Read the rest of a streamed body (and return ``content``)."""
-        return self._raw.content
+        raw = self._raw
+        if isinstance(raw, StreamRaw | IterStream):
+            return raw.read()
+        return raw.content
 
     def close(self) -> None:
         """Release the connection: pooled when the body was read to the end, closed if not."""
         raw = self._raw
-        if isinstance(raw, StreamRaw | AsyncStreamRaw):
-            raw.stream.close()
+        if isinstance(raw, _STREAMED_ANY):
+            raw.close()
 
     @property
     def is_closed(self) -> bool:
         raw = self._raw
-        return raw.stream.is_closed if isinstance(raw, StreamRaw | AsyncStreamRaw) else True
+        return raw.is_closed if isinstance(raw, _STREAMED_ANY) else True
+
+    def _expect_read(self) -> Response:
+        """httpx's ``client.stream(...)``: ``content`` before ``read()`` raises
+        ``ResponseNotRead`` (requests' ``stream=True`` reads the body instead)."""
+        raw = self._raw
+        if isinstance(raw, StreamRaw):
+            raw.must_read = True
+        return self
 
     # -- async streaming (``AsyncClient``) ------------------------------------------------
 
     async def aread(self) -> bytes:
         """Read the rest of a streamed ``AsyncClient`` body (and return ``content``)."""
         raw = self._raw
-        if isinstance(raw, AsyncStreamRaw):
+        if isinstance(raw, AsyncStreamRaw | IterStream):
             return await raw.aread()
         return raw.content
 
     async def _apieces(self, decode: bool) -> AsyncIterator[bytes]:
         raw = self._raw
-        if isinstance(raw, AsyncStreamRaw):
+        if isinstance(raw, AsyncStreamRaw | IterStream):
             async for piece in raw.apieces(decode=decode):
                 yield piece
             return
@@ -862,7 +1048,11 @@ class Response:
 
     async def aclose(self) -> None:
         """``close()`` for ``AsyncClient`` responses."""
-        self.close()
+        raw = self._raw
+        if isinstance(raw, IterStream):
+            await raw.aclose()
+        else:
+            self.close()
 
     def __enter__(self) -> Response:
         return self
@@ -905,6 +1095,7 @@ class _StreamedResponse(Response):
 _object_new = object.__new__
 _RAW_RESPONSE = _core.RawResponse
 _STREAMED = (StreamRaw, AsyncStreamRaw)
+_STREAMED_ANY = (StreamRaw, AsyncStreamRaw, IterStream)
 
 
 def _utf8_json_error(content: bytes, exc: UnicodeDecodeError) -> ValueError:

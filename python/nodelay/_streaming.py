@@ -4,22 +4,37 @@
 
 from __future__ import annotations
 
-from ._exceptions import ResponseNotRead, StreamConsumed
+from collections.abc import AsyncIterable, Iterable
+
+from ._exceptions import ResponseNotRead, StreamClosed, StreamConsumed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Iterator
+    from collections.abc import AsyncIterator, Iterator
+
+    from _typeshed import WriteableBuffer
 
     from . import _core
 
-__all__ = ["AsyncStreamRaw", "StreamRaw", "aiter_lines", "arechunk", "iter_lines", "rechunk"]
+__all__ = [
+    "AsyncStreamRaw",
+    "IterStream",
+    "StreamRaw",
+    "aiter_lines",
+    "arechunk",
+    "iter_lines",
+    "rechunk",
+]
 
 
 class _StreamedHead:
     """What the sync and async adapters share: the response head, read from the stream,
-    and the state of the body (not read, being iterated, or read into ``_content``)."""
+    and the state of the body (not read, being iterated, or read into ``_content``).
 
-    __slots__ = ("_consumed", "_content", "_elapsed", "stream")
+    The state errors are httpx's: a body iterated once raises ``StreamConsumed`` when
+    read again, one closed before it was read raises ``StreamClosed``."""
+
+    __slots__ = ("_closed", "_consumed", "_content", "_elapsed", "must_read", "stream")
 
     stream: _core.RawStream | _core.AsyncRawStream
 
@@ -28,6 +43,12 @@ class _StreamedHead:
         self._content: bytes | None = None
         self._elapsed: float | None = None
         self._consumed = False
+        # Closed by the caller (``close()``), as opposed to a body that ended: an empty
+        # body's stream is finished at once, yet it can still be read (as b"").
+        self._closed = False
+        # httpx's ``client.stream(...)``: ``content`` before ``read()`` raises
+        # ``ResponseNotRead`` (requests' ``stream=True`` reads the body instead).
+        self.must_read = False
 
     @property
     def status(self) -> int:
@@ -60,12 +81,42 @@ class _StreamedHead:
     def is_read(self) -> bool:
         return self._content is not None
 
+    @property
+    def is_consumed(self) -> bool:
+        """The body was read or iterated (httpx's ``is_stream_consumed``)."""
+        return self._consumed
+
+    @property
+    def num_bytes_downloaded(self) -> int:
+        """Bytes of the body taken from the connection so far, as received (before
+        content decoding)."""
+        return self.stream.raw_bytes_read
+
+    @property
+    def is_closed(self) -> bool:
+        return self.stream.is_closed
+
+    def close(self) -> None:
+        """Ends the stream: its connection is pooled when the body was read to the
+        end, closed if not."""
+        self._closed = True
+        self.stream.close()
+
+    def _start(self) -> None:
+        """Marks the body as being read, or raises why it cannot be."""
+        if self._consumed:
+            raise StreamConsumed()
+        if self._closed:
+            raise StreamClosed()
+        self._consumed = True
+
 
 class StreamRaw(_StreamedHead):
     """Stands in for ``_core.RawResponse`` while the body is still on the connection.
 
-    ``content`` reads the rest of the body on first access (requests' ``stream=True``
-    behaviour); the iterators read it piece by piece instead.
+    ``read()`` reads the rest of the body; so does ``content`` on first access
+    (requests' ``stream=True``) unless ``must_read`` is set (httpx's
+    ``client.stream``: ``ResponseNotRead``). The iterators read it piece by piece.
     """
 
     __slots__ = ()
@@ -79,9 +130,16 @@ class StreamRaw(_StreamedHead):
     def content(self) -> bytes:
         content = self._content
         if content is None:
-            if self._consumed:
-                raise StreamConsumed("the body was already iterated; it cannot be read again")
-            self._consumed = True
+            if self.must_read:
+                raise ResponseNotRead()
+            content = self.read()
+        return content
+
+    def read(self) -> bytes:
+        """The rest of the body, read once and kept."""
+        content = self._content
+        if content is None:
+            self._start()
             content = self._content = self.stream.read_all()
             self._elapsed = self.stream.elapsed_now()
         return content
@@ -92,18 +150,43 @@ class StreamRaw(_StreamedHead):
             if self._content:
                 yield self._content
             return
-        if self._consumed:
-            raise StreamConsumed("the body of this response was already iterated")
-        self._consumed = True
+        self._start()
         read = self.stream.read
         try:
             while piece := read(decode=decode):
                 yield piece
         finally:
-            self._elapsed = self.stream.elapsed_now()
-            # An iteration stopped early leaves the body half-read: the connection is
-            # closed, never pooled (docs/hostile.md H29).
-            self.stream.close()
+            self._end()
+
+    def fill(self, buffer: WriteableBuffer) -> Iterator[int]:
+        """``iter_into``: the body read into ``buffer`` again and again; yields how
+        many bytes each read filled (0 never: the end stops the iteration)."""
+        if self._content is not None:
+            raise StreamConsumed()
+        self._start()
+        readinto = self.stream.readinto
+        try:
+            while n := readinto(buffer):
+                yield n
+        finally:
+            self._end()
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        """The next piece of the body read into ``buffer``; 0 at its end."""
+        if self._content is not None:
+            raise StreamConsumed()
+        if not self._consumed:
+            self._start()
+        n = self.stream.readinto(buffer)
+        if n == 0:
+            self._end()
+        return n
+
+    def _end(self) -> None:
+        self._elapsed = self.stream.elapsed_now()
+        # An iteration stopped early leaves the body half-read: the connection is
+        # closed, never pooled (docs/hostile.md H29).
+        self.stream.close()
 
 
 class AsyncStreamRaw(_StreamedHead):
@@ -121,17 +204,13 @@ class AsyncStreamRaw(_StreamedHead):
     @property
     def content(self) -> bytes:
         if self._content is None:
-            raise ResponseNotRead(
-                "the body of a streamed async response is not read yet: await response.aread()"
-            )
+            raise ResponseNotRead()
         return self._content
 
     async def aread(self) -> bytes:
         content = self._content
         if content is None:
-            if self._consumed:
-                raise StreamConsumed("the body was already iterated; it cannot be read again")
-            self._consumed = True
+            self._start()
             content = self._content = await self.stream.read_all()
             self._elapsed = self.stream.elapsed_now()
         return content
@@ -142,9 +221,7 @@ class AsyncStreamRaw(_StreamedHead):
             if self._content:
                 yield self._content
             return
-        if self._consumed:
-            raise StreamConsumed("the body of this response was already iterated")
-        self._consumed = True
+        self._start()
         read = self.stream.read
         try:
             while piece := await read(decode=decode):
@@ -153,6 +230,140 @@ class AsyncStreamRaw(_StreamedHead):
             self._elapsed = self.stream.elapsed_now()
             # Stopped early: the half-read connection is closed (docs/hostile.md H29).
             self.stream.close()
+
+
+class IterStream:
+    """Stands in for ``_core.RawResponse`` in a response whose body is an iterable of
+    bytes given by user code: ``Response(200, stream=...)`` or ``content=`` an
+    iterator, as transports (``MockTransport`` handlers, custom ``BaseTransport``
+    subclasses) return them. The body is read once, by ``read()`` / ``aread()`` or
+    the iterators; an async iterable only by the async ones. Its bytes are taken as
+    delivered: no content decoding is applied, so ``num_bytes_downloaded`` counts the
+    same bytes."""
+
+    __slots__ = (
+        "_consumed",
+        "_content",
+        "_pairs",
+        "closed",
+        "elapsed",
+        "must_read",
+        "num_bytes_downloaded",
+        "reason",
+        "source",
+        "status",
+        "url",
+        "version",
+    )
+
+    def __init__(
+        self,
+        status: int,
+        pairs: list[tuple[str, str]],
+        source: Iterable[bytes] | AsyncIterable[bytes],
+        url: str,
+    ) -> None:
+        self.status = status
+        self._pairs = pairs
+        self.source = source
+        self.url = url
+        self.version = "HTTP/1.1"
+        self.reason = ""
+        self.elapsed = 0.0
+        self._content: bytes | None = None
+        self._consumed = False
+        self.closed = False
+        self.must_read = True
+        self.num_bytes_downloaded = 0
+
+    def headers(self) -> list[tuple[str, str]]:
+        return self._pairs
+
+    def header(self, name: str) -> str | None:
+        lower = name.lower()
+        for key, value in self._pairs:
+            if key.lower() == lower:
+                return value
+        return None
+
+    @property
+    def is_read(self) -> bool:
+        return self._content is not None
+
+    @property
+    def is_consumed(self) -> bool:
+        return self._consumed
+
+    @property
+    def is_closed(self) -> bool:
+        return self.closed
+
+    @property
+    def content(self) -> bytes:
+        if self._content is None:
+            raise ResponseNotRead()
+        return self._content
+
+    def _start(self) -> None:
+        if self._consumed:
+            raise StreamConsumed()
+        if self.closed:
+            raise StreamClosed()
+        self._consumed = True
+
+    def read(self) -> bytes:
+        if self._content is None:
+            self._content = b"".join(self.pieces(decode=True))
+        return self._content
+
+    def pieces(self, *, decode: bool) -> Iterator[bytes]:
+        if self._content is not None:
+            if self._content:
+                yield self._content
+            return
+        source = self.source
+        if not isinstance(source, Iterable):
+            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
+        self._start()
+        for piece in source:
+            self.num_bytes_downloaded += len(piece)
+            if piece:
+                yield bytes(piece)
+        self.close()
+
+    async def aread(self) -> bytes:
+        if self._content is None:
+            self._content = b"".join([piece async for piece in self.apieces(decode=True)])
+        return self._content
+
+    async def apieces(self, *, decode: bool) -> AsyncIterator[bytes]:
+        if self._content is not None:
+            if self._content:
+                yield self._content
+            return
+        source = self.source
+        if not isinstance(source, AsyncIterable):
+            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
+        self._start()
+        async for piece in source:
+            self.num_bytes_downloaded += len(piece)
+            if piece:
+                yield bytes(piece)
+        await self.aclose()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            close = getattr(self.source, "close", None)
+            if close is not None and not isinstance(self.source, AsyncIterable):
+                close()
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            aclose = getattr(self.source, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 class _Rechunker:

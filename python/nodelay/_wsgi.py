@@ -91,11 +91,21 @@ class WSGITransport(BaseTransport):
 
 def request_headers(request: Request) -> list[tuple[str, str]]:
     """The headers an in-process app sees: the request's, plus the ``Host`` (and, for a
-    body, ``Content-Length``) the engine would have added on the wire."""
+    body, ``Content-Length``, or ``Transfer-Encoding: chunked`` for a streamed body of
+    unknown size) the engine would have added on the wire."""
     pairs = list(request.headers.multi_items())
     names = {name.lower() for name, _ in pairs}
     if "host" not in names:
         pairs.insert(0, ("Host", request_target(request.url).netloc))
-    if request.content and "content-length" not in names and "transfer-encoding" not in names:
-        pairs.append(("Content-Length", str(len(request.content))))
+    if "content-length" in names or "transfer-encoding" in names:
+        return pairs
+    content = request._content
+    if content is None:  # streamed, not read yet
+        length = getattr(request._body, "length", None)
+        if length is None:
+            pairs.append(("Transfer-Encoding", "chunked"))
+        else:
+            pairs.append(("Content-Length", str(length)))
+    elif content:
+        pairs.append(("Content-Length", str(len(content))))
     return pairs

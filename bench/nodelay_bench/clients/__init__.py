@@ -14,11 +14,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .base import AsyncAdapter, SyncAdapter
 
-__all__ = ["CLIENTS", "DEFAULT_CLIENTS", "load", "probe"]
+__all__ = ["CLIENTS", "DEFAULT_CLIENTS", "OPT_IN", "load", "probe"]
 
 CLIENTS: dict[str, tuple[str, str]] = {
     "nodelay": ("nodelay_sync", "nodelay"),
     "nodelay-async": ("nodelay_async", "nodelay"),
+    "nodelay-readinto": ("nodelay_readinto", "nodelay"),
     "http.client": ("stdlib", "http.client"),
     "urllib3": ("urllib3_", "urllib3"),
     "requests": ("requests_", "requests"),
@@ -36,7 +37,11 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "primp": ("primp_", "primp"),
 }
 
-DEFAULT_CLIENTS = tuple(CLIENTS)
+OPT_IN = frozenset({"nodelay-readinto"})
+"""Rows run only when named in ``--clients``: variants of a nodelay row that differ from it
+in one workload only (``nodelay-readinto``: d's streamed row)."""
+
+DEFAULT_CLIENTS = tuple(name for name in CLIENTS if name not in OPT_IN)
 
 
 def probe(name: str) -> str | None:

@@ -47,6 +47,12 @@ impl BodyStream {
         self.pieces.is_decoded()
     }
 
+    /// Bytes of the body read from the connection so far, as received
+    /// (before content decoding).
+    pub fn raw_bytes_read(&self) -> u64 {
+        self.pieces.raw_read()
+    }
+
     /// Reads what has arrived of the body into `dst`: waits only for the
     /// first bytes, then goes on towards `min` bytes only while more is there
     /// without waiting. So a body that keeps coming gives big pieces, and one

@@ -260,6 +260,22 @@ const uint8_t *nodelay_response_body(const struct nodelay_response *response, si
 // NULL is ignored.
 void nodelay_response_free(struct nodelay_response *response);
 
+// Reads the next piece of the body, its content codings undone, into the
+// caller's buffer `dst` of `cap` bytes (`cap` > 0): `*n` is set to the
+// number of bytes written, 0 once the body has ended (the connection then
+// goes back to the pool). Waits only for the first bytes of a piece, so a
+// body that trickles is handed out as it arrives. The decoded size is capped
+// as for `nodelay_response_read`. A body read this way cannot also be read
+// whole (`nodelay_response_read`, `nodelay_response_read_into`), and one
+// read whole has no pieces left. On failure the connection is closed and
+// later calls give 0 bytes. `abort` as for `nodelay_request`.
+nodelay_code nodelay_response_read_chunk(struct nodelay_response *response,
+                                         uint8_t *dst,
+                                         size_t cap,
+                                         size_t *n,
+                                         nodelay_abort_fn abort,
+                                         void *abort_ctx);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -10,17 +10,21 @@ use nodelay_front::Head;
 
 use crate::abort::{nodelay_abort_fn, Abort};
 use crate::code::{fail, fail_engine, guard, nodelay_code};
+use crate::stream::Streaming;
 
 /// A response: its head, and its body once read.
 pub struct nodelay_response {
-    head: Head,
+    pub(crate) head: Head,
     /// The connection's side of the exchange, until the body is read (it
-    /// then returns to the pool) or the response is freed (closed).
-    exchange: Option<Exchange>,
+    /// then returns to the pool), streamed (it moves into `stream`) or the
+    /// response is freed (closed).
+    pub(crate) exchange: Option<Exchange>,
     plan: WholeBody,
     /// The body read by `nodelay_response_read`.
     body: Vec<u8>,
-    max_decoded_size: u64,
+    pub(crate) max_decoded_size: u64,
+    /// The body being read by `nodelay_response_read_chunk`.
+    pub(crate) stream: Option<Streaming>,
 }
 
 impl nodelay_response {
@@ -36,6 +40,7 @@ impl nodelay_response {
             plan,
             body: Vec::new(),
             max_decoded_size,
+            stream: None,
         }
     }
 

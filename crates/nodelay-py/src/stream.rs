@@ -1,11 +1,14 @@
 //! `_core.RawStream`: a response whose body is read on demand
 //! (`client.stream(...)`, `iter_bytes()`, requests' `stream=True`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use nodelay_core::decode::Coding;
 use nodelay_core::{BodyStream, Error, Exchange, Interrupt};
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
@@ -85,6 +88,9 @@ pub(crate) struct RawStream {
     max_decoded_bytes: u64,
     /// Content codings to undo when the body is read decoded.
     codings: Vec<Coding>,
+    /// Raw body bytes read so far (kept here: the body stream is dropped at
+    /// its end).
+    downloaded: AtomicU64,
 }
 
 impl RawStream {
@@ -113,6 +119,7 @@ impl RawStream {
             signals,
             max_decoded_bytes,
             codings,
+            downloaded: AtomicU64::new(0),
         })
     }
 
@@ -145,7 +152,10 @@ impl RawStream {
             let Body::Streaming { stream, remaining } = &mut *slot else {
                 return Ok(0);
             };
-            match stream.read(out, min.min(out.len())) {
+            let piece = stream.read(out, min.min(out.len()));
+            self.downloaded
+                .store(stream.raw_bytes_read(), Ordering::Relaxed);
+            match piece {
                 Ok(0) => {
                     *slot = Body::Finished;
                     Ok(0)
@@ -328,6 +338,54 @@ impl RawStream {
             }
             filled += n;
         }
+    }
+
+    /// Reads the next piece of the body, decoded, into `buffer` (any
+    /// writable C-contiguous buffer: a bytearray, a memoryview, a numpy
+    /// array): what has arrived, up to its size, growing towards
+    /// `min_bytes` only with bytes already there. Returns how many bytes were
+    /// written, 0 once the body is complete. The engine writes straight into
+    /// the caller's memory: no object is made per piece.
+    #[pyo3(signature = (buffer, min_bytes=DEFAULT_READ_MIN_BYTES))]
+    fn readinto(
+        &self,
+        py: Python<'_>,
+        buffer: &Bound<'_, PyAny>,
+        min_bytes: usize,
+    ) -> PyResult<usize> {
+        let view = PyBuffer::<u8>::get(buffer)?;
+        if view.readonly() {
+            return Err(PyTypeError::new_err("readinto() needs a writable buffer"));
+        }
+        if !view.is_c_contiguous() {
+            return Err(PyTypeError::new_err(
+                "readinto() needs a C-contiguous buffer",
+            ));
+        }
+        let len = view.len_bytes();
+        if len == 0 {
+            // A read of 0 bytes would look like the end of the body.
+            return Err(PyValueError::new_err("readinto() needs a non-empty buffer"));
+        }
+        // SAFETY: `view` holds a buffer export until it is dropped after the
+        // read, so the memory stays allocated and cannot be resized (a
+        // bytearray or mmap with an export refuses both); it is writable
+        // (checked above), C-contiguous and `len` bytes long. Python code in
+        // another thread may touch it while the GIL is released, as with
+        // `socket.recv_into`: that is the caller's race, on plain bytes.
+        let out = unsafe { std::slice::from_raw_parts_mut(view.buf_ptr().cast::<u8>(), len) };
+        let n = self
+            .next_piece(py, out, min_bytes, true)
+            .map_err(|e| self.fail(py, e));
+        view.release(py);
+        n
+    }
+
+    /// Bytes of the body read from the connection so far, as received
+    /// (before content decoding).
+    #[getter]
+    fn raw_bytes_read(&self) -> u64 {
+        self.downloaded.load(Ordering::Relaxed)
     }
 
     /// True once the body was read to the end (or the stream closed).

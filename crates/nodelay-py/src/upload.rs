@@ -104,7 +104,33 @@ impl Upload {
     fn replayable(&self) -> bool {
         !self.sent.load(Ordering::Acquire) || self.parts.iter().all(Part::can_rewind)
     }
+
+    /// The whole body as one `bytes`, for transports that take a request in
+    /// memory (`Request.read()`). Counts as a pass: a body read before starts
+    /// over, or raises `StreamConsumed` when it cannot.
+    fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut source = self.begin(py)?;
+        let mut buf = Vec::with_capacity(READ_ALL_FILE_PIECE_BYTES);
+        let first = self.length.map_or(0, |n| {
+            usize::try_from(n).map_or(READ_ALL_FIRST_MAX_BYTES, |n| {
+                n.min(READ_ALL_FIRST_MAX_BYTES)
+            })
+        });
+        let mut out = Vec::with_capacity(first);
+        while let Some(piece) = source.cursor.pull(py, &mut buf)? {
+            out.extend_from_slice(piece);
+        }
+        Ok(PyBytes::new(py, &out))
+    }
 }
+
+/// Size of each file read by `Upload::read_all` (a file part is read into a
+/// buffer of this capacity, as the engine's upload loop reads it).
+const READ_ALL_FILE_PIECE_BYTES: usize = 64 * 1024;
+
+/// Most `Upload::read_all` reserves up front from the declared length: a
+/// wrong size from a file-like object costs no more than this.
+const READ_ALL_FIRST_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// `(file, size)` when `item` is a 2-tuple of an object with `read` and an
 /// int; any other tuple is an iterable of bytes like a list.

@@ -39,6 +39,12 @@ impl AsyncBodyStream {
         self.pieces.is_decoded()
     }
 
+    /// Bytes of the body read from the connection so far, as received
+    /// (before content decoding).
+    pub fn raw_bytes_read(&self) -> u64 {
+        self.pieces.raw_read()
+    }
+
     /// The next piece: what has arrived, at most `max` bytes; empty once the
     /// body is complete. It waits only for the first bytes, and grows towards
     /// `min` only with bytes already there: a body that keeps coming gives big

@@ -35,6 +35,9 @@ pub(crate) struct Pieces {
     raw_ended: bool,
     /// The decoder was finished: everything decoded is in it.
     done: bool,
+    /// Raw bytes the driver has read so far (before decoding): httpx's
+    /// `Response.num_bytes_downloaded`.
+    raw_read: u64,
 }
 
 impl Pieces {
@@ -53,6 +56,7 @@ impl Pieces {
             filled: 0,
             raw_ended: false,
             done: false,
+            raw_read: 0,
         })
     }
 
@@ -105,6 +109,11 @@ impl Pieces {
         &mut self.raw
     }
 
+    /// Raw bytes read so far, as received (content codings still applied).
+    pub fn raw_read(&self) -> u64 {
+        self.raw_read
+    }
+
     /// The body failed: what comes after is not the body, so every further
     /// piece is empty.
     pub fn fail(&mut self) {
@@ -115,6 +124,7 @@ impl Pieces {
     /// The driver read `n` raw bytes into the read target; 0 is the end of
     /// the raw body.
     pub fn got(&mut self, n: usize, filled: &mut usize) {
+        self.raw_read += n as u64;
         if n == 0 {
             self.raw_ended = true;
         } else if self.decoder.is_none() {

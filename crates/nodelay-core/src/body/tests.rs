@@ -378,3 +378,34 @@ fn a_piece_is_what_has_arrived() {
     assert_eq!(read_piece(&mut pieces, &mut reads, 64, 64), b", world");
     assert_eq!(read_piece(&mut pieces, &mut reads, 64, 64), b"");
 }
+
+#[test]
+fn raw_read_counts_the_bytes_as_received() {
+    // Decoded: the count is of the gzip stream, at each piece, not of what it decodes to.
+    let body = vec![b'x'; 10_000];
+    let encoded = gzip(&body);
+    let (a, b) = encoded.split_at(encoded.len() / 2);
+    let mut pieces = Pieces::new(&[Coding::Gzip], 1 << 30).unwrap();
+    assert_eq!(pieces.raw_read(), 0);
+    let mut reads: Vec<Option<&[u8]>> = vec![Some(a), Some(b), Some(b"")];
+    let mut decoded = Vec::new();
+    let mut counts = Vec::new();
+    loop {
+        let piece = read_piece(&mut pieces, &mut reads, 1000, 1);
+        counts.push(pieces.raw_read());
+        if piece.is_empty() {
+            break;
+        }
+        decoded.extend(piece);
+    }
+    assert_eq!(decoded, body);
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]));
+    assert!(counts[0] >= a.len() as u64);
+    assert_eq!(pieces.raw_read(), encoded.len() as u64);
+    // As received: the count is the body's size.
+    let mut pieces = Pieces::new(&[], 1 << 30).unwrap();
+    let mut reads: Vec<Option<&[u8]>> = vec![Some(b"abc"), Some(b"de"), Some(b"")];
+    assert_eq!(read_piece(&mut pieces, &mut reads, 16, 16), b"abcde");
+    assert_eq!(read_piece(&mut pieces, &mut reads, 16, 16), b"");
+    assert_eq!(pieces.raw_read(), 5);
+}

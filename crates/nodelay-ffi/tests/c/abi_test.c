@@ -86,6 +86,61 @@ static void get_chunked(nodelay_client *c, const char *base) {
     nodelay_response_free(r);
 }
 
+/* A host language's signal handling: the handler only sets a flag (as
+ * Perl's does), installed without SA_RESTART so the blocked read returns
+ * EINTR, and the abort callback answers from the flag. */
+static volatile sig_atomic_t alarm_fired = 0;
+static int abort_calls = 0;
+
+static void on_alarm(int sig) {
+    (void)sig;
+    alarm_fired = 1;
+}
+
+static int32_t should_abort(void *ctx) {
+    (*(int *)ctx)++;
+    return alarm_fired;
+}
+
+/* Pieces of a decoded body through a small buffer: the same bytes as the
+ * whole read of the same resource, then 0 at the end (and after it). */
+static void stream_gzip(nodelay_client *c, const char *base) {
+    nodelay_response *whole = NULL, *r = NULL;
+    CHECK(nodelay_request(c, "GET", url(base, "/gzip/100000"), NULL, 0, NULL, 0, NULL, NULL,
+                          &whole) == NODELAY_OK);
+    if (!whole) return;
+    CHECK(nodelay_response_read(whole, NULL, NULL) == NODELAY_OK);
+    size_t whole_len = 0;
+    const uint8_t *expected = nodelay_response_body(whole, &whole_len);
+    CHECK(whole_len == 100000);
+    CHECK(nodelay_request(c, "GET", url(base, "/gzip/100000"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    if (!r) return;
+    uint8_t *got = malloc(whole_len + 1);
+    uint8_t piece[4096];
+    size_t total = 0, n = 0;
+    int pieces = 0;
+    nodelay_code code;
+    while ((code = nodelay_response_read_chunk(r, piece, sizeof piece, &n, should_abort,
+                                               &abort_calls)) == NODELAY_OK &&
+           n > 0 && pieces < 10000) {
+        CHECK(n <= sizeof piece);
+        if (total + n <= whole_len) memcpy(got + total, piece, n);
+        total += n;
+        pieces++;
+    }
+    CHECK(code == NODELAY_OK);
+    CHECK(total == whole_len && pieces > 1);
+    CHECK(total == whole_len && memcmp(got, expected, whole_len) == 0);
+    CHECK(nodelay_response_read_chunk(r, piece, sizeof piece, &n, NULL, NULL) == NODELAY_OK &&
+          n == 0);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_E_INVALID_ARGUMENT);
+    CHECK(nodelay_response_read_chunk(r, piece, 0, &n, NULL, NULL) == NODELAY_E_INVALID_ARGUMENT);
+    free(got);
+    nodelay_response_free(r);
+    nodelay_response_free(whole);
+}
+
 static void post_echo(nodelay_client *c, const char *base) {
     const char *body = "name=nodelay&lang=c";
     nodelay_header headers[] = {
@@ -139,22 +194,6 @@ static void invalid_arguments(nodelay_client *c) {
     nodelay_client *bad = NULL;
     CHECK(nodelay_client_new(&o, &bad) == NODELAY_E_INVALID_ARGUMENT);
     CHECK(bad == NULL);
-}
-
-/* A host language's signal handling: the handler only sets a flag (as
- * Perl's does), installed without SA_RESTART so the blocked read returns
- * EINTR, and the abort callback answers from the flag. */
-static volatile sig_atomic_t alarm_fired = 0;
-static int abort_calls = 0;
-
-static void on_alarm(int sig) {
-    (void)sig;
-    alarm_fired = 1;
-}
-
-static int32_t should_abort(void *ctx) {
-    (*(int *)ctx)++;
-    return alarm_fired;
 }
 
 static void abort_by_signal(nodelay_client *c, const char *base) {
@@ -231,6 +270,7 @@ int main(int argc, char **argv) {
     get_known_length(c, base);
     get_chunked(c, base);
     post_echo(c, base);
+    stream_gzip(c, base);
     get_known_length(c, base); /* again, on the kept-alive connection */
     refused(c, argv[2]);
     invalid_arguments(c);

@@ -6,6 +6,7 @@
 //! cancelled read) can always end the stream: an aborted task drops the body,
 //! which closes its connection (never pooled half-read: docs/hostile.md H29).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -53,6 +54,9 @@ pub(crate) struct AsyncRawStream {
     reading: Mutex<Option<Py<PyAny>>>,
     max_decoded_bytes: u64,
     codings: Vec<Coding>,
+    /// Raw body bytes read so far (kept here: the body stream is dropped at
+    /// its end).
+    downloaded: Arc<AtomicU64>,
 }
 
 impl AsyncRawStream {
@@ -82,6 +86,7 @@ impl AsyncRawStream {
             elapsed: started.elapsed().as_secs_f64(),
             body: Arc::new(Mutex::new(body)),
             reading: Mutex::new(None),
+            downloaded: Arc::default(),
             max_decoded_bytes,
             codings,
         })
@@ -140,6 +145,7 @@ impl AsyncRawStream {
             Take::Failed(e) => return Err(error(py, e, url)),
         };
         let slot = Arc::clone(&self.body);
+        let downloaded = Arc::clone(&self.downloaded);
         let future = spawn(py, url, async move {
             let mut stream = stream;
             let piece = if all {
@@ -147,6 +153,7 @@ impl AsyncRawStream {
             } else {
                 stream.read(max, min).await
             };
+            downloaded.store(stream.raw_bytes_read(), Ordering::Relaxed);
             Piece {
                 slot,
                 stream,
@@ -247,6 +254,13 @@ impl AsyncRawStream {
             true,
             true,
         )
+    }
+
+    /// Bytes of the body read from the connection so far, as received
+    /// (before content decoding).
+    #[getter]
+    fn raw_bytes_read(&self) -> u64 {
+        self.downloaded.load(Ordering::Relaxed)
     }
 
     /// True once the body was read to the end (or the stream closed).

@@ -1,0 +1,57 @@
+/* One blocking ABI call run with the GVL released (call.c), and what the
+ * extension's files share. */
+#ifndef NODELAY_RB_CALL_H
+#define NODELAY_RB_CALL_H
+
+#include <ruby.h>
+
+#include "nodelay.h"
+
+/* The blocking ABI calls the extension makes. */
+enum call_op { CALL_REQUEST, CALL_READ_INTO, CALL_READ, CALL_READ_CHUNK };
+
+/* Arguments and results of one blocking call. Everything it points to is
+ * kept alive (and unmoved) by VALUEs on the calling thread's stack. */
+struct call {
+    enum call_op op;
+    const nodelay_client *client;
+    const char *method;
+    const char *url;
+    const nodelay_header *headers;
+    size_t n_headers;
+    const uint8_t *body;
+    size_t body_len;
+    nodelay_response *response;
+    uint8_t *dst;
+    size_t len;
+    size_t got;
+    nodelay_code code;
+    /* Set by the unblocking function (another thread), read by the abort
+     * callback (this call's thread). */
+    int interrupted;
+    /* Whether the call ran (it does not when an interrupt was pending). */
+    int ran;
+};
+
+/* Runs `call` without the GVL; Thread#raise, Timeout and Ctrl-C stop it
+ * (NODELAY_E_INTERRUPTED). The code is in call->code. */
+void nodelay_rb_call(struct call *call);
+
+/* Raises the pending Ruby interrupt when `call` was interrupted by one, else
+ * the Nodelay::Error subclass of its code (with the ABI's message). */
+NORETURN(void nodelay_rb_raise(const struct call *call));
+
+extern VALUE nodelay_rb_module;
+
+void nodelay_rb_init_client(void);
+void nodelay_rb_init_response(void);
+
+/* A response object for an ABI response (owned by it from now on). */
+VALUE nodelay_rb_response_new(nodelay_response *response, VALUE client);
+/* Reads the whole body into a new String kept by the response object. */
+void nodelay_rb_response_read_body(VALUE self);
+/* Streams the body to the block; frees the ABI response early on a raise
+ * or break out of the block. */
+void nodelay_rb_response_stream(VALUE self);
+
+#endif

@@ -1,0 +1,174 @@
+/* Nodelay::Native: an ABI client (pool, TLS, timeouts, cookie jar) and the
+ * request calls Nodelay::Client (lib/nodelay/client.rb) makes on it. Ruby
+ * values are turned into the ABI's borrowed pointers here; nothing else. */
+#include "call.h"
+
+static VALUE native_class;
+
+static void client_free(void *ptr) { nodelay_client_free(ptr); }
+
+static size_t client_size(const void *ptr) {
+    (void)ptr;
+    return sizeof(void *);
+}
+
+static const rb_data_type_t client_type = {
+    "nodelay_client",
+    {NULL, client_free, client_size, NULL, {NULL}},
+    NULL, NULL, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static nodelay_client *client_of(VALUE self) {
+    nodelay_client *client = rb_check_typeddata(self, &client_type);
+    if (!client) rb_raise(rb_eRuntimeError, "Nodelay::Native is not initialized");
+    return client;
+}
+
+static VALUE client_alloc(VALUE klass) {
+    return TypedData_Wrap_Struct(klass, &client_type, NULL);
+}
+
+static VALUE option(VALUE opts, const char *name) {
+    return rb_hash_aref(opts, ID2SYM(rb_intern(name)));
+}
+
+static void seconds(VALUE opts, const char *name, double *field) {
+    VALUE v = option(opts, name);
+    if (!NIL_P(v)) *field = NUM2DBL(v);
+}
+
+static const char *text(VALUE opts, const char *name) {
+    VALUE v = option(opts, name);
+    return NIL_P(v) ? NULL : StringValueCStr(v);
+}
+
+/* Native.new(opts): opts is the Hash lib/nodelay/client.rb builds (every
+ * key optional): *_timeout (seconds, negative: none), verify, ca_file,
+ * proxy, no_proxy, http2 (0/1/2), user_agent, cookies, cookie_file,
+ * cookie_autosave, max_connections. */
+static VALUE client_initialize(VALUE self, VALUE opts) {
+    Check_Type(opts, T_HASH);
+    if (DATA_PTR(self)) rb_raise(rb_eRuntimeError, "Nodelay::Native is already initialized");
+    nodelay_options o;
+    nodelay_options_init(&o);
+    seconds(opts, "connect_timeout", &o.connect_timeout);
+    seconds(opts, "read_timeout", &o.read_timeout);
+    seconds(opts, "write_timeout", &o.write_timeout);
+    seconds(opts, "pool_timeout", &o.pool_timeout);
+    seconds(opts, "total_timeout", &o.total_timeout);
+    VALUE v;
+    if (!NIL_P(v = option(opts, "verify"))) o.verify = RTEST(v);
+    if (!NIL_P(v = option(opts, "http2"))) o.http2 = NUM2UINT(v);
+    if (!NIL_P(v = option(opts, "cookies"))) o.cookies = RTEST(v);
+    if (!NIL_P(v = option(opts, "cookie_autosave"))) o.cookie_autosave = RTEST(v);
+    if (!NIL_P(v = option(opts, "max_connections"))) o.max_connections = NUM2UINT(v);
+    o.ca_file = text(opts, "ca_file");
+    o.proxy = text(opts, "proxy");
+    o.no_proxy = text(opts, "no_proxy");
+    o.user_agent = text(opts, "user_agent");
+    o.cookie_file = text(opts, "cookie_file");
+    nodelay_client *client = NULL;
+    struct call call = {0};
+    call.code = nodelay_client_new(&o, &client);
+    if (call.code != NODELAY_OK) nodelay_rb_raise(&call);
+    DATA_PTR(self) = client;
+    RB_GC_GUARD(opts);
+    return self;
+}
+
+/* The number of header pairs in a flat Array [name, value, ...] (or nil). */
+static size_t header_count(VALUE flat) {
+    if (NIL_P(flat)) return 0;
+    Check_Type(flat, T_ARRAY);
+    if (RARRAY_LEN(flat) % 2) rb_raise(rb_eArgError, "headers: a flat array of name, value pairs");
+    return (size_t)RARRAY_LEN(flat) / 2;
+}
+
+/* Fills `headers` (room for header_count(flat)) from the Strings of `flat`.
+ * Each String is frozen first (a shared frozen copy when the caller's is
+ * not), so no other thread can change its bytes while the GVL is released;
+ * `keep` holds them. */
+static void fill_headers(VALUE flat, VALUE keep, nodelay_header *headers, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        VALUE name = RARRAY_AREF(flat, 2 * i), value = RARRAY_AREF(flat, 2 * i + 1);
+        name = rb_str_new_frozen(StringValue(name));
+        value = rb_str_new_frozen(StringValue(value));
+        rb_ary_push(keep, name);
+        rb_ary_push(keep, value);
+        headers[i] = (nodelay_header){RSTRING_PTR(name), (size_t)RSTRING_LEN(name),
+                                      RSTRING_PTR(value), (size_t)RSTRING_LEN(value)};
+    }
+}
+
+/* Sends the request and wraps its response (head read, body not yet). */
+static VALUE send_request(VALUE self, VALUE method, VALUE url, VALUE headers, VALUE body) {
+    struct call call = {0};
+    call.op = CALL_REQUEST;
+    call.client = client_of(self);
+    call.method = StringValueCStr(method);
+    url = rb_str_new_frozen(StringValue(url));
+    call.url = StringValueCStr(url);
+    VALUE keep = rb_ary_new();
+    VALUE buf = 0;
+    /* On this frame's stack (or heap when large) for the call's duration. */
+    call.n_headers = header_count(headers);
+    nodelay_header *fields = ALLOCV_N(nodelay_header, buf, call.n_headers);
+    fill_headers(headers, keep, fields, call.n_headers);
+    call.headers = fields;
+    if (!NIL_P(body)) {
+        body = rb_str_new_frozen(StringValue(body));
+        call.body = (const uint8_t *)RSTRING_PTR(body);
+        call.body_len = (size_t)RSTRING_LEN(body);
+    }
+    nodelay_rb_call(&call);
+    if (buf) ALLOCV_END(buf);
+    RB_GC_GUARD(keep);
+    RB_GC_GUARD(body);
+    RB_GC_GUARD(url);
+    RB_GC_GUARD(method);
+    if (call.code != NODELAY_OK) nodelay_rb_raise(&call);
+    return nodelay_rb_response_new(call.response, self);
+}
+
+/* request(method, url, headers, body): a Nodelay::Response, body read. */
+static VALUE client_request(VALUE self, VALUE method, VALUE url, VALUE headers, VALUE body) {
+    VALUE response = send_request(self, method, url, headers, body);
+    nodelay_rb_response_read_body(response);
+    return response;
+}
+
+/* stream(method, url, headers, body) { |chunk| }: the response, its body
+ * given to the block piece by piece (and not kept). */
+static VALUE client_stream(VALUE self, VALUE method, VALUE url, VALUE headers, VALUE body) {
+    rb_need_block();
+    VALUE response = send_request(self, method, url, headers, body);
+    nodelay_rb_response_stream(response);
+    return response;
+}
+
+/* Writes the cookie jar to its file now. */
+static VALUE client_save_cookies(VALUE self) {
+    struct call call = {0};
+    call.code = nodelay_client_save_cookies(client_of(self));
+    if (call.code != NODELAY_OK) nodelay_rb_raise(&call);
+    return Qnil;
+}
+
+/* Closes the connections and frees the client now (saving an autosaved
+ * jar); the object is unusable afterwards. */
+static VALUE client_close(VALUE self) {
+    nodelay_client *client = rb_check_typeddata(self, &client_type);
+    DATA_PTR(self) = NULL;
+    nodelay_client_free(client);
+    return Qnil;
+}
+
+void nodelay_rb_init_client(void) {
+    native_class = rb_define_class_under(nodelay_rb_module, "Native", rb_cObject);
+    rb_define_alloc_func(native_class, client_alloc);
+    rb_define_method(native_class, "initialize", client_initialize, 1);
+    rb_define_method(native_class, "request", client_request, 4);
+    rb_define_method(native_class, "stream", client_stream, 4);
+    rb_define_method(native_class, "save_cookies", client_save_cookies, 0);
+    rb_define_method(native_class, "close", client_close, 0);
+}

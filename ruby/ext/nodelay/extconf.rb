@@ -1,0 +1,40 @@
+# Builds nodelay_ext.so, the C extension over libnodelay_ffi.a (the engine's C
+# ABI, crates/nodelay-ffi), with mkmf: only Ruby's stdlib, a C compiler and,
+# in a checkout, cargo.
+#
+# Where the library comes from, first match wins:
+# - `--with-nodelay-dir=DIR` (or --with-nodelay-include / --with-nodelay-lib):
+#   a built library, DIR/include/nodelay.h and DIR/lib/libnodelay_ffi.a;
+# - the nodelay checkout this file is in, or the one NODELAY_ROOT names: cargo
+#   builds the library there (debug profile; NODELAY_PROFILE=release for the
+#   optimised one), into CARGO_TARGET_DIR when set, else ROOT/target.
+require "mkmf"
+
+def checkout
+  [ENV["NODELAY_ROOT"], File.expand_path("../../..", __dir__)].compact.find do |dir|
+    File.file?(File.join(dir, "crates/nodelay-ffi/include/nodelay.h"))
+  end
+end
+
+include_dir, lib_dir = dir_config("nodelay")
+unless include_dir && lib_dir
+  root = checkout or abort "nodelay: no libnodelay_ffi: pass --with-nodelay-dir=DIR or set NODELAY_ROOT to a nodelay checkout"
+  profile = ENV.fetch("NODELAY_PROFILE", "debug")
+  target = File.expand_path(ENV["CARGO_TARGET_DIR"] || "target", root)
+  command = ["cargo", "build", "--quiet", "-p", "nodelay-ffi"]
+  command << "--release" if profile == "release"
+  system(*command, chdir: root) or abort "nodelay: `#{command.join(" ")}` failed in #{root}"
+  include_dir = File.join(root, "crates/nodelay-ffi/include")
+  lib_dir = File.join(target, profile)
+end
+
+library = File.join(lib_dir, "libnodelay_ffi.a")
+File.file?(library) or abort "nodelay: #{library} is missing"
+$INCFLAGS << " -I#{include_dir}"
+# The static library, whole, then what Rust's standard library needs from libc.
+$LOCAL_LIBS << " #{library} -lpthread -ldl -lm"
+$CFLAGS << " -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
+have_header("nodelay.h") or abort "nodelay: nodelay.h not found in #{include_dir}"
+create_makefile("nodelay/nodelay_ext")
+# Relink when cargo rebuilt the library (make knows only the C sources).
+File.open("Makefile", "a") { |f| f.puts "\n$(DLLIB): #{library}" }

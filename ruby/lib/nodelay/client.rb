@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+require "uri"
+require "json"
+
+module Nodelay
+  # An HTTP client: a connection pool (keep-alive, TCP_NODELAY), TLS, HTTP/2
+  # when asked, timeouts and a cookie jar, all in the engine. Thread-safe:
+  # one client serves every thread; the GVL is released while a request
+  # waits, and Thread#raise, Timeout.timeout and Ctrl-C interrupt it.
+  class Client
+    HTTP2_MODES = { false => 0, nil => 0, negotiate: 1, true => 1, prior_knowledge: 2 }.freeze
+    TIMEOUT_KINDS = %i[connect read write pool total].freeze
+    FORM_TYPE = "application/x-www-form-urlencoded"
+    JSON_TYPE = "application/json"
+
+    attr_reader :base_url, :headers
+
+    # base_url: what a relative path is joined to. timeout: seconds for each
+    # of connect, read, write and pool, or a Hash of some of those and
+    # :total (a whole request); nil: the defaults (10 s connect, 30 s the
+    # others). cookies: a CookieJar (default: in memory), or false for none.
+    # http2: false (HTTP/1.1), true/:negotiate (h2 by ALPN over https),
+    # :prior_knowledge (h2c). headers: sent with every request (a request's
+    # own win). verify/ca_file/proxy/no_proxy/user_agent/max_connections as
+    # their names say.
+    def initialize(base_url: nil, timeout: nil, cookies: CookieJar.new, http2: false, headers: {},
+                   verify: true, ca_file: nil, proxy: nil, no_proxy: nil, user_agent: nil,
+                   max_connections: nil)
+      @base_url = base_url&.to_s&.chomp("/")
+      @headers = headers.to_h { |k, v| [k.to_s, v.to_s] }.freeze
+      options = {
+        verify: verify, ca_file: ca_file&.to_s, proxy: proxy&.to_s, no_proxy: no_proxy&.to_s,
+        user_agent: user_agent&.to_s, max_connections: max_connections,
+        http2: HTTP2_MODES.fetch(http2) { raise ArgumentError, "http2: #{http2.inspect}" },
+      }
+      options.merge!(timeouts(timeout))
+      options.merge!(cookies ? cookies.native_options : { cookies: false })
+      @native = Native.new(options)
+    end
+
+    def get(path, **options, &block) = request("GET", path, **options, &block)
+    def head(path, **options) = request("HEAD", path, **options)
+    def post(path, **options, &block) = request("POST", path, **options, &block)
+    def put(path, **options, &block) = request("PUT", path, **options, &block)
+    def patch(path, **options, &block) = request("PATCH", path, **options, &block)
+    def delete(path, **options, &block) = request("DELETE", path, **options, &block)
+
+    # Sends one request and returns its Response. params: a Hash or Array
+    # added to the query string. headers: this request's. One body at most:
+    # form: (a Hash, URL-encoded), json: (any object, JSON.generate) or body:
+    # (a String, sent as is). With a block, the body is given to it in pieces
+    # (Strings, decoded) as they arrive, and Response#body is nil.
+    def request(method, path, params: nil, headers: nil, form: nil, json: nil, body: nil, &block)
+      if [form, json, body].count { |b| !b.nil? } > 1
+        raise ArgumentError, "give one of form:, json: and body:"
+      end
+
+      fields = @headers.dup
+      headers&.each { |k, v| fields[k.to_s] = v.to_s }
+      if form
+        body = URI.encode_www_form(form)
+        content_type(fields, FORM_TYPE)
+      elsif !json.nil?
+        body = JSON.generate(json)
+        content_type(fields, JSON_TYPE)
+      end
+      flat = fields.empty? ? nil : fields.flatten
+      target = url(path, params)
+      if block
+        @native.stream(method, target, flat, body&.to_s, &block)
+      else
+        @native.request(method, target, flat, body&.to_s)
+      end
+    end
+
+    # Writes the cookie jar to its file now.
+    def save_cookies = @native.save_cookies
+
+    # Closes the pool's connections and frees the client (saving an autosaved
+    # jar). Call it only when no request of this client is running.
+    def close = @native.close
+
+    private
+
+    def timeouts(timeout)
+      case timeout
+      when nil then {}
+      when Numeric then %i[connect read write pool].to_h { |k| [:"#{k}_timeout", timeout.to_f] }
+      when Hash
+        timeout.to_h do |kind, seconds|
+          raise ArgumentError, "timeout: unknown kind #{kind.inspect}" unless TIMEOUT_KINDS.include?(kind)
+
+          [:"#{kind}_timeout", seconds.nil? ? -1.0 : seconds.to_f]
+        end
+      else raise ArgumentError, "timeout: seconds or a Hash, not #{timeout.class}"
+      end
+    end
+
+    def content_type(fields, type)
+      fields["Content-Type"] = type unless fields.keys.any? { |k| k.casecmp?("content-type") }
+    end
+
+    def url(path, params)
+      path = path.to_s
+      target = if @base_url.nil? || path.match?(%r{\A[a-z][a-z0-9+.-]*://}i)
+                 path
+               else
+                 "#{@base_url}/#{path.delete_prefix("/")}"
+               end
+      return target if params.nil? || params.empty?
+
+      "#{target}#{target.include?("?") ? "&" : "?"}#{URI.encode_www_form(params)}"
+    end
+  end
+end

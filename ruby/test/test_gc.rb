@@ -1,0 +1,57 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# The extension's objects under a garbage collector that runs at every
+# allocation (GC.stress) and one that moves objects (GC.compact), also while
+# other threads wait in requests with the GVL released.
+class TestGC < Minitest::Test
+  def setup
+    @client = Nodelay::Client.new(base_url: TestServer.url, timeout: 5)
+    @expected = @client.get("/bytes/5000").body
+  end
+
+  def test_gc_stress_around_requests
+    responses = []
+    GC.stress = true
+    begin
+      3.times do
+        responses << @client.get("/bytes/5000")
+        responses << @client.post("/echo", form: { a: "b" * 40 }, headers: { "X-Test" => "t" })
+        pieces = []
+        @client.get("/gzip/5000") { |p| pieces << p }
+        responses << pieces.join
+      end
+    ensure
+      GC.stress = false
+    end
+    responses.each_slice(3) do |get, post, streamed|
+      assert_equal [200, @expected, "5000"], [get.status, get.body, get["content-length"]]
+      assert_equal "a=#{"b" * 40}", post.body
+      assert_equal @expected, streamed
+    end
+  end
+
+  def test_compaction_between_and_during_requests
+    skip "GC.compact is not supported here" unless GC.respond_to?(:compact)
+    kept = 20.times.map { |i| @client.get("/bytes/#{i + 1}") }
+    GC.compact
+    kept.each_with_index { |r, i| assert_equal [@expected[0, i + 1], (i + 1).to_s], [r.body, r["content-length"]] }
+    stop = false
+    compactor = Thread.new do
+      GC.compact until stop
+    end
+    begin
+      40.times do |i|
+        r = @client.get("/bytes/#{(i % 7) + 1}")
+        assert_equal @expected[0, (i % 7) + 1], r.body
+      end
+      4.times.map { Thread.new { @client.get("/delay/50").status } }.each { |t| assert_equal 200, t.value }
+    ensure
+      stop = true
+      compactor.join
+    end
+    GC.compact
+    kept.each_with_index { |r, i| assert_equal @expected[0, i + 1], r.body }
+  end
+end

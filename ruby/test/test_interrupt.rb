@@ -1,0 +1,84 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# The GVL is released while a request waits, and an interrupt of the waiting
+# thread stops it: against a server that accepts and never answers, the
+# request would otherwise wait for its 10 s read timeout.
+class TestInterrupt < Minitest::Test
+  # Seconds within which an interrupted request must have returned: the
+  # engine polls the abort flag every 50 ms; the rest is slack for a loaded
+  # machine, far below the 10 s the request would otherwise wait.
+  INTERRUPT_BOUND = 0.6
+
+  def setup
+    @silent = ScriptedServer.new { |c| c.read rescue nil } # reads, never answers
+    @client = Nodelay::Client.new(timeout: 10)
+  end
+
+  def teardown
+    @silent.stop
+  end
+
+  def test_timeout_timeout_interrupts_a_blocked_request
+    start = now
+    assert_raises(Timeout::Error) { Timeout.timeout(0.2) { @client.get(@silent.url) } }
+    assert_operator elapsed_since(start), :<, 0.2 + INTERRUPT_BOUND
+  end
+
+  def test_thread_raise_interrupts_a_blocked_request
+    started = Queue.new
+    t = Thread.new do
+      started << true
+      @client.get(@silent.url)
+    rescue ArgumentError => e
+      e
+    end
+    started.pop
+    sleep 0.1
+    start = now
+    t.raise(ArgumentError, "stop")
+    assert_equal "stop", t.value.message
+    assert_operator elapsed_since(start), :<, INTERRUPT_BOUND
+  end
+
+  def test_sigint_interrupts_a_blocked_request_in_the_main_thread
+    killer = Thread.new do
+      sleep 0.2
+      Process.kill(:INT, Process.pid)
+    end
+    start = now
+    assert_raises(Interrupt) { @client.get(@silent.url) }
+    assert_operator elapsed_since(start), :<, 0.2 + INTERRUPT_BOUND
+    killer.join
+  end
+
+  def test_an_interrupted_stream_is_closed_and_the_client_goes_on
+    trickle = ScriptedServer.new do |c|
+      c.readpartial(65_536)
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nfirst")
+      sleep 5
+    end
+    got = +""
+    start = now
+    assert_raises(Timeout::Error) do
+      Timeout.timeout(0.3) { @client.get(trickle.url) { |piece| got << piece } }
+    end
+    assert_operator elapsed_since(start), :<, 0.3 + INTERRUPT_BOUND
+    assert_equal "first", got
+    assert_equal 10, @client.get("#{TestServer.url}/bytes/10").body.bytesize
+  ensure
+    trickle&.stop
+  end
+
+  # Four threads on one client against a server that answers each request
+  # after 300 ms: one at a time they would take 1.2 s.
+  def test_threads_share_one_client_concurrently
+    client = Nodelay::Client.new(base_url: TestServer.url, timeout: 5)
+    client.get("/bytes/1")
+    start = now
+    bodies = 4.times.map { |i| Thread.new { client.get("/delay/300", params: { i: i }).status } }.map(&:value)
+    assert_equal [200] * 4, bodies
+    assert_operator elapsed_since(start), :<, 0.9, "the requests ran one after another"
+  end
+end
