@@ -49,8 +49,37 @@ test-python: dev
 
 # The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
 # and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
+# The adapter tests compare with stock LWP, HTTP::Message and HTTP::Cookies (Debian
+# packages, installed when missing and root; otherwise those tests are skipped).
+PERL_TEST_DEBS := libwww-perl libhttp-message-perl libhttp-cookies-perl
+# The lab's Perl peers (nodelay bench --lang perl); a missing one is a skipped row.
+PERL_BENCH_DEBS := $(PERL_TEST_DEBS) libfurl-perl libhijk-perl libwww-curl-perl \
+	libmojolicious-perl libcpanel-json-xs-perl
+
+.PHONY: perl-deps bench-perl
+perl-deps:
+	@missing=""; for pkg in $(PERL_DEBS); do \
+		dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
+				|| echo "perl: could not install$$missing; what needs them is skipped"; \
+		else \
+			echo "perl: not root or no apt-get: missing$$missing; what needs them is skipped"; \
+		fi; \
+	fi
+
 test-perl:
+	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
+
+# The lab's Perl rows on a release build of the Perl front (docs/perl.md).
+bench-perl: dev
+	$(MAKE) perl-deps PERL_DEBS="$(PERL_BENCH_DEBS)"
+	cd perl && perl Makefile.PL && $(MAKE) realclean && NODELAY_PROFILE=release perl Makefile.PL && $(MAKE)
+	$(PY) -m nodelay_bench --lang perl --syscalls --json bench-results/perl.json \
+		--html bench-results/perl.html $(BENCH_ARGS)
 
 # The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
 # Debian when missing (root only), the static library and the test server by cargo, the
@@ -70,7 +99,9 @@ test-ruby:
 	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
 		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
 
-test: dev test-rust lint test-python fuzz-smoke test-perl test-ruby
+# test-perl before test-python: the lab's --lang perl test (tests/test_bench_lang.py)
+# runs the built front.
+test: dev test-rust lint test-perl test-python fuzz-smoke test-ruby
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an

@@ -65,13 +65,14 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies)
     SV *timeout
     int verify
     SV *agent
     SV *cookie_file
     SV *proxy
     unsigned int http2
+    int cookies
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -87,6 +88,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2)
     o.cookie_file = SvOK(cookie_file) ? SvPV_nolen(cookie_file) : NULL;
     o.proxy = SvOK(proxy) ? SvPVutf8_nolen(proxy) : NULL;
     o.http2 = http2;
+    o.cookies = cookies;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)
@@ -216,3 +218,11 @@ response_free(r)
     nodelay_response *r
   CODE:
     nodelay_response_free(r);
+
+const char *
+response_version(r)
+    nodelay_response *r
+  CODE:
+    RETVAL = nodelay_response_version(r);
+  OUTPUT:
+    RETVAL

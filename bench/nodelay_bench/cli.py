@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import clients as client_registry
+from .langs import LANGS
 from .native import NATIVES
 from .workloads import DEFAULT_WORKLOADS, H2LAB, WORKLOADS, parse_ids
 
@@ -40,17 +41,26 @@ CONSOLE_WIDTH = 200
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     workloads = ",".join(DEFAULT_WORKLOADS)
     parser.add_argument(
+        "--lang",
+        choices=("python", *LANGS),
+        default="python",
+        help="language of the client rows: python (this interpreter's clients) or a "
+        "language worker's (bench/workers/LANG/); default: %(default)s",
+    )
+    parser.add_argument(
         "--workloads",
-        default=workloads,
+        default=None,
         metavar="IDS",
-        help=f"comma-separated workload ids (default: {workloads})",
+        help=f"comma-separated workload ids (default: {workloads}; with --lang, the "
+        "workloads its worker runs)",
     )
     parser.add_argument(
         "--clients",
-        default=",".join(ALL_CLIENTS),
+        default=None,
         metavar="NAMES",
         help="comma-separated clients and native references (default: all; "
-        f"known: {', '.join(KNOWN_CLIENTS)})",
+        f"known: {', '.join(KNOWN_CLIENTS)}; with --lang perl: "
+        f"{', '.join(LANGS['perl'].clients)})",
     )
     parser.add_argument(
         "--repeat",
@@ -120,16 +130,19 @@ def main(args: argparse.Namespace) -> int:
         return compare_files(args.compare[0], args.compare[1], console)
     if args.from_json:
         return _render_file(args, console)
+    lang = LANGS.get(args.lang)
+    known = (*lang.clients, *NATIVES) if lang else KNOWN_CLIENTS
+    default_workloads = ",".join(sorted(lang.workloads)) if lang else ",".join(DEFAULT_WORKLOADS)
     try:
-        workload_ids, pending = parse_ids(args.workloads)
+        workload_ids, pending = parse_ids(args.workloads or default_workloads)
     except ValueError as exc:
         console.print(f"[red]nodelay bench: {exc}")
         return 2
-    clients = _split(args.clients)
-    unknown = [c for c in clients if c not in KNOWN_CLIENTS]
+    default = lang.clients if lang else ALL_CLIENTS
+    clients = _split(args.clients) if args.clients else list(default)
+    unknown = [c for c in clients if c not in known]
     if unknown:
-        known = list(KNOWN_CLIENTS)
-        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {known})")
+        console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {list(known)})")
         return 2
     repeat = 1 if args.quick else args.repeat
     if repeat < 1 or args.scale <= 0:
@@ -149,6 +162,7 @@ def main(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {
         "workloads": workload_ids,
         "clients": clients,
+        "lang": args.lang,
         "repeat": repeat,
         "scale": args.scale,
         "server": args.server,
@@ -232,8 +246,9 @@ def _run_all(
     from .runner import plan_rows, run_row
     from .server import start
 
-    plans = plan_rows([w for w in workload_ids if w in WORKLOADS], clients)
-    h2_ids = [w for w in workload_ids if w in H2LAB]
+    plans = plan_rows([w for w in workload_ids if w in WORKLOADS], clients, args.lang)
+    # The HTTP/2 rows (g, i) run Python clients only.
+    h2_ids = [w for w in workload_ids if w in H2LAB] if args.lang == "python" else []
     # g's rows: the clients asked for that it knows, and nodelay's batch row with nodelay.
     h2_clients = [
         c for c in G_CLIENTS if c in clients or (c == "nodelay-batch" and "nodelay" in clients)

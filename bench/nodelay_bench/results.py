@@ -31,7 +31,7 @@ class Row:
     workload: str
     client: str
     kind: str
-    """"python", "native" or "floor"."""
+    """"python", "native", "floor", or a ``--lang`` worker's language ("perl")."""
     unit: str
     variant: str = ""
     flavour: str = "sync"
@@ -149,11 +149,12 @@ class Row:
 
 
 def add_ratios(rows: list[Row]) -> None:
-    """Fill nodelay rows' ratio to the fastest Python peer and to the floor.
+    """Fill nodelay rows' ratio to the fastest peer of their language and to the floor.
 
-    Peers are the other Python clients' rows of the same workload without a variant (so
-    ``b json()`` is compared with the peers' stdlib-json rows, as docs/benchmarks.md's target
-    says), or of the same variant for "stream". Rows with errors never count as fastest.
+    Peers are the other clients' rows of the row's kind (Python, or a ``--lang`` worker's
+    language) of the same workload without a variant (so ``b json()`` is compared with the
+    peers' stdlib-json rows, as docs/benchmarks.md's target says), or of the same variant
+    for "stream". Rows with errors never count as fastest.
     """
     for row in rows:
         if not row.is_nodelay or row.status != "ok":
@@ -165,7 +166,7 @@ def add_ratios(rows: list[Row]) -> None:
             r
             for r in rows
             if r.workload == row.workload
-            and r.kind == "python"
+            and r.kind == row.kind
             and not r.is_nodelay
             and r.client not in NODELAY_FAMILY
             and r.variant == peer_variant

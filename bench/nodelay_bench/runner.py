@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import child_env
 from . import clients as client_registry
+from .langs import LANGS, lang_env, workload_spec
 from .native import NATIVES, locate, run_native
 from .pinning import CLIENT_CPU
 from .results import Row
@@ -51,13 +52,16 @@ def _variant_applies(w: Workload, variant: str, client: str) -> bool:
     return not only or client in only
 
 
-def plan_rows(workload_ids: list[str], clients: list[str]) -> list[Plan]:
-    """Every row to produce, in display order (natives after the Python clients)."""
+def plan_rows(workload_ids: list[str], clients: list[str], lang: str = "python") -> list[Plan]:
+    """Every row to produce, in display order (natives after the clients). ``lang`` other
+    than "python": ``clients`` name that language's worker rows (``langs.LANGS``)."""
     plans: list[Plan] = []
     for wid in workload_ids:
         w = WORKLOADS[wid]
         for client in clients:
-            if client in client_registry.CLIENTS:
+            if lang != "python" and client in LANGS[lang].clients:
+                plans.append(Plan(w, client, "", lang))
+            elif lang == "python" and client in client_registry.CLIENTS:
                 for variant in ("", *w.variants):
                     if _variant_applies(w, variant, client):
                         plans.append(Plan(w, client, variant, "python"))
@@ -77,10 +81,18 @@ def _worker_argv(plan: Plan, url: str, n: int, warmup: int, repeat: int) -> list
         "warmup": warmup,
         "repeat": repeat,
     }
+    if plan.kind in LANGS:
+        return LANGS[plan.kind].argv({**spec, **workload_spec(plan.workload)})
     return [sys.executable, "-m", "nodelay_bench.worker", json.dumps(spec)]
 
 
+def _worker_env(plan: Plan) -> dict[str, str]:
+    env = child_env()
+    return lang_env(LANGS[plan.kind], env) if plan.kind in LANGS else env
+
+
 def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
+    """One worker subprocess (Python's, or a language worker's: the same JSON line)."""
     w = plan.workload
     from .pinning import pin_to
 
@@ -90,7 +102,7 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
         text=True,
         timeout=WORKER_TIMEOUT,
         preexec_fn=pin_to(CLIENT_CPU if opts.pin else None),
-        env=child_env(),
+        env=_worker_env(plan),
     )
     lines = proc.stdout.strip().splitlines()
     try:
@@ -122,7 +134,7 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     if opts.syscalls and w.id in SYSCALL_WORKLOADS and not plan.variant:
         with tempfile.TemporaryDirectory(prefix="nodelay-bench-strace-") as tmp:
             row.writes_per_request = writes_per_request(
-                lambda n: _worker_argv(plan, url, n, 0, 1), Path(tmp)
+                lambda n: _worker_argv(plan, url, n, 0, 1), Path(tmp), _worker_env(plan)
             )
 
 
@@ -152,19 +164,27 @@ def _run_native(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
 def run_row(plan: Plan, server: Server, opts: RunOptions) -> Row:
     """Measure one planned row; never raises for a client's failure (the row says it)."""
     w = plan.workload
-    flavour = "native" if plan.kind != "python" else "sync"
+    flavour = "sync" if plan.kind in LANGS else "native" if plan.kind != "python" else "sync"
     if plan.kind == "python":
         flavour = "async" if plan.client.endswith("-async") or plan.client == "aiohttp" else "sync"
     row = Row(w.id, plan.client, plan.kind, w.unit, variant=plan.variant, flavour=flavour)
     if plan.kind == "python" and (reason := client_registry.probe(plan.client)):
         row.status, row.reason = "skipped", reason
         return row
+    if plan.kind in LANGS:
+        lang = LANGS[plan.kind]
+        reason = lang.probe()
+        if reason is None and w.id not in lang.workloads:
+            reason = f"the {lang.name} worker runs workloads {', '.join(sorted(lang.workloads))}"
+        if reason is not None:
+            row.status, row.reason = "skipped", reason
+            return row
     if reason := server.unsupported(w):
         row.status, row.reason = "skipped", reason
         return row
     url = server.url + w.path
     try:
-        if plan.kind == "python":
+        if plan.kind == "python" or plan.kind in LANGS:
             _run_python(plan, row, url, opts)
         else:
             _run_native(plan, row, url, opts)

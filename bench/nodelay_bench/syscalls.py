@@ -37,7 +37,7 @@ def parse_strace_summary(text: str) -> int:
     return total
 
 
-def count_writes(argv: Sequence[str], out: Path) -> int | None:
+def count_writes(argv: Sequence[str], out: Path, env: dict[str, str] | None = None) -> int | None:
     strace = shutil.which("strace")
     if strace is None:
         return None
@@ -45,17 +45,20 @@ def count_writes(argv: Sequence[str], out: Path) -> int | None:
         [strace, "-f", "-c", "-e", f"trace={STRACE_TRACE}", "-o", str(out), *argv],
         capture_output=True,
         timeout=TIMEOUT,
-        env=child_env(),
+        env=env if env is not None else child_env(),
     )
     if proc.returncode != 0 or not out.exists():
         return None
     return parse_strace_summary(out.read_text())
 
 
-def writes_per_request(argv_for: ArgvFor, tmp: Path) -> float | None:
-    """``argv_for(n)`` builds the command for n requests; None if strace is missing."""
-    c1 = count_writes(argv_for(N1), tmp / "strace1.txt")
-    c2 = count_writes(argv_for(N2), tmp / "strace2.txt")
+def writes_per_request(
+    argv_for: ArgvFor, tmp: Path, env: dict[str, str] | None = None
+) -> float | None:
+    """``argv_for(n)`` builds the command for n requests (run with ``env``, default the lab's
+    child environment); None if strace is missing."""
+    c1 = count_writes(argv_for(N1), tmp / "strace1.txt", env)
+    c2 = count_writes(argv_for(N2), tmp / "strace2.txt", env)
     if c1 is None or c2 is None:
         return None
     return max(0.0, (c2 - c1) / (N2 - N1))

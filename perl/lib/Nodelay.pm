@@ -11,6 +11,7 @@ XSLoader::load('Nodelay', $VERSION);
 
 use Nodelay::Response;
 use Nodelay::X;
+use Scalar::Util qw(blessed);
 
 # The ABI this module was written against (include/nodelay.h).
 use constant ABI_VERSION => 1;
@@ -28,18 +29,29 @@ sub new {
     my $http2 = $args{http2} // 'off';
     $http2 = $http2 ? 'negotiate' : 'off' if $http2 =~ /\A[01]\z/;
     defined $HTTP2{$http2} or Nodelay::X->throw(1000, "http2 must be off, negotiate or prior_knowledge, not $http2");
+    # cookie_jar: a cookies.txt path (the engine's own jar, autosaved), or an
+    # object with HTTP::Cookies' add_cookie_header/extract_cookies (kept by
+    # that object; the engine's jar is then off). cookies => 0: no cookies at
+    # all (for callers that keep their own, as LWP::UserAgent does).
+    my $jar = $args{cookie_jar};
+    my $jar_object = blessed($jar) ? $jar : undef;
+    Nodelay::X->throw(1000, 'cookie_jar must be a file name or an object with add_cookie_header and extract_cookies')
+        if ($jar_object && !($jar->can('add_cookie_header') && $jar->can('extract_cookies'))) || (ref $jar && !$jar_object);
     my ($code, $handle) = Nodelay::XS::client_new(
         $args{timeout},
         (exists $args{verify} ? ($args{verify} ? 1 : 0) : 1),
         $args{agent},
-        $args{cookie_jar},
+        ($jar_object ? undef : $jar),
         $args{proxy},
         $HTTP2{$http2},
+        ($jar_object || (exists $args{cookies} && !$args{cookies}) ? 0 : 1),
     );
     Nodelay::X->throw($code, $handle) if $code;
-    return bless { handle => $handle }, $class;
+    return bless { handle => $handle, jar => $jar_object }, $class;
 }
 
+# request(METHOD, URL, {headers => {...}, content => BYTES | form => {...} |
+# json => DATA}): a Nodelay::Response (any status), or a Nodelay::X thrown.
 sub request {
     my ($self, $method, $url, $opts) = @_;
     $opts ||= {};
@@ -47,25 +59,54 @@ sub request {
     my $headers = $opts->{headers} || {};
     push @headers, $_, $headers->{$_} for sort keys %$headers;
     my $body = $opts->{content};
+    my $type;
     if (my $form = $opts->{form}) {
         $body = _urlencode($form);
-        push @headers, 'Content-Type', 'application/x-www-form-urlencoded'
-            unless grep { lc $_ eq 'content-type' } keys %$headers;
+        $type = 'application/x-www-form-urlencoded';
     }
+    elsif (exists $opts->{json}) {
+        $body = _json()->encode($opts->{json});
+        $type = 'application/json';
+    }
+    push @headers, 'Content-Type', $type
+        if $type && !grep { lc $_ eq 'content-type' } keys %$headers;
+    my $jar = $self->{jar};
+    push @headers, _jar_cookie($jar, $method, $url, $headers) if $jar;
     my ($code, $response, $content) = Nodelay::XS::request(
         $self->{handle}, $method, $url, \@headers, $body, $method ne 'HEAD');
     Nodelay::X->throw($code, $response, $method, $url) if $code;
-    return Nodelay::Response->_new($response, $content);
+    my $res = Nodelay::Response->_new($response, $content, $method, $url);
+    $jar->extract_cookies($res->as_http_response) if $jar && defined $res->header('Set-Cookie');
+    return $res;
 }
 
 sub get  { my ($self, $url, %opts) = @_; $self->request('GET',  $url, \%opts) }
 sub head { my ($self, $url, %opts) = @_; $self->request('HEAD', $url, \%opts) }
 sub post { my ($self, $url, %opts) = @_; $self->request('POST', $url, \%opts) }
+sub put  { my ($self, $url, %opts) = @_; $self->request('PUT',  $url, \%opts) }
+sub delete { my ($self, $url, %opts) = @_; $self->request('DELETE', $url, \%opts) }
+
+# The Cookie header an HTTP::Cookies-like jar object gives this request (none
+# when the caller set one).
+sub _jar_cookie {
+    my ($jar, $method, $url, $headers) = @_;
+    return () if grep { lc $_ eq 'cookie' } keys %$headers;
+    require HTTP::Request;
+    my $req = HTTP::Request->new($method, $url);
+    $jar->add_cookie_header($req);
+    my $cookie = $req->header('Cookie');
+    return defined $cookie ? ('Cookie', $cookie) : ();
+}
+
+my $JSON;
+sub _json { $JSON ||= do { require JSON::PP; JSON::PP->new->utf8->canonical } }
 
 # Writes the cookie jar to its file now (it is also written after every
-# response that changed it, and when the client is destroyed).
+# response that changed it, and when the client is destroyed); a jar object
+# is asked to save itself.
 sub save_cookies {
     my ($self) = @_;
+    if ($self->{jar}) { $self->{jar}->save; return 1 }
     my ($code, $message) = Nodelay::XS::client_save_cookies($self->{handle});
     Nodelay::X->throw($code, $message) if $code;
     return 1;

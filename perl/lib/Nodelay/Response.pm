@@ -1,15 +1,16 @@
 package Nodelay::Response;
-# A response: status and reason, the body (read whole), and header lookups
-# answered from the received head bytes when asked (nothing is decoded
-# before).
+# A response: status and reason, the body (read whole, content codings
+# already decoded by the engine), and header lookups answered from the
+# received head bytes when asked (nothing is decoded before).
 use strict;
 use warnings;
+use Carp ();
 
 sub CLONE_SKIP { 1 }
 
 sub _new {
-    my ($class, $handle, $content) = @_;
-    return bless { handle => $handle, content => $content }, $class;
+    my ($class, $handle, $content, $method, $url) = @_;
+    return bless { handle => $handle, content => $content, method => $method, url => $url }, $class;
 }
 
 sub status  { Nodelay::XS::response_status($_[0]{handle}) }
@@ -17,6 +18,9 @@ sub code    { $_[0]->status }
 sub reason  { Nodelay::XS::response_reason($_[0]{handle}) }
 sub message { $_[0]->reason }
 sub content { $_[0]{content} }
+sub url     { $_[0]{url} }
+sub method  { $_[0]{method} }
+sub protocol { Nodelay::XS::response_version($_[0]{handle}) }
 
 # In scalar context the first value of the header (case-insensitive name),
 # undef when absent; in list context every value in received order.
@@ -26,6 +30,85 @@ sub header { Nodelay::XS::response_header($_[0]{handle}, $_[1]) }
 sub headers { [Nodelay::XS::response_headers($_[0]{handle})] }
 
 sub is_success { my $s = $_[0]->status; $s >= 200 && $s < 300 }
+
+# The media type (lower case, no parameters) and the charset parameter.
+sub _content_type {
+    my ($self) = @_;
+    my $ct = $self->header('Content-Type');
+    return ('', undef) unless defined $ct;
+    my ($type) = $ct =~ m{\A\s*([^;\s]+)};
+    my ($charset) = $ct =~ m{;\s*charset\s*=\s*"?([^";\s]+)}i;
+    return (lc($type // ''), $charset);
+}
+
+# The body as text, decoded by its charset with HTTP::Message's rules: only
+# text/* and XML are decoded (other types come back as bytes); the charset
+# is the charset option, else the Content-Type parameter, else the
+# default_charset option, else a byte-order mark, else for text/* UTF-8 when
+# the bytes are valid UTF-8, else ISO-8859-1. charset => 'none' returns the
+# bytes. Bytes that are not valid in the charset become U+FFFD, or croak
+# with raise_error => 1. Content codings (gzip, br, ...) were already undone
+# by the engine.
+sub decoded_content {
+    my ($self, %opt) = @_;
+    my $content = $self->{content};
+    my ($type, $charset) = $self->_content_type;
+    my $is_xml = $type =~ m{\A(?:text|application)/xml\z|\+xml\z};
+    return $content unless $type =~ m{\Atext/} || $is_xml;
+    $charset = $opt{charset} || $charset || $opt{default_charset}
+        || _sniff_charset($content, $type) || 'ISO-8859-1';
+    return $content if lc $charset eq 'none';
+    require Encode;
+    my $encoding = Encode::find_encoding($charset)
+        or Carp::croak("decoded_content: unknown charset '$charset'");
+    my $check = ($opt{raise_error} ? Encode::FB_CROAK() : Encode::FB_DEFAULT()) | Encode::LEAVE_SRC();
+    my $decoded = eval { $encoding->decode($content, $check) };
+    Carp::croak("decoded_content: the body is not valid $charset: $@") unless defined $decoded;
+    return $decoded;
+}
+
+sub _sniff_charset {
+    my ($content, $type) = @_;
+    return 'UTF-8' if $content =~ /\A\xEF\xBB\xBF/;
+    return 'UTF-16BE' if $content =~ /\A\xFE\xFF/;
+    return 'UTF-16LE' if $content =~ /\A\xFF\xFE/;
+    return undef unless $type =~ m{\Atext/} && length $content;
+    return 'US-ASCII' unless $content =~ /[\x80-\xFF]/;
+    my $copy = $content;
+    return utf8::decode($copy) ? 'UTF-8' : 'ISO-8859-1';
+}
+
+# The response as an HTTP::Response (libhttp-message-perl), with its request
+# (method and URL) attached, for code written against LWP.
+sub as_http_response {
+    my ($self) = @_;
+    eval { require HTTP::Response; require HTTP::Request; 1 }
+        or Carp::croak('as_http_response needs HTTP::Response (HTTP::Message, Debian libhttp-message-perl), which is not installed');
+    my $res = HTTP::Response->new($self->status, $self->reason, $self->_decoded_headers, $self->{content});
+    $res->protocol($self->protocol);
+    $res->request(HTTP::Request->new($self->{method}, $self->{url})) if defined $self->{url};
+    return $res;
+}
+
+# The content codings the engine undoes while it reads a body.
+my %ENGINE_DECODES = map { $_ => 1 } qw(gzip x-gzip deflate br zstd identity);
+
+# The headers as name, value pairs for a body the engine already decoded:
+# a Content-Encoding it undid is dropped with the Content-Length of the
+# encoded bytes (as HTTP::Message expects of decoded content).
+sub _decoded_headers {
+    my ($self) = @_;
+    my $headers = $self->headers;
+    my @codings = map { split /\s*,\s*/, lc } $self->header('Content-Encoding');
+    return $headers unless grep { $_ ne '' } @codings;
+    return $headers if grep { $_ ne '' && !$ENGINE_DECODES{$_} } @codings;
+    my @out;
+    for (my $i = 0; $i < @$headers; $i += 2) {
+        next if $headers->[$i] =~ /\Acontent-(?:encoding|length)\z/i;
+        push @out, $headers->[$i], $headers->[$i + 1];
+    }
+    return \@out;
+}
 
 sub DESTROY {
     my ($self) = @_;

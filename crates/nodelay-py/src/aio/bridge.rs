@@ -1,16 +1,34 @@
 //! The bridge between asyncio and the tokio runtime.
 //!
-//! A request becomes an asyncio future on the running loop and a tokio task
-//! that owns only Rust values. The task never takes the GIL: it pushes its
-//! outcome onto the loop's completion queue and, when the queue was empty,
-//! writes one byte to a socket pair the loop watches (`loop.add_reader`).
-//! The loop thread, which holds the GIL anyway, then drains the whole queue:
-//! builds each result and completes its future. Many completions cost one
-//! wake-up, and a runtime thread never waits for the GIL (which a busy loop
-//! thread holds for up to the 5 ms switch interval).
+//! A request becomes an asyncio future on the running loop and a Rust future
+//! that owns only Rust values. The loop thread polls that Rust future itself
+//! (see docs/async.md): the first poll, right where the request is made,
+//! writes the request; later polls happen when the tokio reactor reports the
+//! socket ready. Its waker does not take the GIL: it pushes the request's key
+//! onto the loop's completion queue and, when the queue was empty, signals an
+//! eventfd the loop watches (`loop.add_reader`, see `wake.rs`). The loop
+//! thread, which holds the GIL anyway, then drains the whole queue: polls each
+//! woken future and completes the asyncio future of each finished one. A
+//! short exchange thus crosses threads once (reactor to loop), and many
+//! wake-ups cost one signal. A poll never waits: the GIL is held only for the
+//! CPU work of moving and parsing bytes already received.
 //!
-//! Cancelling the asyncio task cancels the future; its done-callback aborts
-//! the tokio task, whose dropped future closes the connection it held.
+//! Only a request started while no other request of the loop is in flight
+//! is driven this way (the sequential case, where the crossing to a runtime
+//! thread and back dominates a request's cost). While others are in flight,
+//! a request runs as a runtime task from the start: the runtime's threads
+//! then read and parse answers beside the loop thread, and wake-ups are
+//! shared by many completions, so the loop thread's own time per request,
+//! which bounds the throughput, stays smallest.
+//!
+//! An exchange still unfinished after [`LOCAL_POLLS`] polls (a large body, a
+//! TLS handshake) moves to a runtime task, so long work runs on the runtime's
+//! threads instead of the loop's; that task pushes its finished outcome onto
+//! the same queue.
+//!
+//! Cancelling the asyncio task cancels the future; its done-callback drops
+//! the Rust future (or aborts its runtime task), which closes the connection
+//! it held.
 //!
 //! One bridge per event loop, cached per thread (a thread runs at most one
 //! loop at a time); a forked child builds a new one.
@@ -18,10 +36,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
 
 use nodelay_core::runtime;
 use pyo3::exceptions::PyRuntimeError;
@@ -31,29 +49,40 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use tokio::task::AbortHandle;
 
-/// Bytes drained from the wake-up socket per `read` (one per batch of
-/// completions, so a few at most).
-const WAKE_DRAIN_BYTES: usize = 256;
+use crate::aio::wake::WakeFd;
 
-/// What a finished task hands to the loop thread: builds the Python result
-/// (or the exception) with the GIL held. `url` is the request's URL, for
-/// exceptions.
+/// Polls of a request's future on the loop thread before it moves to a
+/// runtime task. A request on a kept-alive connection finishes in two (one
+/// writes it, one reads the answer), on a new plain-TCP connection in three;
+/// a body that arrives in many pieces, or a TLS handshake, takes more, and
+/// its CPU work then runs on the runtime's threads, not the loop's.
+pub(crate) const LOCAL_POLLS: u32 = 4;
+
+/// What a finished request hands to the loop thread: builds the Python
+/// result (or the exception) with the GIL held. `url` is the request's URL,
+/// for exceptions.
 pub(crate) trait Complete: Send {
     fn build(self: Box<Self>, py: Python<'_>, url: &Bound<'_, PyString>) -> PyResult<Py<PyAny>>;
 }
 
+/// A request's future, type-erased (boxed once: it is a few KiB, every
+/// phase's state inline, and moving a pointer is cheaper than copying it).
+type Task = Pin<Box<dyn Future<Output = Box<dyn Complete>> + Send>>;
+
+/// An entry of the loop's queue: a runtime task's finished outcome, or a
+/// wake-up of a future the loop polls (`outcome: None`).
 struct Completion {
     key: usize,
     /// Tells this request from a later one whose future got the same address.
     seq: u64,
-    outcome: Box<dyn Complete>,
+    outcome: Option<Box<dyn Complete>>,
 }
 
-/// The part of a bridge the tokio tasks see: no Python objects.
+/// The part of a bridge the other threads see: no Python objects.
 struct Shared {
     queue: Mutex<Vec<Completion>>,
-    /// Written by tasks, read by the loop.
-    wake_tx: UnixStream,
+    /// Signalled by wakers and tasks, watched and cleared by the loop.
+    wake: WakeFd,
 }
 
 impl Shared {
@@ -67,11 +96,45 @@ impl Shared {
         queue.push(completion);
         drop(queue);
         if was_empty {
-            // WouldBlock means the socket is full of wake-ups the loop has
-            // not read yet: it will drain the queue anyway.
-            let _ = (&self.wake_tx).write(&[1]);
+            // A queue that was not empty has signalled already, and the loop
+            // drains the whole queue on each signal.
+            self.wake.signal();
         }
     }
+}
+
+/// The waker of a future the loop polls: queues a poll of it.
+struct LoopWaker {
+    shared: Arc<Shared>,
+    key: usize,
+    seq: u64,
+}
+
+impl Wake for LoopWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.shared.push(Completion {
+            key: self.key,
+            seq: self.seq,
+            outcome: None,
+        });
+    }
+}
+
+/// Who runs a pending request's future.
+enum Driver {
+    /// The loop thread, on each wake-up. `task` is `None` only while a poll
+    /// has it out of the table.
+    Loop {
+        task: Option<Task>,
+        waker: Waker,
+        polls: u32,
+    },
+    /// A runtime task, which queues the outcome when done.
+    Runtime(AbortHandle),
 }
 
 /// A request in flight, seen from the loop thread.
@@ -79,65 +142,119 @@ struct Pending {
     seq: u64,
     future: Py<PyAny>,
     url: Py<PyString>,
-    abort: AbortHandle,
+    /// The done-callback registered on `future` (`LoopBridge._on_done`),
+    /// removed before the future is completed: it has nothing to do then, and
+    /// each callback left on a future costs the loop one more handle to run.
+    on_done: Py<PyAny>,
+    driver: Driver,
 }
 
 /// One event loop's end of the bridge (see the module comment).
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct LoopBridge {
     shared: Arc<Shared>,
-    wake_rx: UnixStream,
     /// Keyed by the address of the asyncio future (unique while it is alive,
     /// and the entry keeps it alive). Only touched with the GIL held.
     pending: Mutex<HashMap<usize, Pending>>,
     /// Sequence numbers of requests (see `Completion::seq`).
-    next_seq: std::sync::atomic::AtomicU64,
+    next_seq: AtomicU64,
 }
 
 impl LoopBridge {
     fn pending(&self) -> MutexGuard<'_, HashMap<usize, Pending>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Polls the loop-driven future of `key` once (the table lock is not held
+    /// meanwhile: the future may wake itself or other requests). Returns its
+    /// outcome when it finished; moves it to a runtime task when it used up
+    /// its polls.
+    fn poll_woken(&self, key: usize, seq: u64) -> Option<Box<dyn Complete>> {
+        let (mut task, waker, polls) = {
+            let mut pending = self.pending();
+            let entry = pending.get_mut(&key).filter(|e| e.seq == seq)?;
+            let Driver::Loop { task, waker, polls } = &mut entry.driver else {
+                return None; // a stale wake-up of a future now on the runtime
+            };
+            *polls += 1;
+            (task.take()?, waker.clone(), *polls)
+        };
+        match poll_once(&mut task, &waker) {
+            Poll::Ready(outcome) => Some(outcome),
+            Poll::Pending => {
+                let driver = if polls >= LOCAL_POLLS {
+                    Driver::Runtime(to_runtime(task, &self.shared, key, seq))
+                } else {
+                    Driver::Loop {
+                        task: Some(task),
+                        waker,
+                        polls,
+                    }
+                };
+                if let Some(entry) = self.pending().get_mut(&key) {
+                    entry.driver = driver;
+                }
+                None
+            }
+        }
+    }
+}
+
+/// One poll of `task` on this thread, inside the runtime's context (its
+/// sockets and timers register with the runtime's reactor).
+fn poll_once(task: &mut Task, waker: &Waker) -> Poll<Box<dyn Complete>> {
+    let _context = runtime::runtime().enter();
+    task.as_mut().poll(&mut Context::from_waker(waker))
+}
+
+/// Runs `task` to its end on the runtime; its outcome is queued for the loop.
+fn to_runtime(task: Task, shared: &Arc<Shared>, key: usize, seq: u64) -> AbortHandle {
+    let shared = Arc::clone(shared);
+    runtime::runtime()
+        .spawn(async move {
+            let outcome = task.await;
+            shared.push(Completion {
+                key,
+                seq,
+                outcome: Some(outcome),
+            });
+        })
+        .abort_handle()
 }
 
 #[pymethods]
 impl LoopBridge {
-    /// Called by the loop when the wake-up socket is readable: completes the
-    /// futures of every finished task.
+    /// Called by the loop when the wake-up descriptor is readable: polls
+    /// every woken future and completes the asyncio futures of the finished
+    /// ones.
     fn _drain(&self, py: Python<'_>) {
-        let mut sink = [0u8; WAKE_DRAIN_BYTES];
-        loop {
-            match (&self.wake_rx).read(&mut sink) {
-                Ok(n) if n == sink.len() => continue,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                _ => break,
-            }
-        }
+        // Cleared before the queue is taken: a signal after this point is
+        // for an entry the next drain will see.
+        self.shared.wake.clear();
         let batch = std::mem::take(&mut *self.shared.queue());
         for completion in batch {
+            let (key, seq) = (completion.key, completion.seq);
+            let Some(outcome) = completion.outcome.or_else(|| self.poll_woken(key, seq)) else {
+                continue;
+            };
             let entry = {
                 let mut pending = self.pending();
-                match pending.get(&completion.key) {
-                    Some(entry) if entry.seq == completion.seq => pending.remove(&completion.key),
+                match pending.get(&key) {
+                    Some(entry) if entry.seq == seq => pending.remove(&key),
                     // Cancelled meanwhile (and the address maybe reused).
                     _ => None,
                 }
             };
-            let Some(entry) = entry else {
-                continue;
-            };
-            let future = entry.future.bind(py);
-            let url = entry.url.bind(py);
-            // A future cancelled after the task finished refuses a result
-            // (InvalidStateError); nothing is waiting for it, so it is dropped.
-            let _ = match completion.outcome.build(py, url) {
-                Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
-                Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
-            };
+            if let Some(entry) = entry {
+                let future = entry.future.bind(py);
+                let _ = future.call_method1(intern!(py, "remove_done_callback"), (entry.on_done,));
+                complete(py, future, entry.url.bind(py), outcome);
+            }
         }
     }
 
-    /// Done-callback of every future: a cancelled one aborts its task.
+    /// Done-callback of every pending future: a cancelled one drops its
+    /// request.
     fn _on_done(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
         let key = future.as_ptr() as usize;
         if !self.pending().contains_key(&key) {
@@ -147,12 +264,35 @@ impl LoopBridge {
             .call_method0(intern!(future.py(), "cancelled"))?
             .is_truthy()?
         {
-            if let Some(entry) = self.pending().remove(&key) {
-                entry.abort.abort();
+            let entry = self.pending().remove(&key);
+            if let Some(Pending {
+                driver: Driver::Runtime(abort),
+                ..
+            }) = &entry
+            {
+                abort.abort();
             }
+            // A loop-driven future is dropped here, outside the table lock
+            // (dropping its pool checkout may wake other requests).
+            drop(entry);
         }
         Ok(())
     }
+}
+
+/// Completes `future` with what `outcome` builds. A future cancelled after
+/// the request finished refuses a result (InvalidStateError); nothing is
+/// waiting for it, so the result is dropped.
+fn complete(
+    py: Python<'_>,
+    future: &Bound<'_, PyAny>,
+    url: &Bound<'_, PyString>,
+    outcome: Box<dyn Complete>,
+) {
+    let _ = match outcome.build(py, url) {
+        Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+        Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
+    };
 }
 
 /// The running loop's bridge, cached for this thread.
@@ -193,24 +333,19 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
     if let Some((bridge, on_done)) = cached {
         return Ok((event_loop, bridge, on_done));
     }
-    let (wake_rx, wake_tx) = UnixStream::pair()
-        .and_then(|(rx, tx)| {
-            rx.set_nonblocking(true)?;
-            tx.set_nonblocking(true)?;
-            Ok((rx, tx))
-        })
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot create the wake-up socket: {e}")))?;
-    let fd = wake_rx.as_raw_fd();
+    let wake = WakeFd::new().map_err(|e| {
+        PyRuntimeError::new_err(format!("cannot create the wake-up descriptor: {e}"))
+    })?;
+    let fd = wake.raw();
     let bridge = Py::new(
         py,
         LoopBridge {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Vec::new()),
-                wake_tx,
+                wake,
             }),
-            wake_rx,
             pending: Mutex::new(HashMap::new()),
-            next_seq: std::sync::atomic::AtomicU64::new(0),
+            next_seq: AtomicU64::new(0),
         },
     )?;
     let on_done = bridge.bind(py).getattr(intern!(py, "_on_done"))?.unbind();
@@ -236,17 +371,20 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             .and_then(|c| c.is_truthy())
             .unwrap_or(true);
         if !closed {
-            let old_fd = previous.bridge.get().wake_rx.as_raw_fd();
+            let old_fd = previous.bridge.get().shared.wake.raw();
             let _ = old_loop.call_method1(intern!(py, "remove_reader"), (old_fd,));
         }
     }
     Ok((event_loop, bridge, on_done))
 }
 
-/// Runs `task` on the tokio runtime and returns an asyncio future (on the
-/// running loop) that completes with what its outcome builds. `task` must
-/// own everything it uses: no Python object crosses into it.
-pub(crate) fn spawn<'py, F, C>(
+/// Starts `task` and returns an asyncio future (on the running loop) that
+/// completes with what its outcome builds. When no other request of the loop
+/// is in flight, the first poll runs here, on the loop thread (see the module
+/// comment): a request whose answer is already at hand completes without any
+/// wake-up. `task` must own everything it
+/// uses: no Python object crosses into it.
+pub(crate) fn start<'py, F, C>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
     task: F,
@@ -259,31 +397,36 @@ where
     let bridge = bridge.get();
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let key = future.as_ptr() as usize;
-    let seq = bridge
-        .next_seq
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let shared = Arc::clone(&bridge.shared);
-    // A request's future is a few KiB (every phase's state inline): boxed
-    // once here, the spawn below moves a pointer instead of memcpy-ing it
-    // into tokio's task cell through several frames (~5 copies, ~19k
-    // instructions per request, callgrind).
-    let task = Box::pin(task);
-    let handle = runtime::handle().spawn(async move {
-        let outcome = task.await;
-        shared.push(Completion {
+    let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
+    let mut task: Task = Box::pin(async move { Box::new(task.await) as Box<dyn Complete> });
+    let driver = if bridge.pending().is_empty() {
+        let waker = Waker::from(Arc::new(LoopWaker {
+            shared: Arc::clone(&bridge.shared),
             key,
             seq,
-            outcome: Box::new(outcome),
-        });
-    });
-    future.call_method1(intern!(py, "add_done_callback"), (on_done,))?;
+        }));
+        if let Poll::Ready(outcome) = poll_once(&mut task, &waker) {
+            complete(py, &future, url, outcome);
+            return Ok(future);
+        }
+        Driver::Loop {
+            task: Some(task),
+            waker,
+            polls: 1,
+        }
+    } else {
+        // Other requests of this loop are in flight: see the module comment.
+        Driver::Runtime(to_runtime(task, &bridge.shared, key, seq))
+    };
+    future.call_method1(intern!(py, "add_done_callback"), (&on_done,))?;
     bridge.pending().insert(
         key,
         Pending {
             seq,
             future: future.clone().unbind(),
             url: url.clone().unbind(),
-            abort: handle.abort_handle(),
+            on_done,
+            driver,
         },
     );
     Ok(future)

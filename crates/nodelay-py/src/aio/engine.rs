@@ -1,7 +1,7 @@
 //! `_core.AsyncEngine`: the async twin of `Engine`. Arguments are extracted
 //! and the request prepared with the GIL held (cheap, no I/O), everything the
-//! network part needs is moved into an owned tokio task, and an asyncio
-//! future is returned (see `bridge.rs`).
+//! network part needs is moved into an owned future (driven by the loop
+//! thread or a runtime task), and an asyncio future is returned (see `bridge.rs`).
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::aio::bridge::{spawn, Complete};
+use crate::aio::bridge::{start, Complete};
 use crate::aio::stream::AsyncRawStream;
 use crate::args::{str_pairs, timeouts, BodyArg, EngineOptions};
 use crate::errors::{error, failure, SourceError};
@@ -30,7 +30,7 @@ pub(crate) struct AsyncEngine {
     timeouts: SharedMemo<Timeouts>,
 }
 
-/// A whole response read on the runtime (connection already given back),
+/// A whole response read by the driver (connection already given back),
 /// built into a `RawResponse`.
 struct Fetched {
     result: Result<Whole, Error>,
@@ -139,7 +139,7 @@ impl AsyncEngine {
             self.prepare(py, method, url, headers, body, timeout)?;
         let client = self.client.clone();
         let max_decoded = self.max_decoded_size;
-        spawn(py, url, async move {
+        start(py, url, async move {
             Fetched {
                 result: fetch_whole(client, prepared, body, timeouts, max_decoded).await,
                 source_error,
@@ -162,7 +162,7 @@ impl AsyncEngine {
             self.prepare(py, method, url, headers, body, timeout)?;
         let client = self.client.clone();
         let max_decoded_size = self.max_decoded_size;
-        spawn(py, url, async move {
+        start(py, url, async move {
             Opened {
                 result: send(&client, &prepared, body, timeouts).await,
                 max_decoded_size,

@@ -4,6 +4,7 @@
 mod bridge;
 mod engine;
 mod stream;
+mod wake;
 
 pub(crate) use engine::AsyncEngine;
 pub(crate) use stream::AsyncRawStream;

@@ -1,10 +1,10 @@
 //! `_core.AsyncRawStream`: a response whose body is read on demand with
 //! awaitable reads (`async with client.stream(...)`, `aiter_bytes()`).
 //!
-//! A read moves the body out of its slot into a tokio task and back when the
-//! piece is ready, so no lock is held across an await and `close()` (or a
-//! cancelled read) can always end the stream: an aborted task drops the body,
-//! which closes its connection (never pooled half-read: docs/hostile.md H29).
+//! A read moves the body out of its slot into the read's future (see
+//! `bridge.rs`) and back when the piece is ready, so no lock is held across an
+//! await and `close()` (or a cancelled read) can always end the stream: the
+//! dropped future drops the body, which closes its connection (never pooled half-read: docs/hostile.md H29).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,7 +17,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use crate::aio::bridge::{ready, spawn, Complete};
+use crate::aio::bridge::{ready, start, Complete};
 use crate::errors::error;
 use crate::head::{Head, PyHead};
 // The piece sizes of `read` are `RawStream`'s.
@@ -50,7 +50,7 @@ pub(crate) struct AsyncRawStream {
     elapsed: f64,
     body: Slot,
     /// The future of the last read, cancelled by `close()` if still pending
-    /// (its task is then aborted and the body it holds dropped).
+    /// (its future is then dropped, and the body it holds with it).
     reading: Mutex<Option<Py<PyAny>>>,
     max_decoded_bytes: u64,
     codings: Vec<Coding>,
@@ -146,7 +146,7 @@ impl AsyncRawStream {
         };
         let slot = Arc::clone(&self.body);
         let downloaded = Arc::clone(&self.downloaded);
-        let future = spawn(py, url, async move {
+        let future = start(py, url, async move {
             let mut stream = stream;
             let piece = if all {
                 stream.read_rest(DEFAULT_READ_MAX_BYTES).await

@@ -1,0 +1,107 @@
+use strict;
+use warnings;
+use lib 't/lib';
+use Test::More;
+use HTTP::Tiny;
+use Nodelay::Tiny;
+use TestServer;
+
+my $server = TestServer->start or plan skip_all => 'nodelay-server not built (run make)';
+my $base = $server->url;
+
+# Each request goes through Nodelay::Tiny and through the stock HTTP::Tiny:
+# the stock answer is the reference for the hashref's shape and contents.
+my $tiny = Nodelay::Tiny->new(timeout => 5, agent => 'same-agent/1');
+my $stock = HTTP::Tiny->new(timeout => 5, agent => 'same-agent/1');
+
+# The headers both must agree on (Date and the like may differ).
+sub same_fields {
+    my ($ours, $ref, $what) = @_;
+    for my $key (qw(success status reason content url)) {
+        is $ours->{$key}, $ref->{$key}, "$what: $key as HTTP::Tiny";
+    }
+    for my $h (qw(content-type content-length location x-echo-method)) {
+        is_deeply $ours->{headers}{$h}, $ref->{headers}{$h}, "$what: header $h as HTTP::Tiny";
+    }
+    is ref $ours->{headers}, 'HASH', "$what: headers hashref";
+}
+
+for my $case (
+    ['GET', '/bytes/202'],
+    ['GET', '/chunked/1000'],
+    ['GET', '/status/404'],
+    ['HEAD', '/bytes/50'],
+    ['GET', '/json/2048'],
+) {
+    my ($method, $path) = @$case;
+    same_fields($tiny->request($method, "$base$path"), $stock->request($method, "$base$path"), "$method $path");
+}
+
+subtest 'get with headers, and the agent' => sub {
+    my $args = { headers => { 'X-Test' => 'yes' } };
+    my $ours = $tiny->get("$base/headers", $args);
+    my $ref = $stock->get("$base/headers", $args);
+    like $ours->{content}, qr/same-agent\/1/, 'agent sent';
+    like $ours->{content}, qr/yes/, 'header sent';
+    like $ref->{content}, qr/same-agent\/1/, 'the reference too';
+};
+
+subtest 'post_form' => sub {
+    my $form = { user => 'me', q => 'a b&c', list => [1, 2] };
+    my $ours = $tiny->post_form("$base/echo", $form);
+    my $ref = $stock->post_form("$base/echo", $form);
+    same_fields($ours, $ref, 'post_form');
+    is $ours->{content}, 'list=1&list=2&q=a+b%26c&user=me', 'the body';
+    is $tiny->www_form_urlencode([b => 1, a => 2]), $stock->www_form_urlencode([b => 1, a => 2]), 'array order kept';
+};
+
+subtest 'post content' => sub {
+    my $args = { content => "raw\0", headers => { 'content-type' => 'application/octet-stream' } };
+    same_fields($tiny->post("$base/echo", $args), $stock->post("$base/echo", $args), 'post');
+};
+
+subtest 'redirects' => sub {
+    my $ours = $tiny->get("$base/redirect/2");
+    my $ref = $stock->get("$base/redirect/2");
+    is $ours->{status}, $ref->{status}, 'final status';
+    is $ours->{url}, $ref->{url}, 'final url';
+    is scalar @{ $ours->{redirects} || [] }, scalar @{ $ref->{redirects} || [] }, 'redirect count';
+    is_deeply [map { $_->{status} } @{ $ours->{redirects} }], [map { $_->{status} } @{ $ref->{redirects} }], 'hop statuses';
+    my $none = Nodelay::Tiny->new(max_redirect => 0)->get("$base/redirect/1");
+    is $none->{status}, HTTP::Tiny->new(max_redirect => 0)->get("$base/redirect/1")->{status}, 'max_redirect 0';
+};
+
+subtest 'failure is a 599 response' => sub {
+    require IO::Socket::INET;
+    my $sock = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0) or die $!;
+    my $port = $sock->sockport;
+    close $sock;
+    my $ours = $tiny->get("http://127.0.0.1:$port/");
+    my $ref = $stock->get("http://127.0.0.1:$port/");
+    is $ours->{status}, $ref->{status}, 'status 599 as HTTP::Tiny';
+    is $ours->{reason}, $ref->{reason}, 'reason';
+    ok !$ours->{success}, 'no success';
+    like $ours->{content}, qr/./, 'the error in the content';
+};
+
+subtest 'data_callback' => sub {
+    my $got = '';
+    my $res = $tiny->get("$base/bytes/3000", { data_callback => sub { $got .= $_[0] } });
+    is length $got, 3000, 'the body went to the callback';
+    is $res->{content}, '', 'not kept';
+    my $ref = $stock->get("$base/bytes/3000", { data_callback => sub { } });
+    is $res->{content}, $ref->{content}, 'as HTTP::Tiny';
+};
+
+subtest 'mirror' => sub {
+    my $file = "mirror-test-$$.bin";
+    unlink $file;
+    my $res = $tiny->mirror("$base/bytes/1234", $file);
+    ok $res->{success}, 'downloaded';
+    is -s $file, 1234, 'written';
+    my $ref = $stock->mirror("$base/bytes/1234", $file);
+    is $res->{status}, $ref->{status}, 'status as HTTP::Tiny';
+    unlink $file;
+};
+
+done_testing;

@@ -1,0 +1,146 @@
+"""How an async request's future is driven (docs/async.md): polled on the loop thread,
+completed at once when its answer is already at hand, moved to the runtime after
+``LOCAL_POLLS`` polls; cancellation drops it in either place and closes its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import nodelay
+import pytest
+from scripted import Recv, ScriptedServer, Send, SendSlowly, Sleep, response
+
+T = TypeVar("T")
+
+# More body pieces than the loop thread polls a request for before handing it to the
+# runtime (LOCAL_POLLS in crates/nodelay-py/src/aio/bridge.rs is 4).
+MANY_PIECES = 12
+PIECE_INTERVAL = 0.02
+
+
+async def suspensions(awaitable: Awaitable[T]) -> tuple[T, int]:
+    """``awaitable``'s result and how many times the loop ran another task meanwhile
+    (zero when it completed without suspending its task)."""
+    ticks = 0
+    stop = False
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)  # the ticker is running
+    before = ticks
+    try:
+        result = await awaitable
+    finally:
+        stop = True
+        await task
+    return result, ticks - before
+
+
+def test_a_read_of_bytes_already_received_completes_without_suspending() -> None:
+    head_and_body = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"
+    with ScriptedServer([Recv(), Send(head_and_body), Sleep(1.0)]) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                async with client.stream("GET", srv.url + "/") as r:
+                    # The body came with the head: the read's first poll has it.
+                    body, suspended = await suspensions(r.aread())
+                    assert body == b"abcd" and suspended == 0
+
+        asyncio.run(main())
+
+
+def test_a_request_whose_answer_is_not_there_yet_waits_for_it() -> None:
+    script = [Recv(), Sleep(0.2), Send(response(body=b"late"))]
+    with ScriptedServer(script) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                r, suspended = await suspensions(client.get(srv.url + "/"))
+                assert r.content == b"late" and suspended > 0
+
+        asyncio.run(main())
+
+
+def test_a_body_in_many_pieces_finishes_on_the_runtime() -> None:
+    body = bytes(range(65, 65 + MANY_PIECES))
+    with ScriptedServer([Recv(), SendSlowly(response(body=body), PIECE_INTERVAL, 8)]) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                r = await client.get(srv.url + "/")
+                assert r.content == body
+                assert client._engine.idle_connections() == 1
+
+        asyncio.run(main())
+
+
+@pytest.mark.parametrize("pieces_before_cancel", [0, MANY_PIECES])
+def test_cancelling_closes_the_connection_wherever_the_request_runs(
+    pieces_before_cancel: int,
+) -> None:
+    # 0: cancelled while the loop thread drives the request (no answer yet);
+    # MANY_PIECES: after that many pieces of the head arrived one by one, so the request
+    # has moved to the runtime.
+    head = b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%02d: y\r\n" % i for i in range(MANY_PIECES))
+    closed = threading.Event()
+
+    def wait_for_close(sock: socket.socket) -> None:
+        sock.settimeout(5.0)
+        if sock.recv(1) == b"":
+            closed.set()
+
+    script = [Recv(), SendSlowly(head[: pieces_before_cancel * 8], PIECE_INTERVAL, 8)]
+    with ScriptedServer([*script, wait_for_close]) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                task: asyncio.Task[Any] = asyncio.ensure_future(client.get(srv.url + "/"))
+                await asyncio.sleep(0.1 + pieces_before_cancel * PIECE_INTERVAL * 2)
+                assert not task.done()
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                assert client._engine.idle_connections() == 0
+                assert await asyncio.to_thread(closed.wait, 5.0)
+
+        asyncio.run(main())
+
+
+def test_a_request_started_beside_another_runs_and_cancels_on_the_runtime() -> None:
+    # The second request starts while the first is in flight, so it runs as a runtime
+    # task from the start; cancelling it closes its connection, the first one finishes.
+    closed = threading.Event()
+
+    def wait_for_close(sock: socket.socket) -> None:
+        sock.settimeout(5.0)
+        if sock.recv(1) == b"":
+            closed.set()
+
+    first = [Recv(), Sleep(0.5), Send(response(body=b"first"))]
+    with ScriptedServer(first, [Recv(), wait_for_close]) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                one = asyncio.ensure_future(client.get(srv.url + "/1"))
+                await asyncio.sleep(0.1)  # the first request's connection is accepted first
+                two = asyncio.ensure_future(client.get(srv.url + "/2"))
+                await asyncio.sleep(0.1)
+                assert not two.done()
+                two.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await two
+                assert await asyncio.to_thread(closed.wait, 5.0)
+                assert (await one).content == b"first"
+
+        asyncio.run(main())
