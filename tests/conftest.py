@@ -131,7 +131,7 @@ class _Loop:
 
 
 async def _refused_request() -> None:
-    refused = _core.AsyncEngine().request(
+    refused = _core.AsyncEngine(_core.EngineOptions()).request(
         "GET", "http://127.0.0.1:1/", [], None, (1.0, 1.0, 1.0, 1.0, None)
     )
     try:

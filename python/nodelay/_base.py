@@ -69,22 +69,27 @@ def engine_options_for(
     proxy: ProxyTypes | None,
     trust_env: bool,
     http2: bool | str,
-) -> dict[str, Any]:
-    """The keyword arguments of ``_core.Engine`` / ``_core.AsyncEngine`` for a client's
-    settings (the two engines take the same ones); a bad ``http2`` raises ValueError."""
+    uds: str | None = None,
+    local_address: str | None = None,
+) -> _core.EngineOptions:
+    """The settings of ``_core.Engine`` / ``_core.AsyncEngine`` for a client's or a
+    transport's arguments (both engines take the same ``_core.EngineOptions``); a bad
+    ``http2`` raises ValueError."""
     if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
         raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
-    return {
-        "max_connections": limits.max_connections,
-        "max_keepalive": limits.max_keepalive_connections,
-        "keepalive_expiry": limits.keepalive_expiry,
-        "max_decoded_size": (
+    return _core.EngineOptions(
+        max_connections=limits.max_connections,
+        max_keepalive=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        max_decoded_size=(
             _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
         ),
         **tls_engine_options(verify, cert),
         **engine_proxy_options(proxy, trust_env),
-        "http2": _HTTP2_MODES[http2],
-    }
+        http2=_HTTP2_MODES[http2],
+        uds=uds,
+        local_address=local_address,
+    )
 
 
 class ClosedEngine:
@@ -119,7 +124,7 @@ class BaseClient:
     (``_drive``: blocking or awaited)."""
 
     _engine: Any
-    _new_engine: Callable[..., Any]
+    _new_engine: Callable[[_core.EngineOptions], Any]
     """``_core.Engine`` or ``_core.AsyncEngine`` (they take the same settings)."""
     _closed_engine: ClosedEngine
     _stream_raw: Callable[[Any], Any]
@@ -180,7 +185,7 @@ class BaseClient:
         if self._adopted is not None:
             self._engine = self._adopted._engine  # HTTPTransport: its engine, same hot path
         else:
-            self._engine = self._new_engine(**engine_options)
+            self._engine = self._new_engine(engine_options)
 
     def _mount_transports(self, transport: Any, mounts: Mapping[str, Any] | None) -> None:
         """``transport=`` and ``mounts=``. An ``HTTPTransport`` (``AsyncHTTPTransport``)

@@ -14,7 +14,7 @@ from ._models import Request, Response
 
 __version__: str
 DEFAULT_MAX_DECODED_SIZE: int
-"""Default cap on a decoded (decompressed) body, in bytes (``Engine(max_decoded_size=)``)."""
+"""Default cap on a decoded (decompressed) body, in bytes (``EngineOptions(max_decoded_size=)``)."""
 
 TimeoutTuple = (
     tuple[float | None, float | None, float | None, float | None, float | None]
@@ -29,13 +29,10 @@ class _Changed(Protocol):
     def _changed(self) -> None: ...
 
 @final
-class Engine:
-    """Connection pool + HTTP/1.1 driver, and shared HTTP/2 connections. Thread-safe;
-    share one per Client.
-
-    All network work runs with the GIL released: HTTP/1.1 on the calling thread, HTTP/2
-    on the process runtime (the calling thread waits).
-    """
+class EngineOptions:
+    """The settings of an ``Engine`` or an ``AsyncEngine``, checked once when built (a bad
+    value raises ``ValueError``); both engines take one. The sizes are counts; ``None``
+    is unbounded."""
 
     def __new__(
         cls,
@@ -54,7 +51,7 @@ class Engine:
         http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
         uds: str | None = None,
         local_address: str | None = None,
-    ) -> Engine:
+    ) -> EngineOptions:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
         trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
         in ``cert_file``). The TLS configuration is built on first https use.
@@ -63,13 +60,25 @@ class Engine:
         ``https_proxy`` tunnels https requests with CONNECT; URLs are
         ``http[s]://[user:password@]host[:port]`` (credentials become
         ``Proxy-Authorization: Basic``, for the proxy only). ``no_proxy`` lists the targets
-        that go direct (curl's NO_PROXY syntax). Parsed here: a bad proxy URL raises
-        ``ValueError`` (credentials masked).
+        that go direct (curl's NO_PROXY syntax). Parsed when an engine is built: a bad proxy
+        URL raises ``ValueError`` there (credentials masked).
         ``http2``: ``"negotiate"`` offers h2 by ALPN on https (HTTP/1.1 when the server
         declines); ``"prior_knowledge"`` also speaks h2c on http URLs.
         ``uds``: connect every request to this Unix domain socket (the URL still gives
         ``Host``, SNI and cookies); ``local_address``: the IP address TCP connections
         are bound to (``ValueError`` if it is not one)."""
+
+@final
+class Engine:
+    """Connection pool + HTTP/1.1 driver, and shared HTTP/2 connections. Thread-safe;
+    share one per Client.
+
+    All network work runs with the GIL released: HTTP/1.1 on the calling thread, HTTP/2
+    on the process runtime (the calling thread waits).
+    """
+
+    def __new__(cls, options: EngineOptions) -> Engine:
+        """An engine with these settings."""
     def request(
         self,
         method: str,
@@ -155,25 +164,8 @@ class AsyncEngine:
     awaiting task aborts the request (its connection is closed, never pooled half-used).
     """
 
-    def __new__(
-        cls,
-        *,
-        max_connections: int | None = 100,
-        max_keepalive: int | None = 100,
-        keepalive_expiry: float | None = 5.0,
-        verify: bool = True,
-        ca_file: str | None = None,
-        cert_file: str | None = None,
-        key_file: str | None = None,
-        max_decoded_size: int = 1 << 30,
-        http_proxy: str | None = None,
-        https_proxy: str | None = None,
-        no_proxy: str | None = None,
-        http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
-        uds: str | None = None,
-        local_address: str | None = None,
-    ) -> AsyncEngine:
-        """The same settings as ``Engine``."""
+    def __new__(cls, options: EngineOptions) -> AsyncEngine:
+        """An engine with these settings (the same ones as ``Engine``'s)."""
     def request(
         self,
         method: str,

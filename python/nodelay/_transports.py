@@ -161,32 +161,12 @@ def _ttuple(request: Request) -> TimeoutTuple:
     )
 
 
-def _engine_options(
-    verify: VerifyTypes,
-    cert: CertTypes | None,
-    trust_env: bool,
-    http2: bool,
-    limits: Limits | None,
-    proxy: ProxyTypes | None,
-    uds: str | None,
-    local_address: str | None,
-) -> dict[str, Any]:
-    options = engine_options_for(
-        Limits() if limits is None else limits, verify, cert, None, proxy, trust_env, http2
-    )
-    if uds is not None:
-        options["uds"] = uds
-    if local_address is not None:
-        options["local_address"] = local_address
-    return options
-
-
 class _EngineTransport:
     """What ``HTTPTransport`` and ``AsyncHTTPTransport`` share: the settings, turned into
     an engine of their own (the client's engine settings are not used for it)."""
 
     _engine: Any
-    _new_engine: Callable[..., Any]
+    _new_engine: Callable[[_core.EngineOptions], Any]
 
     def __init__(
         self,
@@ -204,9 +184,18 @@ class _EngineTransport:
         if not http1 and not http2:
             raise ValueError("at least one of http1 and http2 must be True")
         self._retries = int(retries)
-        self._engine = self._new_engine(
-            **_engine_options(verify, cert, trust_env, http2, limits, proxy, uds, local_address)
+        options = engine_options_for(
+            Limits() if limits is None else limits,
+            verify,
+            cert,
+            None,
+            proxy,
+            trust_env,
+            http2,
+            uds=uds,
+            local_address=local_address,
         )
+        self._engine = self._new_engine(options)
 
     @staticmethod
     def _arguments(request: Request) -> tuple[str, str, list[tuple[str, str]], Any, Any]:

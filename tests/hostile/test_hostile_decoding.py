@@ -97,7 +97,7 @@ def test_b14_compressible_body_below_the_floor_decodes(
 
 def test_b14_decoded_size_cap(scripted: Factory) -> None:
     # The cap is an engine setting (Client does not expose it yet): 1 MiB here.
-    engine = _core.Engine(max_decoded_size=MIB)
+    engine = _core.Engine(_core.EngineOptions(max_decoded_size=MIB))
     body = gzip.compress(b"a" * (2 * MIB))
     srv = scripted([Recv(), Send(encoded_response(body, "gzip"))])
     with pytest.raises(nodelay.DecodingError, match="limit"):

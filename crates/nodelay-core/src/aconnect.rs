@@ -32,7 +32,9 @@ use crate::tunnel::{
 
 /// The byte stream under an async connection: plain TCP or TLS over TCP.
 pub enum AsyncTransport {
+    /// Cleartext TCP (`http://`, or h2c).
     Plain(TcpStream),
+    /// TLS over TCP (`https://`, or a tunnel through an `http://` proxy).
     Tls(Box<TlsStream<TcpStream>>),
     /// The origin's TLS inside an `https://` proxy's (a CONNECT tunnel).
     NestedTls(Box<TlsStream<TlsStream<TcpStream>>>),

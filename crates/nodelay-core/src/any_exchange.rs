@@ -12,7 +12,9 @@ use crate::interrupt::Interrupt;
 
 /// A response whose head arrived; the body is still to be read.
 pub enum Exchange {
+    /// Read by the blocking HTTP/1.1 driver on the caller's thread.
     H1(H1Exchange),
+    /// A stream of a shared HTTP/2 connection, read from the runtime.
     H2(H2Exchange),
 }
 
@@ -35,10 +37,12 @@ impl Exchange {
         by_protocol!(self, x => &x.head_bytes)
     }
 
+    /// The response status code.
     pub fn status(&self) -> u16 {
         self.head().status
     }
 
+    /// The HTTP version the response came in.
     pub fn version(&self) -> Version {
         self.head().version
     }
@@ -49,14 +53,18 @@ impl Exchange {
         self.head_bytes_ref()
     }
 
+    /// Each header's name and value as spans of [`Exchange::head_bytes`],
+    /// so no header is copied until asked for.
     pub fn header_spans(&self) -> &[HeaderSpan] {
         &self.head().headers
     }
 
+    /// The reason phrase as a span of [`Exchange::head_bytes`].
     pub fn reason_span(&self) -> (u32, u32) {
         self.head().reason
     }
 
+    /// When the request started: the origin of the response's `elapsed`.
     pub fn started(&self) -> Instant {
         by_protocol!(self, x => x.started)
     }

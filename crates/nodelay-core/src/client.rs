@@ -29,9 +29,13 @@ use crate::upload::{
 
 /// A request as the caller describes it.
 pub struct RequestParts<'a> {
+    /// The request method, sent as given (`GET`, `POST`, an extension method).
     pub method: &'a str,
+    /// The absolute `http`/`https` URL, query included.
     pub url: &'a str,
+    /// Header fields in sending order; `Host` and framing are added when missing.
     pub headers: &'a [(&'a str, &'a str)],
+    /// The whole body, or `None` for a request without one.
     pub body: Option<&'a [u8]>,
 }
 
@@ -64,6 +68,7 @@ impl Http2Mode {
 
 /// A request encoded and ready to send (possibly more than once).
 pub struct Prepared {
+    /// The parsed URL: where the request goes and its request target.
     pub target: Target,
     /// Which pooled connections may carry it (origin and proxy route).
     pub(crate) key: ConnKey,
@@ -234,14 +239,18 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client with this pool and the default TLS settings, HTTP/1.1 only.
     pub fn new(config: PoolConfig) -> Self {
         Self::with_tls(config, TlsOptions::default())
     }
 
+    /// A client with this pool and these TLS settings, HTTP/1.1 only.
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
         Self::with_http2(config, tls, Http2Mode::Off)
     }
 
+    /// A client with this pool, these TLS settings and this use of HTTP/2,
+    /// connecting over plain TCP.
     pub fn with_http2(config: PoolConfig, tls: TlsOptions, http2: Http2Mode) -> Self {
         Self::with_dial(config, tls, http2, Dial::default())
     }
@@ -575,6 +584,7 @@ impl Client {
         self.h2.clear();
     }
 
+    /// How many idle connections the pool keeps now (for tests and stats).
     pub fn idle_connections(&self) -> usize {
         self.pool.idle_count()
     }

@@ -75,15 +75,20 @@ fn public_suffixes() -> &'static publicsuffix::List {
 /// One cookie as the jar holds it, for listing, `get` and `cookies.txt`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CookieInfo {
+    /// The cookie's name.
     pub name: String,
+    /// The cookie's value, as the server set it.
     pub value: String,
     /// The host (host-only cookie) or the domain (domain cookie), without a
     /// leading dot; empty for an "any host" cookie.
     pub domain: String,
     /// True when only `domain` itself gets the cookie, not its subdomains.
     pub host_only: bool,
+    /// The path prefix of the URLs that get the cookie.
     pub path: String,
+    /// Sent over https only.
     pub secure: bool,
+    /// Set with `HttpOnly` (hidden from scripts; kept for `cookies.txt`).
     pub http_only: bool,
     /// Expiry in seconds since the Unix epoch; `None` for a session cookie.
     pub expires: Option<i64>,
@@ -92,15 +97,21 @@ pub struct CookieInfo {
 /// What `CookieJar::set` stores.
 #[derive(Debug, Clone, Default)]
 pub struct NewCookie<'a> {
+    /// The cookie's name.
     pub name: &'a str,
+    /// The cookie's value.
     pub value: &'a str,
     /// Empty: an "any host" cookie. A leading dot is ignored.
     pub domain: &'a str,
     /// True: `domain` only; false: `domain` and its subdomains.
     pub host_only: bool,
+    /// The path prefix of the URLs that get the cookie.
     pub path: &'a str,
+    /// Sent over https only.
     pub secure: bool,
+    /// Set with `HttpOnly` (hidden from scripts; kept for `cookies.txt`).
     pub http_only: bool,
+    /// Expiry in seconds since the Unix epoch; `None` for a session cookie.
     pub expires: Option<i64>,
 }
 

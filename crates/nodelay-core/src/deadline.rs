@@ -18,11 +18,15 @@ use crate::error::{Error, ErrorKind};
 /// Per-phase timeouts of one request; `None` disables one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Timeouts {
+    /// The longest a connection may take to open (DNS, TCP, TLS, a proxy's
+    /// CONNECT).
     pub connect: Option<Duration>,
     /// The longest wait for the whole response head once the request is
     /// sent, then for each read of the body.
     pub read: Option<Duration>,
+    /// The longest one write of the request may block.
     pub write: Option<Duration>,
+    /// The longest a request may wait for a connection slot of the pool.
     pub pool: Option<Duration>,
     /// Whole request, from start to the last body byte.
     pub total: Option<Duration>,

@@ -10,21 +10,32 @@ use nodelay_proto::ProtoError;
 /// Python exception; the names follow httpx's exception tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// The URL does not parse, or has no host.
     InvalidUrl,
+    /// A scheme other than `http` or `https`.
     UnsupportedProtocol,
+    /// The request itself breaks HTTP (a bad method, header or framing).
     LocalProtocol,
+    /// Opening the connection took longer than the connect timeout.
     ConnectTimeout,
+    /// The server sent nothing for longer than the read timeout.
     ReadTimeout,
+    /// A write of the request blocked longer than the write timeout.
     WriteTimeout,
+    /// No connection slot came free within the pool timeout.
     PoolTimeout,
+    /// The connection could not be opened (refused, unreachable, DNS).
     Connect,
     /// TLS handshake or certificate failure (a kind of connect failure).
     Tls,
     /// The proxy refused (CONNECT answered with a non-2xx status, 407
     /// included), could not be reached, or broke the CONNECT exchange.
     Proxy,
+    /// Reading the response failed (reset, closed early).
     Read,
+    /// Writing the request failed (reset, broken pipe).
     Write,
+    /// The server's bytes are not valid HTTP.
     RemoteProtocol,
     /// The response head is beyond the header limits (docs/hostile.md A8): a kind
     /// of remote protocol error.
@@ -98,14 +109,17 @@ impl Error {
         Error::new(kind, e.to_string()).with_source(e)
     }
 
+    /// The class of failure, which picks the binding's exception.
     pub fn kind(&self) -> ErrorKind {
         self.inner.kind
     }
 
+    /// The human-readable message, naming what failed.
     pub fn message(&self) -> &str {
         &self.inner.message
     }
 
+    /// Whether a deadline (connect, read, write or pool) ran out.
     pub fn is_timeout(&self) -> bool {
         matches!(
             self.inner.kind,
@@ -116,6 +130,7 @@ impl Error {
         )
     }
 
+    /// Whether a signal handler (Ctrl-C) asked the request to stop.
     pub fn is_interrupted(&self) -> bool {
         self.inner.kind == ErrorKind::Interrupted
     }

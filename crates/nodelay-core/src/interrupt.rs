@@ -8,11 +8,16 @@
 use std::time::Duration;
 
 /// How often a wait that cannot see `EINTR` (a channel, a condition
-/// variable) asks its [`Interrupt`], when that one can ever answer yes: the
-/// longest a Ctrl-C waits there. Short enough to feel immediate, long enough
-/// that the check (which takes the Python GIL) costs nothing measurable.
-pub(crate) const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+/// variable, a wait on the runtime, a batch or the embedded server run from
+/// Python) asks for pending signals: the longest a Ctrl-C waits there. The
+/// one interval of every such wait in the crates. 50 ms is under the ~100 ms
+/// at which a delay stops feeling immediate, and the check (which takes the
+/// Python GIL and runs its signal handlers) done 20 times a second costs
+/// nothing measurable.
+pub const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
+/// What a blocking wait asks whether to give up its request: the Python
+/// binding answers from the interpreter's signal handlers (Ctrl-C).
 pub trait Interrupt: Sync {
     /// Called after a blocking syscall returned `EINTR`.
     fn should_abort(&self) -> bool;

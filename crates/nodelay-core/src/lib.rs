@@ -7,7 +7,12 @@
 //! each request is written and read on the calling thread with blocking
 //! sockets whose timeouts are recomputed from deadlines (see `deadline`).
 
+#![warn(missing_docs)]
+
 mod aconnect;
+// Not all of the async driver's public items carry docs yet; the lint
+// holds for the rest of the crate.
+#[allow(missing_docs)]
 pub mod aio;
 mod any_exchange;
 pub mod batch;
@@ -51,7 +56,7 @@ pub use client::{prepare, Client, PoolConfig, Prepared, RequestParts};
 pub use connect::Dial;
 pub use deadline::Timeouts;
 pub use error::{Error, ErrorKind};
-pub use interrupt::{Interrupt, NeverInterrupt};
+pub use interrupt::{Interrupt, NeverInterrupt, SIGNAL_CHECK_INTERVAL};
 pub use no_proxy::NoProxy;
 pub use nodelay_proto::{BodyFraming, EncodedHeaders, HeaderSpan, Version};
 pub use proxy::ProxySettings;

@@ -11,15 +11,18 @@ use crate::error::{Error, ErrorKind};
 /// lowercase (the URL parser normalises it) and IPv6 literals carry no brackets.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Origin {
+    /// `"http"` or `"https"`.
     pub scheme: &'static str,
     /// Shared, so cloning an origin (once per request) is a refcount bump.
     pub host: Arc<str>,
+    /// The port, the scheme's default when the URL gives none.
     pub port: u16,
 }
 
 /// A parsed request URL.
 #[derive(Debug, Clone)]
 pub struct Target {
+    /// Scheme, host and port: which connections may carry the request.
     pub origin: Origin,
     /// Value for the `Host` header: host, plus `:port` when not the default.
     pub authority: String,
@@ -28,6 +31,9 @@ pub struct Target {
 }
 
 impl Target {
+    /// Parses an absolute `http`/`https` URL; anything else is an
+    /// `InvalidUrl` or `UnsupportedProtocol` error, and a URL carrying tabs
+    /// or newlines a `LocalProtocol` one (docs/hostile.md F25).
     pub fn parse(raw: &str) -> Result<Target, Error> {
         // The URL parser silently strips tabs and newlines; a URL carrying them
         // is an injection attempt and is refused before anything is sent

@@ -43,6 +43,7 @@ pub struct TlsOptions {
     pub ca_file: Option<PathBuf>,
     /// PEM client certificate chain, and its key (which may sit in the same file).
     pub client_cert: Option<PathBuf>,
+    /// PEM private key of `client_cert`, when not in the same file.
     pub client_key: Option<PathBuf>,
 }
 

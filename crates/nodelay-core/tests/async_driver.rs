@@ -4,18 +4,20 @@
 //! (truncated bodies, timeouts on time, stale keep-alive, pool timeout,
 //! cancellation that closes a half-used connection). Loopback only.
 
+#[path = "support/scripted.rs"]
+mod scripted;
 mod support;
 
-use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::Write as _;
+use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use nodelay_core::aio::{AsyncBodyStream, AsyncClient};
 use nodelay_core::{prepare, runtime, Error, ErrorKind, RequestParts, Timeouts};
 use nodelay_server::{pattern, ServerConfig, ServerHandle};
+use scripted::Step::*;
+use scripted::{ok, write, Server, Step};
 
 fn server() -> ServerHandle {
     support::embedded_server()
@@ -217,167 +219,37 @@ fn hundred_concurrent_tasks_share_one_client() {
 
 // ---------------------------------------------------------------- scripted server
 
-#[derive(Clone)]
-enum Step {
-    /// Read one request head (and a Content-Length body); record it.
-    ReadRequest,
-    Write(Vec<u8>),
-    Sleep(Duration),
-    Close,
-    /// Keep the connection open until the test ends.
-    Hang,
-}
-
-use Step::*;
-
-fn write(bytes: &str) -> Step {
-    Write(bytes.as_bytes().to_vec())
-}
-
-/// Requests the scripted server received: (connection index, exact bytes).
-type Received = Arc<Mutex<Vec<(usize, Vec<u8>)>>>;
-
-/// A raw-socket server: connection `i` plays script `i`.
-struct Scripted {
-    port: u16,
-    requests: Received,
-    accepted: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Scripted {
-    fn new(scripts: Vec<Vec<Step>>) -> Scripted {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests: Received = Arc::new(Mutex::new(Vec::new()));
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (r, a, s) = (requests.clone(), accepted.clone(), stop.clone());
-        listener.set_nonblocking(true).unwrap();
-        thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let index = a.fetch_add(1, Ordering::SeqCst);
-                        let script = scripts.get(index).cloned().unwrap_or_default();
-                        let (r, s) = (r.clone(), s.clone());
-                        thread::spawn(move || play(stream, index, &script, &r, &s));
-                    }
-                    Err(_) => thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
-        Scripted {
-            port,
-            requests,
-            accepted,
-            stop,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn requests(&self) -> Vec<(usize, Vec<u8>)> {
-        self.requests.lock().unwrap().clone()
-    }
-
-    fn accepted(&self) -> usize {
-        self.accepted.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Scripted {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-fn play(
-    mut stream: TcpStream,
-    index: usize,
-    script: &[Step],
-    requests: &Mutex<Vec<(usize, Vec<u8>)>>,
-    stop: &AtomicBool,
-) {
-    stream.set_nodelay(true).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .unwrap();
-    let mut pending = Vec::new();
-    for step in script {
-        match step {
-            ReadRequest => loop {
-                if let Some(end) = find(&pending, b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&pending[..end]).to_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
-                    if pending.len() >= end + 4 + length {
-                        let request: Vec<u8> = pending.drain(..end + 4 + length).collect();
-                        requests.lock().unwrap().push((index, request));
-                        break;
-                    }
-                }
-                let mut buf = [0u8; 65536];
-                match stream.read(&mut buf) {
-                    Ok(0) => return,
-                    Ok(n) => pending.extend_from_slice(&buf[..n]),
-                    Err(_) if stop.load(Ordering::Relaxed) => return,
-                    Err(_) => {}
-                }
-            },
-            Write(bytes) => {
-                if stream.write_all(bytes).is_err() {
-                    return;
-                }
-            }
-            Sleep(d) => thread::sleep(*d),
-            Close => return,
-            Hang => {
-                while !stop.load(Ordering::Relaxed) {
-                    thread::sleep(Duration::from_millis(10));
-                }
-                return;
-            }
-        }
-    }
-    // Script over: keep the connection until the test ends.
-    while !stop.load(Ordering::Relaxed) {
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn ok(body: &str) -> String {
-    format!(
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
+/// The scripted server, each connection held open once its script ends (until
+/// the test ends), as a kept-alive connection of a real server is.
+fn scripted(scripts: Vec<Vec<Step>>) -> Server {
+    Server::start(
+        scripts
+            .into_iter()
+            .map(|mut script| {
+                script.push(Hang);
+                script
+            })
+            .collect(),
     )
 }
 
 #[test]
 fn get_sends_exactly_the_prepared_bytes_in_one_buffer() {
-    let server = Scripted::new(vec![vec![ReadRequest, Write(ok("hi").into_bytes())]]);
+    let server = scripted(vec![vec![ReadRequest, Write(ok("hi").into_bytes())]]);
     let client = client();
     let url = server.url("/a?b=c");
     let (status, body) = block_on(get(&client, &url)).unwrap();
     assert_eq!((status, body.as_slice()), (200, &b"hi"[..]));
     let expected = format!(
         "GET /a?b=c HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
-        server.port
+        server.port()
     );
     assert_eq!(server.requests(), vec![(0, expected.into_bytes())]);
 }
 
 #[test]
 fn body_shorter_than_content_length_then_close_is_an_error() {
-    let server = Scripted::new(vec![vec![
+    let server = scripted(vec![vec![
         ReadRequest,
         write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
         Close,
@@ -396,7 +268,7 @@ fn chunked_body_cut_mid_chunk_is_an_error_streamed_too() {
         write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"),
         Close,
     ];
-    let server = Scripted::new(vec![script.clone(), script]);
+    let server = scripted(vec![script.clone(), script]);
     let client = client();
     let e = block_on(get(&client, &server.url("/"))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RemoteProtocol);
@@ -407,7 +279,7 @@ fn chunked_body_cut_mid_chunk_is_an_error_streamed_too() {
 
 #[test]
 fn server_that_never_answers_is_a_read_timeout_on_time() {
-    let server = Scripted::new(vec![vec![ReadRequest, Hang]]);
+    let server = scripted(vec![vec![ReadRequest, Hang]]);
     let client = client();
     let mut t = timeouts();
     t.read = Some(Duration::from_millis(200));
@@ -431,7 +303,7 @@ fn total_deadline_bounds_a_dripping_body() {
         script.push(write("x"));
         script.push(Sleep(Duration::from_millis(50)));
     }
-    let server = Scripted::new(vec![script]);
+    let server = scripted(vec![script]);
     let client = client();
     let mut t = timeouts();
     t.total = Some(Duration::from_millis(300));
@@ -454,7 +326,7 @@ fn connect_refused_is_a_connect_error() {
 
 #[test]
 fn stale_keep_alive_get_is_retried_once_on_a_fresh_connection() {
-    let server = Scripted::new(vec![
+    let server = scripted(vec![
         vec![
             ReadRequest,
             Write(ok("one").into_bytes()),
@@ -478,7 +350,7 @@ fn stale_keep_alive_get_is_retried_once_on_a_fresh_connection() {
 fn stale_connection_post_fails_without_replay() {
     // The first connection accepts the second request, then closes without
     // answering: a POST may have had effects, so it is not sent again.
-    let server = Scripted::new(vec![
+    let server = scripted(vec![
         vec![
             ReadRequest,
             Write(ok("one").into_bytes()),
@@ -501,7 +373,7 @@ fn stale_connection_post_fails_without_replay() {
 
 #[test]
 fn pool_timeout_when_the_only_connection_is_busy() {
-    let server = Scripted::new(vec![vec![ReadRequest, Hang]]);
+    let server = scripted(vec![vec![ReadRequest, Hang]]);
     let client = client_with(Some(1));
     let url = server.url("/");
     let rt = runtime::handle();
@@ -523,7 +395,7 @@ fn pool_timeout_when_the_only_connection_is_busy() {
 
 #[test]
 fn cancelled_request_closes_its_connection_and_frees_its_slot() {
-    let server = Scripted::new(vec![
+    let server = scripted(vec![
         // Head sent, body never finished: the request is cancelled mid-body.
         vec![
             ReadRequest,
@@ -549,7 +421,7 @@ fn cancelled_request_closes_its_connection_and_frees_its_slot() {
 
 #[test]
 fn extra_bytes_after_the_body_are_never_the_next_response() {
-    let server = Scripted::new(vec![
+    let server = scripted(vec![
         vec![
             ReadRequest,
             Write(format!("{}{}", ok("one"), ok("fake")).into_bytes()),
@@ -586,7 +458,7 @@ fn truncated_gzip_response() -> Vec<u8> {
 #[test]
 fn truncated_encoded_stream_is_a_decoding_error_whole_and_streamed() {
     let script = vec![ReadRequest, Write(truncated_gzip_response())];
-    let server = Scripted::new(vec![script.clone(), script]);
+    let server = scripted(vec![script.clone(), script]);
     let client = client();
     let e = block_on(get(&client, &server.url("/"))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Decoding, "{e}");
@@ -604,7 +476,7 @@ fn streamed_gzip_bomb_stops_at_the_cap() {
     )
     .into_bytes();
     wire.extend_from_slice(&encoded);
-    let server = Scripted::new(vec![vec![ReadRequest, Write(wire)]]);
+    let server = scripted(vec![vec![ReadRequest, Write(wire)]]);
     let client = client();
     let e = block_on(async {
         let prepared = prepare(&RequestParts {

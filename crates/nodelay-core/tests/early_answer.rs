@@ -3,19 +3,20 @@
 //! curl and browsers do, instead of a write error, and never reuses the
 //! connection. Raw-socket server on loopback; exact bytes both ways.
 
+#[path = "support/scripted.rs"]
+mod scripted;
 mod support;
 
-use std::io::{Read as _, Write as _};
-use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use nodelay_core::{
     BodySource, Client, Error, Exchange, NeverInterrupt, PoolConfig, RequestParts, StreamFraming,
     Timeouts,
 };
+use scripted::Step::*;
+use scripted::{write, Server};
 
 const ANSWER_413: &[u8] =
     b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big!";
@@ -33,83 +34,34 @@ enum Then {
     ReadBodyAndAnswer,
 }
 
-struct Server {
-    port: u16,
-    accepted: Arc<AtomicUsize>,
-    heads: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
-}
+/// How long `AnswerAndHold` keeps its connection: past every request of a test.
+const HOLD: Duration = Duration::from_secs(8);
 
-impl Server {
-    /// Connection `i` does `scripts[i]` with its first request.
-    fn start(scripts: Vec<Then>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let port = listener.local_addr().unwrap().port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (counter, seen) = (Arc::clone(&accepted), Arc::clone(&heads));
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let index = counter.fetch_add(1, Ordering::SeqCst);
-                let Some(&then) = scripts.get(index) else {
-                    return;
-                };
-                let seen = Arc::clone(&seen);
-                thread::spawn(move || serve(stream, then, &seen));
-            }
-        });
-        Server {
-            port,
-            accepted,
-            heads,
-        }
-    }
+/// How long `ReadBodyAndAnswer` keeps its connection after answering, so the
+/// client reads the answer before the close.
+const LINGER: Duration = Duration::from_millis(200);
 
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/upload", self.port)
-    }
-}
-
-fn serve(mut stream: TcpStream, then: Then, heads: &std::sync::Mutex<Vec<Vec<u8>>>) {
-    let mut pending = Vec::new();
-    let mut buf = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-        }
+/// The scripted server; connection `i` does `scripts[i]` with its first
+/// request (whose head it records).
+fn start(scripts: Vec<Then>) -> Server {
+    let script = |then| match then {
+        // The script's end closes the socket with the body unread.
+        Then::AnswerAndClose => vec![ReadHead, write(ANSWER_413)],
+        Then::AnswerAndHold => vec![ReadHead, write(ANSWER_413), Sleep(HOLD)],
+        Then::ReadBodyAndAnswer => vec![
+            ReadHead,
+            DiscardBody,
+            write(ANSWER_OK),
+            ShutdownWrite,
+            Sleep(LINGER),
+        ],
     };
-    heads.lock().unwrap().push(pending[..head_end].to_vec());
-    match then {
-        Then::AnswerAndClose => {
-            let _ = stream.write_all(ANSWER_413);
-            drop(stream);
-        }
-        Then::AnswerAndHold => {
-            let _ = stream.write_all(ANSWER_413);
-            thread::sleep(Duration::from_secs(8));
-        }
-        Then::ReadBodyAndAnswer => {
-            let head = String::from_utf8_lossy(&pending[..head_end]).to_ascii_lowercase();
-            let length: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .map_or(0, |v| v.trim().parse().unwrap());
-            let mut body = pending.len() - head_end;
-            while body < length {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => body += n,
-                }
-            }
-            let _ = stream.write_all(ANSWER_OK);
-            let _ = stream.shutdown(Shutdown::Write);
-            thread::sleep(Duration::from_millis(200));
-        }
-    }
+    Server::start(scripts.into_iter().map(script).collect())
+}
+
+/// The request URL all tests post to.
+fn url(server: &Server) -> String {
+    server.url("/upload")
 }
 
 fn client() -> Client {
@@ -192,28 +144,28 @@ const LARGE: usize = 64 * 1024 * 1024;
 
 #[test]
 fn in_memory_body_answered_early_and_closed_returns_the_answer() {
-    let server = Server::start(vec![Then::AnswerAndClose, Then::ReadBodyAndAnswer]);
+    let server = start(vec![Then::AnswerAndClose, Then::ReadBodyAndAnswer]);
     let client = client();
     let body = vec![b'x'; LARGE];
     let started = Instant::now();
-    let (status, content) = post(&client, &server.url(), &body).unwrap();
+    let (status, content) = post(&client, &url(&server), &body).unwrap();
     assert_eq!((status, content.as_slice()), (413, &b"too big!"[..]));
     assert!(started.elapsed() < Duration::from_secs(4));
-    let head = server.heads.lock().unwrap()[0].clone();
+    let head = server.requests()[0].1.clone();
     let expected = format!(
         "POST /upload HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {LARGE}\r\n\r\n",
-        server.port
+        server.port()
     );
     assert_eq!(String::from_utf8_lossy(&head), expected);
     // The next request goes out on a new connection.
-    let (status, content) = post(&client, &server.url(), b"small").unwrap();
+    let (status, content) = post(&client, &url(&server), b"small").unwrap();
     assert_eq!((status, content.as_slice()), (200, &b"fresh"[..]));
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(server.accepted(), 2);
 }
 
 #[test]
 fn streamed_body_stops_when_the_server_answers_and_holds() {
-    let server = Server::start(vec![Then::AnswerAndHold, Then::ReadBodyAndAnswer]);
+    let server = start(vec![Then::AnswerAndHold, Then::ReadBodyAndAnswer]);
     let client = client();
     let pulled = Arc::new(AtomicUsize::new(0));
     let mut source = Pieces {
@@ -223,7 +175,7 @@ fn streamed_body_stops_when_the_server_answers_and_holds() {
     };
     let started = Instant::now();
     let (status, content) =
-        post_streamed(&client, &server.url(), StreamFraming::Chunked, &mut source).unwrap();
+        post_streamed(&client, &url(&server), StreamFraming::Chunked, &mut source).unwrap();
     assert_eq!((status, content.as_slice()), (413, &b"too big!"[..]));
     // Well before the 5 s write timeout that a blocked upload would run into.
     assert!(started.elapsed() < Duration::from_secs(4));
@@ -231,14 +183,14 @@ fn streamed_body_stops_when_the_server_answers_and_holds() {
         pulled.load(Ordering::SeqCst) < LARGE,
         "the whole body was pulled although the server had answered"
     );
-    let (status, _) = post(&client, &server.url(), b"again").unwrap();
+    let (status, _) = post(&client, &url(&server), b"again").unwrap();
     assert_eq!(status, 200);
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(server.accepted(), 2);
 }
 
 #[test]
 fn streamed_body_answered_early_and_closed_returns_the_answer() {
-    let server = Server::start(vec![Then::AnswerAndClose, Then::ReadBodyAndAnswer]);
+    let server = start(vec![Then::AnswerAndClose, Then::ReadBodyAndAnswer]);
     let client = client();
     let mut source = Pieces {
         left: LARGE,
@@ -247,22 +199,22 @@ fn streamed_body_answered_early_and_closed_returns_the_answer() {
     };
     let (status, content) = post_streamed(
         &client,
-        &server.url(),
+        &url(&server),
         StreamFraming::Length(LARGE as u64),
         &mut source,
     )
     .unwrap();
     assert_eq!((status, content.as_slice()), (413, &b"too big!"[..]));
-    let (status, _) = post(&client, &server.url(), b"again").unwrap();
+    let (status, _) = post(&client, &url(&server), b"again").unwrap();
     assert_eq!(status, 200);
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(server.accepted(), 2);
 }
 
 #[test]
 fn a_body_the_server_reads_whole_is_unaffected() {
-    let server = Server::start(vec![Then::ReadBodyAndAnswer]);
+    let server = start(vec![Then::ReadBodyAndAnswer]);
     let client = client();
     let body = vec![b'y'; 4 * 1024 * 1024];
-    let (status, content) = post(&client, &server.url(), &body).unwrap();
+    let (status, content) = post(&client, &url(&server), &body).unwrap();
     assert_eq!((status, content.as_slice()), (200, &b"fresh"[..]));
 }

@@ -7,15 +7,13 @@
 //! connection; connection `i` plays script `i` (extra connections are
 //! recorded and closed). Only loopback is ever used.
 
+#[path = "support/scripted.rs"]
+mod scripted;
 mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::io::{Read as _, Write as _};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -23,6 +21,8 @@ use nodelay_core::{
     Client, Error, ErrorKind, Exchange, NeverInterrupt, PoolConfig, Prepared, RequestParts,
     Timeouts,
 };
+use scripted::Step::*;
+use scripted::{ok, write, Server};
 
 // ---------------------------------------------------------------- allocation probe
 
@@ -75,222 +75,6 @@ fn reset_largest_allocation() {
 
 fn largest_allocation() -> usize {
     LARGEST_ALLOCATION.with(Cell::get)
-}
-
-// ---------------------------------------------------------------- scripted server
-
-/// One action of a scripted connection.
-#[derive(Clone, Debug)]
-enum Step {
-    /// Read one request (head, then a Content-Length body) and record its bytes.
-    ReadRequest,
-    /// Read one request head only, leaving any body unread, and record it.
-    ReadHead,
-    /// Write these bytes.
-    Write(Vec<u8>),
-    /// Write these bytes one at a time, `Duration` apart, until the test ends.
-    Drip(Vec<u8>, Duration),
-    Sleep(Duration),
-    /// Close with FIN.
-    Close,
-    /// Close with RST (SO_LINGER 0).
-    Reset,
-    /// Keep the connection open, doing nothing, until the test ends.
-    Hang,
-}
-
-use Step::*;
-
-fn write(bytes: impl AsRef<[u8]>) -> Step {
-    Write(bytes.as_ref().to_vec())
-}
-
-/// What the server saw.
-#[derive(Default)]
-struct Seen {
-    /// (connection index, exact request bytes) in arrival order.
-    requests: Mutex<Vec<(usize, Vec<u8>)>>,
-    accepted: AtomicUsize,
-    /// Steps finished per connection, to wait for a script to reach a point.
-    steps_done: Mutex<Vec<usize>>,
-}
-
-struct Server {
-    port: u16,
-    seen: Arc<Seen>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Server {
-    fn start(scripts: Vec<Vec<Step>>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Seen::default());
-        let stop = Arc::new(AtomicBool::new(false));
-        seen.steps_done.lock().unwrap().resize(scripts.len(), 0);
-        {
-            let seen = Arc::clone(&seen);
-            let stop = Arc::clone(&stop);
-            thread::spawn(move || {
-                for stream in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let index = seen.accepted.fetch_add(1, Ordering::SeqCst);
-                    let script = scripts.get(index).cloned().unwrap_or_else(|| vec![Close]);
-                    let seen = Arc::clone(&seen);
-                    let stop = Arc::clone(&stop);
-                    thread::spawn(move || play(stream, index, &script, &seen, &stop));
-                }
-            });
-        }
-        Server { port, seen, stop }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn accepted(&self) -> usize {
-        self.seen.accepted.load(Ordering::SeqCst)
-    }
-
-    fn requests(&self) -> Vec<(usize, Vec<u8>)> {
-        self.seen.requests.lock().unwrap().clone()
-    }
-
-    /// Waits (bounded) until connection `index` has finished `steps` steps.
-    fn wait_for_steps(&self, index: usize, steps: usize) {
-        let until = Instant::now() + Duration::from_secs(5);
-        while self
-            .seen
-            .steps_done
-            .lock()
-            .unwrap()
-            .get(index)
-            .copied()
-            .unwrap_or(0)
-            < steps
-        {
-            assert!(
-                Instant::now() < until,
-                "server script {index} never reached step {steps}"
-            );
-            thread::sleep(Duration::from_millis(2));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so its thread ends.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-    }
-}
-
-fn play(mut stream: TcpStream, index: usize, script: &[Step], seen: &Seen, stop: &AtomicBool) {
-    let mut pending = Vec::new();
-    for step in script {
-        let alive = match step {
-            ReadRequest | ReadHead => {
-                match read_request(&mut stream, &mut pending, matches!(step, ReadRequest)) {
-                    Some(request) => {
-                        seen.requests.lock().unwrap().push((index, request));
-                        true
-                    }
-                    None => false,
-                }
-            }
-            Write(bytes) => stream.write_all(bytes).is_ok(),
-            Drip(bytes, every) => {
-                for b in bytes.iter().cycle() {
-                    if stop.load(Ordering::SeqCst) || stream.write_all(&[*b]).is_err() {
-                        break;
-                    }
-                    thread::sleep(*every);
-                }
-                false
-            }
-            Sleep(d) => {
-                thread::sleep(*d);
-                true
-            }
-            Close => {
-                let _ = stream.shutdown(Shutdown::Both);
-                false
-            }
-            Reset => {
-                reset(&stream);
-                false
-            }
-            Hang => {
-                let until = Instant::now() + Duration::from_secs(20);
-                while !stop.load(Ordering::SeqCst) && Instant::now() < until {
-                    thread::sleep(Duration::from_millis(5));
-                }
-                false
-            }
-        };
-        if let Some(done) = seen.steps_done.lock().unwrap().get_mut(index) {
-            *done += 1;
-        }
-        if !alive {
-            if matches!(step, Reset) {
-                // Dropping after SO_LINGER 0 is what sends the RST.
-                drop(stream);
-            }
-            return;
-        }
-    }
-}
-
-fn reset(stream: &TcpStream) {
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket fd and a pointer to a live `linger` of the size given.
-    let rc = unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            std::ptr::addr_of!(linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "SO_LINGER");
-}
-
-/// Reads one request: the head up to the blank line, then as many body bytes
-/// as its Content-Length says. Bytes past it stay in `pending`.
-fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>, with_body: bool) -> Option<Vec<u8>> {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut chunk = [0u8; 64 * 1024];
-    loop {
-        if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head_len = end + 4;
-            let head = String::from_utf8_lossy(&pending[..head_len]).to_ascii_lowercase();
-            let body_len = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .map_or(0, |v| {
-                    v.trim()
-                        .parse::<usize>()
-                        .expect("test requests have valid lengths")
-                });
-            let body_len = if with_body { body_len } else { 0 };
-            while pending.len() < head_len + body_len {
-                let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
-                pending.extend_from_slice(&chunk[..n]);
-            }
-            return Some(pending.drain(..head_len + body_len).collect());
-        }
-        let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
-        pending.extend_from_slice(&chunk[..n]);
-    }
 }
 
 // ---------------------------------------------------------------- client helpers
@@ -347,19 +131,11 @@ fn expect_error<T>(result: Result<T, Error>) -> Error {
     }
 }
 
-fn ok_response(body: &str) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
-
 // ---------------------------------------------------------------- exact bytes
 
 #[test]
 fn get_sends_exactly_the_prepared_bytes() {
-    let server = Server::start(vec![vec![ReadRequest, write(ok_response("hi"))]]);
+    let server = Server::start(vec![vec![ReadRequest, write(ok("hi"))]]);
     let client = client();
     let url = server.url("/path/x?q=1&r=%20");
     let headers = [("Accept", "*/*"), ("X-Trace", "abc")];
@@ -373,7 +149,7 @@ fn get_sends_exactly_the_prepared_bytes() {
         .unwrap();
     let expected = format!(
         "GET /path/x?q=1&r=%20 HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: */*\r\nX-Trace: abc\r\n\r\n",
-        server.port
+        server.port()
     );
     assert_eq!(String::from_utf8_lossy(prepared.wire()), expected);
     let mut exchange = send(&client, &prepared, timeouts()).unwrap();
@@ -386,7 +162,7 @@ fn get_sends_exactly_the_prepared_bytes() {
 
 #[test]
 fn small_post_is_one_buffer_of_head_and_body() {
-    let server = Server::start(vec![vec![ReadRequest, write(ok_response("ok"))]]);
+    let server = Server::start(vec![vec![ReadRequest, write(ok("ok"))]]);
     let client = client();
     let url = server.url("/submit");
     let body = b"name=value&x=1";
@@ -402,7 +178,7 @@ fn small_post_is_one_buffer_of_head_and_body() {
     let expected = format!(
         "POST /submit HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
          Content-Length: 14\r\n\r\nname=value&x=1",
-        server.port
+        server.port()
     );
     assert_eq!(
         String::from_utf8_lossy(prepared.wire()),
@@ -421,14 +197,14 @@ fn small_post_is_one_buffer_of_head_and_body() {
 
 #[test]
 fn large_post_sends_head_then_body_exactly() {
-    let server = Server::start(vec![vec![ReadRequest, write(ok_response("ok"))]]);
+    let server = Server::start(vec![vec![ReadRequest, write(ok("ok"))]]);
     let client = client();
     let url = server.url("/upload");
     let body: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
     let prepared = prepare(&client, "PUT", &url, Some(&body));
     let head = format!(
         "PUT /upload HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 300000\r\n\r\n",
-        server.port
+        server.port()
     );
     assert_eq!(
         prepared.wire(),
@@ -511,10 +287,10 @@ fn a10_bytes_past_content_length_are_never_the_next_response() {
             ReadRequest,
             write(smuggled),
             ReadRequest,
-            write(ok_response("reused")),
+            write(ok("reused")),
             Hang,
         ],
-        vec![ReadRequest, write(ok_response("real")), Hang],
+        vec![ReadRequest, write(ok("real")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -546,14 +322,14 @@ fn a10_late_extra_bytes_poison_the_idle_connection() {
     let server = Server::start(vec![
         vec![
             ReadRequest,
-            write(ok_response("hello")),
+            write(ok("hello")),
             Sleep(Duration::from_millis(50)),
-            write(ok_response("fake")),
+            write(ok("fake")),
             ReadRequest,
-            write(ok_response("reused")),
+            write(ok("reused")),
             Hang,
         ],
-        vec![ReadRequest, write(ok_response("real")), Hang],
+        vec![ReadRequest, write(ok("real")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -579,10 +355,10 @@ fn a10_bytes_after_a_chunked_body_are_not_reused() {
             ReadRequest,
             write(response),
             ReadRequest,
-            write(ok_response("reused")),
+            write(ok("reused")),
             Hang,
         ],
-        vec![ReadRequest, write(ok_response("real")), Hang],
+        vec![ReadRequest, write(ok("real")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -641,7 +417,7 @@ fn a12_head_204_304_with_body_headers_keep_the_connection_in_sync() {
         ReadRequest,
         write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
         ReadRequest,
-        write(ok_response("in sync")),
+        write(ok("in sync")),
         Hang,
     ]]);
     let client = client();
@@ -678,7 +454,7 @@ fn a13_fifty_100_continue_is_an_error() {
     let server = Server::start(vec![vec![
         ReadRequest,
         write("HTTP/1.1 100 Continue\r\n\r\n".repeat(50)),
-        write(ok_response("never")),
+        write(ok("never")),
         Hang,
     ]]);
     let client = client();
@@ -697,9 +473,9 @@ fn a13_interim_responses_up_to_the_limit_are_skipped() {
     let server = Server::start(vec![vec![
         ReadRequest,
         write(interim),
-        write(ok_response("final")),
+        write(ok("final")),
         ReadRequest,
-        write(ok_response("again")),
+        write(ok("again")),
         Hang,
     ]]);
     let client = client();
@@ -784,10 +560,10 @@ fn a1_chunked_with_content_length_is_decoded_then_closed() {
             ReadRequest,
             write(response),
             ReadRequest,
-            write(ok_response("reused")),
+            write(ok("reused")),
             Hang,
         ],
-        vec![ReadRequest, write(ok_response("fresh")), Hang],
+        vec![ReadRequest, write(ok("fresh")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -890,7 +666,7 @@ fn read_timeout_mid_body_closes_the_connection() {
             write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
             Hang,
         ],
-        vec![ReadRequest, write(ok_response("fresh")), Hang],
+        vec![ReadRequest, write(ok("fresh")), Hang],
     ]);
     let client = client();
     let e = expect_error(fetch_with(
@@ -920,11 +696,11 @@ fn h28_idle_connection_closed_by_server_is_replaced() {
     let server = Server::start(vec![
         vec![
             ReadRequest,
-            write(ok_response("first")),
+            write(ok("first")),
             Sleep(Duration::from_millis(200)),
             Close,
         ],
-        vec![ReadRequest, write(ok_response("second")), Hang],
+        vec![ReadRequest, write(ok("second")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -951,8 +727,8 @@ fn h28_stale_post_is_not_replayed() {
     // The server takes the POST off a reused connection and closes without an
     // answer: it may have acted on it, so it must not be sent again.
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response("first")), ReadRequest, Close],
-        vec![ReadRequest, write(ok_response("replayed!")), Hang],
+        vec![ReadRequest, write(ok("first")), ReadRequest, Close],
+        vec![ReadRequest, write(ok("replayed!")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -985,8 +761,8 @@ fn h28_stale_post_is_not_replayed() {
 #[test]
 fn h28_stale_get_is_retried_once_on_a_fresh_connection() {
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response("first")), ReadRequest, Close],
-        vec![ReadRequest, write(ok_response("retried")), Hang],
+        vec![ReadRequest, write(ok("first")), ReadRequest, Close],
+        vec![ReadRequest, write(ok("retried")), Hang],
     ]);
     let client = client();
     assert_eq!(
@@ -1012,7 +788,7 @@ fn h28_fresh_connection_failure_is_not_retried() {
     // Only a *reused* connection may be stale; a new one failing is an answer.
     let server = Server::start(vec![
         vec![ReadRequest, Close],
-        vec![ReadRequest, write(ok_response("retried")), Hang],
+        vec![ReadRequest, write(ok("retried")), Hang],
     ]);
     let e = expect_error(fetch(&client(), "GET", &server.url("/")));
     assert_eq!(e.kind(), ErrorKind::RemoteProtocol, "{e:?}");
@@ -1026,8 +802,8 @@ fn h28_fresh_connection_failure_is_not_retried() {
 fn h29_abandoned_response_is_not_pooled() {
     let big = "x".repeat(100_000);
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response(&big)), Hang],
-        vec![ReadRequest, write(ok_response("fresh")), Hang],
+        vec![ReadRequest, write(ok(&big)), Hang],
+        vec![ReadRequest, write(ok("fresh")), Hang],
     ]);
     let client = client();
     let prepared = prepare(&client, "GET", &server.url("/big"), None);
@@ -1048,8 +824,8 @@ fn h29_abandoned_response_is_not_pooled() {
 #[test]
 fn h29_dropped_exchange_frees_its_slot() {
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response("unread")), Hang],
-        vec![ReadRequest, write(ok_response("next")), Hang],
+        vec![ReadRequest, write(ok("unread")), Hang],
+        vec![ReadRequest, write(ok("next")), Hang],
     ]);
     let client = Client::new(PoolConfig {
         max_connections: Some(1),
@@ -1072,9 +848,9 @@ fn h29_dropped_exchange_frees_its_slot() {
 fn h30_pool_timeout_when_the_only_connection_is_busy() {
     let server = Server::start(vec![vec![
         ReadRequest,
-        write(ok_response("held")),
+        write(ok("held")),
         ReadRequest,
-        write(ok_response("after")),
+        write(ok("after")),
         Hang,
     ]]);
     let client = Client::new(PoolConfig {
@@ -1120,9 +896,9 @@ fn h30_pool_timeout_when_the_only_connection_is_busy() {
 fn h30_waiter_gets_the_connection_when_it_is_finished() {
     let server = Server::start(vec![vec![
         ReadRequest,
-        write(ok_response("held")),
+        write(ok("held")),
         ReadRequest,
-        write(ok_response("waited")),
+        write(ok("waited")),
         Hang,
     ]]);
     let client = Client::new(PoolConfig {
@@ -1147,8 +923,8 @@ fn h30_waiter_gets_the_connection_when_it_is_finished() {
 #[test]
 fn keepalive_expiry_closes_old_idle_connections() {
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response("one")), Hang],
-        vec![ReadRequest, write(ok_response("two")), Hang],
+        vec![ReadRequest, write(ok("one")), Hang],
+        vec![ReadRequest, write(ok("two")), Hang],
     ]);
     let client = Client::new(PoolConfig {
         max_connections: None,
@@ -1189,7 +965,7 @@ fn connection_close_and_http10_responses_are_not_pooled() {
             ReadRequest,
             write("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nd"),
             ReadRequest,
-            write(ok_response("e")),
+            write(ok("e")),
             Hang,
         ],
     ]);
@@ -1332,19 +1108,19 @@ fn f25_injection_attempts_fail_before_any_io() {
 fn url_without_path_sends_slash_and_never_the_fragment() {
     let server = Server::start(vec![vec![
         ReadRequest,
-        write(ok_response("a")),
+        write(ok("a")),
         ReadRequest,
-        write(ok_response("b")),
+        write(ok("b")),
         Hang,
     ]]);
     let client = client();
-    let base = format!("http://127.0.0.1:{}", server.port);
+    let base = format!("http://127.0.0.1:{}", server.port());
     assert_eq!(fetch(&client, "GET", &base).unwrap(), (200, b"a".to_vec()));
     assert_eq!(
         fetch(&client, "GET", &format!("{base}/p?x=1#frag")).unwrap(),
         (200, b"b".to_vec())
     );
-    let host = format!("Host: 127.0.0.1:{}\r\n", server.port);
+    let host = format!("Host: 127.0.0.1:{}\r\n", server.port());
     assert_eq!(
         server.requests(),
         vec![
@@ -1366,7 +1142,7 @@ fn large_legitimate_head_grows_the_buffer_and_stays_in_sync() {
         ReadRequest,
         write(&response),
         ReadRequest,
-        write(ok_response("next")),
+        write(ok("next")),
         Hang,
     ]]);
     let client = client();
@@ -1441,7 +1217,7 @@ fn no_failure_leaks_a_pool_slot() {
             Hang,
         ],
         vec![ReadRequest, Reset],
-        vec![ReadRequest, write(ok_response("still works")), Hang],
+        vec![ReadRequest, write(ok("still works")), Hang],
     ]);
     let client = Client::new(PoolConfig {
         max_connections: Some(1),
@@ -1483,8 +1259,8 @@ fn stale_retry_works_with_a_single_slot() {
     // The retry must give back the stale connection's slot before checking
     // out a new one, or a one-connection pool waits on itself.
     let server = Server::start(vec![
-        vec![ReadRequest, write(ok_response("first")), ReadRequest, Close],
-        vec![ReadRequest, write(ok_response("retried")), Hang],
+        vec![ReadRequest, write(ok("first")), ReadRequest, Close],
+        vec![ReadRequest, write(ok("retried")), Hang],
     ]);
     let client = Client::new(PoolConfig {
         max_connections: Some(1),

@@ -2,18 +2,18 @@
 //! bytes it receives: chunked coding for bodies of unknown size, an exact
 //! Content-Length for known ones, and replay rules on stale connections.
 
+#[path = "support/scripted.rs"]
+mod scripted;
 mod support;
 
-use std::io::{Read as _, Write as _};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use nodelay_core::{
     BodySource, Client, Error, ErrorKind, NeverInterrupt, RequestParts, StreamFraming, Timeouts,
 };
+use scripted::Step::*;
+use scripted::{write, Server};
 
 // ---------------------------------------------------------------- server
 
@@ -27,118 +27,28 @@ enum Answer {
     CloseSilently,
 }
 
-/// (connection index, exact request bytes) in arrival order.
-type Received = Arc<Mutex<Vec<(usize, Vec<u8>)>>>;
+/// The answer that keeps the connection.
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
-struct Server {
-    port: u16,
-    requests: Received,
-    accepted: Arc<AtomicUsize>,
-}
-
-impl Server {
-    /// Connection `i` answers its requests with `scripts[i]` in turn.
-    fn start(scripts: Vec<Vec<Answer>>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let accepted = Arc::new(AtomicUsize::new(0));
-        {
-            let requests = Arc::clone(&requests);
-            let accepted = Arc::clone(&accepted);
-            thread::spawn(move || {
-                for stream in listener.incoming() {
-                    let Ok(stream) = stream else { continue };
-                    let index = accepted.fetch_add(1, Ordering::SeqCst);
-                    let Some(script) = scripts.get(index).cloned() else {
-                        return;
-                    };
-                    let requests = Arc::clone(&requests);
-                    thread::spawn(move || serve(stream, index, &script, &requests));
+/// The scripted server; connection `i` answers its requests with
+/// `answers[i]` in turn, then holds the connection until the test ends.
+fn start(answers: Vec<Vec<Answer>>) -> Server {
+    let script = |answers: Vec<Answer>| {
+        let mut steps = Vec::new();
+        for answer in answers {
+            steps.push(ReadRequest);
+            match answer {
+                Answer::Ok => steps.push(write(OK)),
+                Answer::CloseSilently => {
+                    steps.push(Close);
+                    return steps;
                 }
-            });
-        }
-        Server {
-            port,
-            requests,
-            accepted,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn requests(&self) -> Vec<(usize, Vec<u8>)> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-fn serve(
-    mut stream: TcpStream,
-    index: usize,
-    script: &[Answer],
-    requests: &Mutex<Vec<(usize, Vec<u8>)>>,
-) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let mut pending = Vec::new();
-    for answer in script {
-        let Some(request) = read_request(&mut stream, &mut pending) else {
-            return;
-        };
-        requests.lock().unwrap().push((index, request));
-        match answer {
-            Answer::Ok => {
-                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-            }
-            Answer::CloseSilently => {
-                let _ = stream.shutdown(Shutdown::Both);
-                return;
             }
         }
-    }
-    // Keep the connection open until the client is done with it.
-    let _ = stream.read(&mut [0u8; 1]);
-}
-
-/// Reads one request with a Content-Length or chunked body; returns its bytes.
-fn read_request(stream: &mut TcpStream, pending: &mut Vec<u8>) -> Option<Vec<u8>> {
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        if let Some(len) = complete_request_len(pending) {
-            return Some(pending.drain(..len).collect());
-        }
-        let n = stream.read(&mut chunk).ok().filter(|&n| n > 0)?;
-        pending.extend_from_slice(&chunk[..n]);
-    }
-}
-
-/// Length of the complete request at the start of `buf`, if it is complete.
-fn complete_request_len(buf: &[u8]) -> Option<usize> {
-    let head_len = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    let head = String::from_utf8_lossy(&buf[..head_len]).to_ascii_lowercase();
-    if head.contains("\r\ntransfer-encoding: chunked\r\n") {
-        // Walk the chunks: size line, data, CRLF, until the zero-size chunk.
-        let mut at = head_len;
-        loop {
-            let line_end = at + buf[at..].windows(2).position(|w| w == b"\r\n")?;
-            let size = usize::from_str_radix(std::str::from_utf8(&buf[at..line_end]).ok()?, 16)
-                .expect("valid chunk size");
-            if size == 0 {
-                let end = line_end + 4; // "\r\n" ending the size line + the final "\r\n"
-                return (buf.len() >= end).then_some(end);
-            }
-            at = line_end + 2 + size + 2;
-            if buf.len() < at {
-                return None;
-            }
-        }
-    }
-    let body_len = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .map_or(0, |v| v.trim().parse::<usize>().expect("valid length"));
-    (buf.len() >= head_len + body_len).then_some(head_len + body_len)
+        steps.push(Hang);
+        steps
+    };
+    Server::start(answers.into_iter().map(script).collect())
 }
 
 // ---------------------------------------------------------------- sources
@@ -284,7 +194,7 @@ fn get(client: &Client, url: &str) {
 
 #[test]
 fn chunked_upload_is_exact_on_the_wire() {
-    let server = Server::start(vec![vec![Answer::Ok]]);
+    let server = start(vec![vec![Answer::Ok]]);
     let client = client();
     let mut source = Pieces::new(&[b"hello", b"", b" streamed world!"], false);
     let out = upload(
@@ -301,7 +211,7 @@ fn chunked_upload_is_exact_on_the_wire() {
         "POST /up HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: text/plain\r\n\
          Transfer-Encoding: chunked\r\n\r\n\
          5\r\nhello\r\n10\r\n streamed world!\r\n0\r\n\r\n",
-        server.port
+        server.port()
     );
     assert_eq!(
         server.requests(),
@@ -312,7 +222,7 @@ fn chunked_upload_is_exact_on_the_wire() {
 
 #[test]
 fn empty_chunked_upload_is_only_the_last_chunk() {
-    let server = Server::start(vec![vec![Answer::Ok]]);
+    let server = start(vec![vec![Answer::Ok]]);
     let client = client();
     let mut source = Pieces::new(&[], false);
     upload(
@@ -326,7 +236,7 @@ fn empty_chunked_upload_is_only_the_last_chunk() {
     .unwrap();
     let expected = format!(
         "PUT /e HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-        server.port
+        server.port()
     );
     assert_eq!(server.requests(), vec![(0, expected.into_bytes())]);
 }
@@ -334,7 +244,7 @@ fn empty_chunked_upload_is_only_the_last_chunk() {
 #[test]
 fn streamed_content_length_upload_is_exact_and_read_in_large_pieces() {
     const LEN: usize = 3 * 1024 * 1024 + 17;
-    let server = Server::start(vec![vec![Answer::Ok]]);
+    let server = start(vec![vec![Answer::Ok]]);
     let client = client();
     let mut source = PatternFile {
         len: LEN,
@@ -352,7 +262,7 @@ fn streamed_content_length_upload_is_exact_and_read_in_large_pieces() {
     .unwrap();
     let head = format!(
         "PUT /file HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {LEN}\r\n\r\n",
-        server.port
+        server.port()
     );
     let mut expected = head.into_bytes();
     expected.extend((0..LEN).map(pattern));
@@ -373,7 +283,7 @@ fn streamed_content_length_upload_is_exact_and_read_in_large_pieces() {
 
 #[test]
 fn a_source_shorter_or_longer_than_its_length_is_a_local_error() {
-    let server = Server::start(vec![vec![Answer::Ok], vec![Answer::Ok]]);
+    let server = start(vec![vec![Answer::Ok], vec![Answer::Ok]]);
     let client = client();
     for (pieces, what) in [
         (&[&b"abc"[..]][..], "3 given"),
@@ -396,7 +306,7 @@ fn a_source_shorter_or_longer_than_its_length_is_a_local_error() {
 
 #[test]
 fn a_failing_source_fails_the_request_without_a_retry() {
-    let server = Server::start(vec![vec![Answer::Ok], vec![Answer::Ok]]);
+    let server = start(vec![vec![Answer::Ok], vec![Answer::Ok]]);
     let client = client();
     get(&client, &server.url("/warm"));
     let e = upload(
@@ -409,12 +319,12 @@ fn a_failing_source_fails_the_request_without_a_retry() {
     )
     .expect_err("the source failed");
     assert_eq!(e.kind(), ErrorKind::BodySource);
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    assert_eq!(server.accepted(), 1);
 }
 
 #[test]
 fn callers_content_length_header_frames_a_stream_of_unknown_size() {
-    let server = Server::start(vec![vec![Answer::Ok]]);
+    let server = start(vec![vec![Answer::Ok]]);
     let client = client();
     let mut source = Pieces::new(&[b"ab", b"cd"], false);
     upload(
@@ -428,7 +338,7 @@ fn callers_content_length_header_frames_a_stream_of_unknown_size() {
     .unwrap();
     let expected = format!(
         "POST /cl HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 4\r\n\r\nabcd",
-        server.port
+        server.port()
     );
     assert_eq!(server.requests(), vec![(0, expected.into_bytes())]);
 }
@@ -464,7 +374,7 @@ fn contradicting_framing_headers_are_refused_before_any_io() {
 
 #[test]
 fn stale_connection_replays_a_rewindable_stream() {
-    let server = Server::start(vec![
+    let server = start(vec![
         vec![Answer::Ok, Answer::CloseSilently],
         vec![Answer::Ok],
     ]);
@@ -494,7 +404,7 @@ fn stale_connection_replays_a_rewindable_stream() {
 
 #[test]
 fn stale_connection_never_replays_a_consumed_stream() {
-    let server = Server::start(vec![
+    let server = start(vec![
         vec![Answer::Ok, Answer::CloseSilently],
         vec![Answer::Ok],
     ]);
@@ -512,5 +422,5 @@ fn stale_connection_never_replays_a_consumed_stream() {
     .expect_err("a consumed stream cannot be sent again");
     assert_eq!(e.kind(), ErrorKind::RemoteProtocol, "{e:?}");
     thread::sleep(Duration::from_millis(50));
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 1, "no replay");
+    assert_eq!(server.accepted(), 1, "no replay");
 }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -12,7 +13,10 @@ use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::upload::Upload;
 
-/// The options of `Engine(...)` and `AsyncEngine(...)`, checked.
+/// `_core.EngineOptions(...)`: the settings of an `Engine` or an
+/// `AsyncEngine`, checked once when built. The keyword arguments exist only
+/// here (and in `_core.pyi`); both engines take the built object.
+#[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct EngineOptions {
     pub pool: PoolConfig,
     pub tls: TlsOptions,
@@ -24,11 +28,29 @@ pub(crate) struct EngineOptions {
     pub dial: Dial,
 }
 
+/// The sizes below are counts; `None` is unbounded.
+#[pymethods]
 impl EngineOptions {
-    /// Checks the constructor arguments of either engine (the same keyword
-    /// arguments, see `_core.pyi`).
+    #[new]
+    #[pyo3(signature = (
+        *,
+        max_connections=Some(100),
+        max_keepalive=Some(100),
+        keepalive_expiry=Some(5.0),
+        verify=true,
+        ca_file=None,
+        cert_file=None,
+        key_file=None,
+        max_decoded_size=DEFAULT_MAX_DECODED_BYTES,
+        http_proxy=None,
+        https_proxy=None,
+        no_proxy=None,
+        http2="off",
+        uds=None,
+        local_address=None,
+    ))]
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    fn new(
         max_connections: Option<usize>,
         max_keepalive: Option<usize>,
         keepalive_expiry: Option<f64>,

@@ -1,10 +1,8 @@
 //! `_core.Engine`: extract arguments, prepare with the GIL held (cheap, no
 //! I/O), release the GIL for the network, re-take it once to build the response.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{Client, Error, Exchange, RequestParts, Timeouts};
 use nodelay_front::body::{read_exact, read_grown, WholeBody};
 use pyo3::exceptions::PyValueError;
@@ -36,63 +34,19 @@ pub(crate) struct Engine {
     header_memo: Mutex<HeaderMemo>,
 }
 
-/// The sizes below are counts; `None` is unbounded.
 #[pymethods]
 impl Engine {
+    /// An engine with the settings of `options` (a `_core.EngineOptions`).
     #[new]
-    #[pyo3(signature = (
-        *,
-        max_connections=Some(100),
-        max_keepalive=Some(100),
-        keepalive_expiry=Some(5.0),
-        verify=true,
-        ca_file=None,
-        cert_file=None,
-        key_file=None,
-        max_decoded_size=DEFAULT_MAX_DECODED_BYTES,
-        http_proxy=None,
-        https_proxy=None,
-        no_proxy=None,
-        http2="off",
-        uds=None,
-        local_address=None,
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        max_connections: Option<usize>,
-        max_keepalive: Option<usize>,
-        keepalive_expiry: Option<f64>,
-        verify: bool,
-        ca_file: Option<PathBuf>,
-        cert_file: Option<PathBuf>,
-        key_file: Option<PathBuf>,
-        max_decoded_size: u64,
-        http_proxy: Option<String>,
-        https_proxy: Option<String>,
-        no_proxy: Option<String>,
-        http2: &str,
-        uds: Option<PathBuf>,
-        local_address: Option<String>,
-    ) -> PyResult<Self> {
-        let options = EngineOptions::new(
-            max_connections,
-            max_keepalive,
-            keepalive_expiry,
-            verify,
-            ca_file,
-            cert_file,
-            key_file,
-            max_decoded_size,
-            http_proxy,
-            https_proxy,
-            no_proxy,
-            http2,
-            uds,
-            local_address,
-        )?;
-        let client = Client::with_dial(options.pool, options.tls, options.http2, options.dial)
-            .proxied(&options.proxies)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    fn new(options: PyRef<'_, EngineOptions>) -> PyResult<Self> {
+        let client = Client::with_dial(
+            options.pool,
+            options.tls.clone(),
+            options.http2,
+            options.dial.clone(),
+        )
+        .proxied(&options.proxies)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Engine {
             client,
             max_decoded_size: options.max_decoded_size,

@@ -28,6 +28,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_MAX_DECODED_SIZE",
         nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES,
     )?;
+    m.add_class::<args::EngineOptions>()?;
     m.add_class::<engine::Engine>()?;
     m.add_class::<aio::AsyncEngine>()?;
     m.add_class::<aio::AsyncRawStream>()?;

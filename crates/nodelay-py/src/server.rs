@@ -1,16 +1,12 @@
 //! The embedded server (crates/nodelay-server) for tests, the lab and
 //! `nodelay serve`.
 
-use std::time::Duration;
-
 use std::path::PathBuf;
 
+use nodelay_core::SIGNAL_CHECK_INTERVAL;
 use nodelay_server::{run_until, start, ServerConfig, ServerHandle, TlsIdentity, TEST_CA_PEM};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-
-/// How often `serve` runs Python's signal handlers (Ctrl-C latency).
-const SIGNAL_POLL_INTERVAL: Duration = Duration::from_millis(100);
 
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct TestServer {
@@ -127,7 +123,7 @@ pub(crate) fn serve(
     let mut ready_error: Option<PyErr> = None;
     let stop = async {
         loop {
-            tokio::time::sleep(SIGNAL_POLL_INTERVAL).await;
+            tokio::time::sleep(SIGNAL_CHECK_INTERVAL).await;
             if let Err(e) = Python::attach(|py| py.check_signals()) {
                 raised = Some(e);
                 return;

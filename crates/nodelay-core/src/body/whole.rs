@@ -21,13 +21,16 @@ use crate::limits::EXACT_PREALLOC_MAX_BYTES;
 
 /// A response read whole, its body decoded, its connection given back.
 pub struct WholeResponse<B = Vec<u8>> {
+    /// The response status code.
     pub status: u16,
+    /// The HTTP version the response came in.
     pub version: Version,
     /// The reason phrase's span in `head_bytes`.
     pub reason: (u32, u32),
     /// The raw head; `headers` index into it (HTTP/2: synthesized, see
     /// `Exchange::head_bytes`).
     pub head_bytes: Box<[u8]>,
+    /// Each header's name and value as spans of `head_bytes`.
     pub headers: Vec<HeaderSpan>,
     /// The decoded body (the binding's own buffer type when it read it).
     pub body: B,

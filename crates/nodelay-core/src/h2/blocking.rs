@@ -14,9 +14,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use super::limits::INTERRUPT_POLL_INTERVAL;
 use crate::error::{Error, ErrorKind};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::runtime::runtime;
 
 thread_local! {
@@ -63,7 +62,7 @@ impl Drop for Reset {
 }
 
 /// Runs `fut` to completion on the calling thread, parked while it waits.
-/// Every [`INTERRUPT_POLL_INTERVAL`] of waiting, asks `interrupt` whether to
+/// Every [`SIGNAL_CHECK_INTERVAL`] of waiting, asks `interrupt` whether to
 /// give up (when it may ever say yes on this thread). Must not be called from
 /// a runtime thread.
 pub(crate) fn block_on<T>(
@@ -76,7 +75,7 @@ pub(crate) fn block_on<T>(
     let mut cx = Context::from_waker(&waker);
     let mut fut = std::pin::pin!(fut);
     let watch_signals = interrupt.needs_polling();
-    let mut next_signal_check = Instant::now() + INTERRUPT_POLL_INTERVAL;
+    let mut next_signal_check = Instant::now() + SIGNAL_CHECK_INTERVAL;
     loop {
         PARK_DEADLINE.with(|d| d.set(Some(None)));
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
@@ -102,7 +101,7 @@ pub(crate) fn block_on<T>(
                     "interrupted by a signal",
                 ));
             }
-            next_signal_check = Instant::now() + INTERRUPT_POLL_INTERVAL;
+            next_signal_check = Instant::now() + SIGNAL_CHECK_INTERVAL;
         }
     }
 }

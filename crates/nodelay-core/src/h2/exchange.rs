@@ -137,6 +137,7 @@ impl H2Exchange {
         }
     }
 
+    /// The response's `Content-Length`, when it gave one.
     pub fn content_length(&self) -> Option<u64> {
         self.response.content_length()
     }
@@ -146,6 +147,7 @@ impl H2Exchange {
         self.ended
     }
 
+    /// True once the stream ended and every body byte was read.
     pub fn is_complete(&self) -> bool {
         self.ended && self.pending.is_empty()
     }

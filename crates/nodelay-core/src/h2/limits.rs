@@ -48,11 +48,6 @@ pub const MAX_SEND_BUFFER_BYTES: usize = 400 * 1024;
 /// requests (`SendRequest::ready`) rather than failing them.
 pub const INITIAL_MAX_SEND_STREAMS: usize = 100;
 
-/// How often a blocking wait on the runtime checks for signals (Ctrl-C). A
-/// syscall on the caller's thread would see EINTR; a wait on the runtime does
-/// not, so it looks.
-pub const INTERRUPT_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// Times a request goes again when the server refused its stream
 /// (REFUSED_STREAM), when its connection went away without processing any
 /// stream, or when the server broke a GOAWAY's promise to answer an

@@ -11,7 +11,9 @@ use crate::error::Error;
 
 /// The response head and the body still arriving on its stream.
 pub struct H2Response {
+    /// The response status code.
     pub status: u16,
+    /// The response header fields, as h2 decoded them.
     pub headers: HeaderMap,
     body: h2::RecvStream,
     deadlines: Deadlines,

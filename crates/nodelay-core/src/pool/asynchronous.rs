@@ -12,14 +12,14 @@ use tokio::sync::Notify;
 
 use super::handover::{fits_async, into_async};
 use super::state::Opened;
-use super::{Driven, Idle, Pool, SlotGuard, SlotLease, Step};
+use super::{Claim, Driven, Pool, SlotGuard, SlotLease};
 use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::AsyncConn;
 use crate::deadline::{Deadlines, Phase};
 use crate::error::Error;
 use crate::fork;
 use crate::proxy::ConnKey;
-use crate::reaper::{self, Watch};
+use crate::reaper::Watch;
 
 /// ALPN offered by the HTTP/1.1 driver.
 const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
@@ -128,32 +128,27 @@ impl Pool {
     ) -> Result<AsyncPooled, Error> {
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
-            let (step, generation, waiting) = {
-                let mut state = self.lock();
-                let step = Pool::step(&mut state, key, fresh, fits_async);
-                let waiting = matches!(step, Step::Wait).then(|| Waiting::new(&self.waiting_tasks));
-                (step, state.generation(), waiting)
+            let counted = |state| {
+                let waiting = Waiting::new(&self.waiting_tasks);
+                drop(state);
+                waiting
             };
-            match step {
-                Step::Reuse(Idle { conn, watch, .. }) => match into_async(conn) {
-                    Some(conn) => return Ok(self.pooled_async(conn, true, key, generation, watch)),
-                    None => self.release_slot(generation),
-                },
-                Step::Expired(idle) => {
-                    drop(idle);
-                    self.wake_one();
-                }
-                Step::Connect(evicted) => {
-                    drop(evicted);
-                    // The slot is ours; the guard frees it if connecting fails
-                    // or the request is cancelled mid-connect.
+            match self.claim(key, fresh, fits_async, into_async, counted) {
+                Claim::Reuse {
+                    conn,
+                    generation,
+                    watch,
+                } => return Ok(self.pooled_async(conn, true, key, generation, watch)),
+                Claim::Connect(generation) => {
+                    // The guard frees the slot if connecting fails or the
+                    // request is cancelled mid-connect.
                     let slot = SlotGuard::new(self, generation);
                     let transport = connect_route(key, &self.tls, ALPN_HTTP1, deadlines).await?;
                     slot.disarm();
                     let conn = AsyncConn::new(transport);
                     return Ok(self.pooled_async(conn, false, key, generation, None));
                 }
-                Step::Wait => {
+                Claim::Wait(waiting) => {
                     let until =
                         *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
                     wait(&self.freed_async, until, deadlines).await?;
@@ -175,24 +170,15 @@ impl Pool {
         let Some(conn) = pooled.conn.take() else {
             return;
         };
-        if self.config.keeps_idle() {
-            reaper::watch_when_first_idle(
-                &mut pooled.watch,
-                conn.raw_fd(),
-                pooled.generation,
-                &pooled.pool,
-            );
-        }
-        // Closed by its server while checked out: the reaper left it to us.
-        let alive = !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
-        let idle = Idle {
-            conn: Driven::Async(conn),
-            watch: pooled.watch.take(),
-        };
-        let outcome =
-            self.lock()
-                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
-        Pool::checked_in(&pooled.pool, outcome);
+        let fd = conn.raw_fd();
+        Pool::give_back(
+            &pooled.pool,
+            &pooled.key,
+            Driven::Async(conn),
+            fd,
+            pooled.generation,
+            pooled.watch.take(),
+        );
     }
 
     /// A slot for a new HTTP/2 connection, waiting for one (a release of

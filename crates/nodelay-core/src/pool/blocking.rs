@@ -5,17 +5,18 @@
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
 use super::handover::{fits_blocking, into_blocking};
-use super::{Driven, Idle, Pool, SlotGuard, Step};
+use super::state::PoolState;
+use super::{Claim, Driven, Idle, Pool, SlotGuard};
 use crate::conn::Connection;
 use crate::deadline::{Deadlines, Phase};
 use crate::error::Error;
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::proxy::ConnKey;
-use crate::reaper::{self, Watch};
+use crate::reaper::Watch;
 use crate::transport::Transport;
 use crate::tunnel::connect_route;
 
@@ -102,46 +103,27 @@ impl Pool {
         fresh: bool,
         interrupt: &dyn Interrupt,
     ) -> Result<PooledConn, Error> {
-        let mut state = self.lock();
         let mut wait_until: Option<Option<Instant>> = None;
         loop {
-            let generation = state.generation();
-            match Pool::step(&mut state, key, fresh, fits_blocking) {
-                Step::Reuse(Idle { conn, watch, .. }) => {
-                    // The liveness check is a poll() syscall: never under the
-                    // lock (threads sharing the client would queue behind
-                    // it). The reaper may not have seen a close that just
-                    // arrived.
-                    drop(state);
-                    match into_blocking(conn) {
-                        Some(conn) => {
-                            return Ok(self.pooled(conn, true, key, generation, watch));
-                        }
-                        None => self.release_slot(generation),
-                    }
-                }
-                Step::Expired(idle) => {
-                    drop(state);
-                    drop(idle);
-                    self.wake_one();
-                }
-                Step::Connect(evicted) => {
-                    drop(state);
-                    drop(evicted);
-                    // The slot is ours now; the guard frees it if connecting fails.
+            match self.claim(key, fresh, fits_blocking, into_blocking, |state| state) {
+                Claim::Reuse {
+                    conn,
+                    generation,
+                    watch,
+                } => return Ok(self.pooled(conn, true, key, generation, watch)),
+                Claim::Connect(generation) => {
+                    // The guard frees the slot if connecting fails.
                     let slot = SlotGuard::new(self, generation);
                     let stream = connect_route(key, &self.tls, deadlines, interrupt)?;
                     slot.disarm();
                     return Ok(self.pooled(Connection::new(stream), false, key, generation, None));
                 }
-                Step::Wait => {
+                Claim::Wait(state) => {
                     let until =
                         *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-                    state = self.wait_for_slot(state, until, deadlines, interrupt)?;
-                    continue;
+                    self.wait_for_slot(state, until, deadlines, interrupt)?;
                 }
             }
-            state = self.lock();
         }
     }
 
@@ -150,13 +132,13 @@ impl Pool {
     /// wait sees no EINTR: a caller that Ctrl-C can stop waits in slices and
     /// asks between them (without the lock: the check takes the GIL, which a
     /// thread queued on this lock may hold).
-    fn wait_for_slot<'s>(
-        &'s self,
-        mut state: std::sync::MutexGuard<'s, super::state::PoolState<ConnKey, Idle>>,
+    fn wait_for_slot(
+        &self,
+        state: MutexGuard<'_, PoolState<ConnKey, Idle>>,
         until: Option<Instant>,
         deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
-    ) -> Result<std::sync::MutexGuard<'s, super::state::PoolState<ConnKey, Idle>>, Error> {
+    ) -> Result<(), Error> {
         let left = until.map(|until| until.saturating_duration_since(Instant::now()));
         if left.is_some_and(|left| left.is_zero()) {
             return Err(deadlines.timed_out(Phase::POOL));
@@ -168,8 +150,7 @@ impl Pool {
             other => other,
         };
         self.waiting_threads.fetch_add(1, Ordering::Relaxed);
-        let timed_out;
-        (state, timed_out) = match wait {
+        let (state, timed_out) = match wait {
             None => (
                 self.freed.wait(state).unwrap_or_else(|p| p.into_inner()),
                 false,
@@ -183,14 +164,11 @@ impl Pool {
             }
         };
         self.waiting_threads.fetch_sub(1, Ordering::Relaxed);
-        if polling && timed_out {
-            drop(state);
-            if interrupt.should_abort() {
-                return Err(crate::connect::interrupted());
-            }
-            state = self.lock();
+        drop(state);
+        if polling && timed_out && interrupt.should_abort() {
+            return Err(crate::connect::interrupted());
         }
-        Ok(state)
+        Ok(())
     }
 
     /// Returns a connection whose response was read completely.
@@ -198,23 +176,13 @@ impl Pool {
         let Some(conn) = pooled.conn.take() else {
             return;
         };
-        if self.config.keeps_idle() {
-            reaper::watch_when_first_idle(
-                &mut pooled.watch,
-                pooled.fd,
-                pooled.generation,
-                &pooled.pool,
-            );
-        }
-        // Closed by its server while checked out: the reaper left it to us.
-        let alive = !pooled.watch.as_ref().is_some_and(Watch::peer_closed);
-        let idle = Idle {
-            conn: Driven::Blocking(conn),
-            watch: pooled.watch.take(),
-        };
-        let outcome =
-            self.lock()
-                .checkin(&pooled.key, idle, pooled.generation, Instant::now(), alive);
-        Pool::checked_in(&pooled.pool, outcome);
+        Pool::give_back(
+            &pooled.pool,
+            &pooled.key,
+            Driven::Blocking(conn),
+            pooled.fd,
+            pooled.generation,
+            pooled.watch.take(),
+        );
     }
 }

@@ -19,6 +19,7 @@ mod blocking;
 mod handover;
 mod state;
 
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -99,6 +100,22 @@ enum Step {
     Wait,
 }
 
+/// What [`Pool::claim`] leaves to the face that called it: the two things
+/// that differ by driver, connecting and waiting.
+enum Claim<C, W> {
+    /// A live idle connection, in the caller's driver form, and its slot.
+    Reuse {
+        conn: C,
+        generation: u64,
+        watch: Option<Watch>,
+    },
+    /// A slot (of this fork generation) is the caller's: connect.
+    Connect(u64),
+    /// Every slot is busy: what `on_wait` made of the locked state (it
+    /// registers the caller as a waiter before any release can look for one).
+    Wait(W),
+}
+
 impl Pool {
     pub fn new(config: PoolConfig, tls: TlsSetup) -> Self {
         fork::install();
@@ -159,6 +176,55 @@ impl Pool {
         }
     }
 
+    /// The checkout loop of both faces, up to connecting and waiting: follows
+    /// [`Pool::step`] until it gives a live idle connection, a slot, or
+    /// nothing. An idle connection is converted by `into` (the liveness
+    /// check, a syscall: never under the lock, where threads sharing the
+    /// client would queue behind it); a dead one frees its slot and an
+    /// expired one is closed, and the step is taken again. When every slot
+    /// is busy, `on_wait` gets the state still locked: a thread keeps the
+    /// lock for its condition variable, a task counts itself and unlocks
+    /// (a lock guard may not be held across an `.await`).
+    fn claim<'p, C, W>(
+        &'p self,
+        key: &ConnKey,
+        fresh: bool,
+        fits: impl Fn(&Idle) -> bool + Copy,
+        into: impl Fn(Driven) -> Option<C>,
+        on_wait: impl FnOnce(MutexGuard<'p, PoolState<ConnKey, Idle>>) -> W,
+    ) -> Claim<C, W> {
+        loop {
+            let mut state = self.lock();
+            let generation = state.generation();
+            match Pool::step(&mut state, key, fresh, fits) {
+                Step::Reuse(Idle { conn, watch }) => {
+                    drop(state);
+                    match into(conn) {
+                        Some(conn) => {
+                            return Claim::Reuse {
+                                conn,
+                                generation,
+                                watch,
+                            }
+                        }
+                        None => self.release_slot(generation),
+                    }
+                }
+                Step::Expired(idle) => {
+                    drop(state);
+                    drop(idle);
+                    self.wake_one();
+                }
+                Step::Connect(evicted) => {
+                    drop(state);
+                    drop(evicted);
+                    return Claim::Connect(generation);
+                }
+                Step::Wait => return Claim::Wait(on_wait(state)),
+            }
+        }
+    }
+
     /// Whether anyone (thread or task) waits for a slot.
     fn has_waiters(&self) -> bool {
         self.waiting_threads.load(Ordering::Relaxed) + self.waiting_tasks.load(Ordering::Relaxed)
@@ -195,6 +261,29 @@ impl Pool {
             // parked (`asynchronous.rs`'s `wait`) takes this one.
             self.freed_async.notify_one();
         }
+    }
+
+    /// A checkin of either face: `conn` (socket `fd`, checked out in fork
+    /// `generation`) goes back among the idle connections of `key`. On its
+    /// first idle spell it is registered with the reaper; one its server
+    /// closed while it was checked out (the reaper left it to us) is closed.
+    fn give_back(
+        pool: &Arc<Pool>,
+        key: &ConnKey,
+        conn: Driven,
+        fd: RawFd,
+        generation: u64,
+        mut watch: Option<Watch>,
+    ) {
+        if pool.config.keeps_idle() {
+            reaper::watch_when_first_idle(&mut watch, fd, generation, pool);
+        }
+        let alive = !watch.as_ref().is_some_and(Watch::peer_closed);
+        let idle = Idle { conn, watch };
+        let outcome = pool
+            .lock()
+            .checkin(key, idle, generation, Instant::now(), alive);
+        Pool::checked_in(pool, outcome);
     }
 
     /// Finishes a checkin (outside the lock): closes what was not kept, has

@@ -18,8 +18,11 @@ use crate::target::FxBuild;
 /// Pool bounds; `None` means unbounded / never expires.
 #[derive(Debug, Clone, Copy)]
 pub struct PoolConfig {
+    /// Connections open at once, idle and busy, HTTP/2 included.
     pub max_connections: Option<usize>,
+    /// Idle connections kept for reuse; more are closed on return.
     pub max_keepalive: Option<usize>,
+    /// How long an idle connection is kept before it is closed.
     pub keepalive_expiry: Option<Duration>,
 }
 

@@ -5,7 +5,7 @@
 //! runners each take the next request index from a shared counter, run that
 //! request without the GIL and store its outcome in that index's slot. The
 //! calling thread waits for the last runner with the GIL released, waking
-//! every `SIGNAL_POLL_INTERVAL` to run Python's signal handlers (Ctrl-C), and
+//! every `SIGNAL_CHECK_INTERVAL` to run Python's signal handlers (Ctrl-C), and
 //! takes the GIL once at the end to build every response, in input order.
 //!
 //! The runners are futures on the process runtime (`tasks.rs`): HTTP/1.1 on
@@ -19,9 +19,8 @@ mod threads;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
 
-use nodelay_core::{EncodedHeaders, Error};
+use nodelay_core::{EncodedHeaders, Error, SIGNAL_CHECK_INTERVAL};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -34,12 +33,6 @@ use crate::head::Head;
 use crate::memo::SameObject;
 // A response read whole by a runner; Python objects are built later.
 use crate::response::Whole as Done;
-
-/// How long the waiting thread sleeps before it runs Python's signal handlers
-/// again: the worst-case delay between Ctrl-C and `KeyboardInterrupt`. Short
-/// enough to feel immediate, long enough to cost nothing (one wake-up per
-/// 50 ms while the batch runs).
-const SIGNAL_POLL_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Upper bound on requests in flight per batch, whatever `concurrency` asks
 /// for: each one usually holds its own connection (and, on the threaded path
@@ -299,14 +292,14 @@ pub(crate) fn request_many<'py>(
 }
 
 /// Waits until every runner is done, running Python's signal handlers every
-/// `SIGNAL_POLL_INTERVAL`; their exception cancels the batch and is returned.
+/// `SIGNAL_CHECK_INTERVAL`; their exception cancels the batch and is returned.
 fn wait(py: Python<'_>, running: &Running, cancel: &AtomicBool) -> PyResult<()> {
     loop {
         let finished = py.detach(|| {
             let count = running.count.lock().unwrap_or_else(|p| p.into_inner());
             let (count, _) = running
                 .all_done
-                .wait_timeout_while(count, SIGNAL_POLL_INTERVAL, |c| *c > 0)
+                .wait_timeout_while(count, SIGNAL_CHECK_INTERVAL, |c| *c > 0)
                 .unwrap_or_else(|p| p.into_inner());
             *count == 0
         });
