@@ -10,9 +10,6 @@
 #![warn(missing_docs)]
 
 mod aconnect;
-// Not all of the async driver's public items carry docs yet; the lint
-// holds for the rest of the crate.
-#[allow(missing_docs)]
 pub mod aio;
 mod any_exchange;
 pub mod batch;

@@ -46,18 +46,22 @@ impl AsyncExchange {
         }
     }
 
+    /// The response status code.
     pub fn status(&self) -> u16 {
         self.head().0.status
     }
 
+    /// The HTTP version the response came in.
     pub fn version(&self) -> Version {
         self.head().0.version
     }
 
+    /// The reason phrase as a span of the head bytes.
     pub fn reason_span(&self) -> (u32, u32) {
         self.head().0.reason
     }
 
+    /// When the request started: the origin of the response's `elapsed`.
     pub fn started(&self) -> Instant {
         by_protocol!(&self.0, x => x.started)
     }

@@ -45,10 +45,13 @@ struct Inner {
 }
 
 impl AsyncClient {
+    /// A client with the pool settings `config`, default TLS, no HTTP/2 and no proxy.
     pub fn new(config: PoolConfig) -> Self {
         Self::with_tls(config, TlsOptions::default())
     }
 
+    /// A client with the pool settings `config` and the TLS settings `tls`, no HTTP/2
+    /// and no proxy.
     pub fn with_tls(config: PoolConfig, tls: TlsOptions) -> Self {
         Self::with_options(config, tls, Http2Mode::Off, &ProxySettings::default())
             .expect("no proxy to parse")
@@ -382,6 +385,7 @@ impl AsyncClient {
         self.inner.h2.clear();
     }
 
+    /// How many idle connections the pool keeps now (for tests and stats).
     pub fn idle_connections(&self) -> usize {
         self.inner.pool.idle_count()
     }
