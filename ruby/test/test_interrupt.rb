@@ -42,7 +42,11 @@ class TestInterrupt < Minitest::Test
     assert_operator elapsed_since(start), :<, INTERRUPT_BOUND
   end
 
+  # A process started in the background by a non-interactive shell (CI, `make test &`)
+  # inherits SIGINT as ignored, and Ruby then leaves it ignored: each test that sends
+  # SIGINT installs Ruby's own handler (which raises Interrupt) for its duration.
   def test_sigint_interrupts_a_blocked_request_in_the_main_thread
+    previous = trap("INT", "DEFAULT")
     killer = Thread.new do
       sleep 0.2
       Process.kill(:INT, Process.pid)
@@ -51,6 +55,8 @@ class TestInterrupt < Minitest::Test
     assert_raises(Interrupt) { @client.get(@silent.url) }
     assert_operator elapsed_since(start), :<, 0.2 + INTERRUPT_BOUND
     killer.join
+  ensure
+    trap("INT", previous)
   end
 
   # A process whose main thread is its only thread: Ruby's signal handler
@@ -61,6 +67,7 @@ class TestInterrupt < Minitest::Test
     child = <<~RUBY
       $LOAD_PATH.unshift(#{File.expand_path("../lib", __dir__).dump}, #{ENV.fetch("NODELAY_EXT_DIR").dump})
       require "nodelay"
+      trap("INT", "DEFAULT")
       client = Nodelay::Client.new(timeout: 10)
       $stdout.sync = true
       abort "threads: \#{Thread.list.size}" unless Thread.list.size == 1
