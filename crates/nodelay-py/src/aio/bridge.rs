@@ -26,6 +26,15 @@
 //! threads instead of the loop's; that task pushes its finished outcome onto
 //! the same queue.
 //!
+//! A response body larger than [`LOOP_BODY_LIMIT`] makes the loop start its
+//! next request on the runtime, until a request ends with a smaller one: a body
+//! buffer allocated by a poll on the loop thread (the main thread, in most
+//! programs) comes from glibc's main heap, where it and the `bytes` object
+//! copied from it together pass the heap's trim threshold, so every such
+//! response shrank and regrew the heap (`brk`) and faulted its pages in again:
+//! workload c (335 KiB) ran at half the speed. A runtime thread's buffer comes
+//! from that thread's own arena, which stays warm.
+//!
 //! Cancelling the asyncio task cancels the future; its done-callback drops
 //! the Rust future (or aborts its runtime task), which closes the connection
 //! it held.
@@ -37,7 +46,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -58,11 +67,23 @@ use crate::aio::wake::WakeFd;
 /// its CPU work then runs on the runtime's threads, not the loop's.
 pub(crate) const LOCAL_POLLS: u32 = 4;
 
+/// The largest response body after which the loop keeps driving requests
+/// itself (see the module comment): 64 KiB, well below glibc's smallest trim
+/// threshold (128 KiB), and above the small answers that the loop-driven path
+/// exists for.
+pub(crate) const LOOP_BODY_LIMIT: usize = 64 * 1024;
+
 /// What a finished request hands to the loop thread: builds the Python
 /// result (or the exception) with the GIL held. `url` is the request's URL,
 /// for exceptions.
 pub(crate) trait Complete: Send {
     fn build(self: Box<Self>, py: Python<'_>, url: &Bound<'_, PyString>) -> PyResult<Py<PyAny>>;
+
+    /// Bytes of response body this outcome holds in one buffer (see
+    /// [`LOOP_BODY_LIMIT`]); 0 for outcomes that hold none.
+    fn body_len(&self) -> usize {
+        0
+    }
 }
 
 /// A request's future, type-erased (boxed once: it is a few KiB, every
@@ -158,11 +179,27 @@ pub(crate) struct LoopBridge {
     pending: Mutex<HashMap<usize, Pending>>,
     /// Sequence numbers of requests (see `Completion::seq`).
     next_seq: AtomicU64,
+    /// Set when the last finished request's body was larger than
+    /// [`LOOP_BODY_LIMIT`]: the next request starts on the runtime.
+    large_bodies: AtomicBool,
 }
 
 impl LoopBridge {
     fn pending(&self) -> MutexGuard<'_, HashMap<usize, Pending>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remembers whether a finished request's body was large (see
+    /// [`LOOP_BODY_LIMIT`]).
+    fn note_body(&self, outcome: &dyn Complete) {
+        self.large_bodies
+            .store(outcome.body_len() > LOOP_BODY_LIMIT, Ordering::Relaxed);
+    }
+
+    /// Whether the loop thread drives a request starting now: only when no
+    /// other request of this loop is in flight and the last body was small.
+    fn drives_next(&self) -> bool {
+        self.pending().is_empty() && !self.large_bodies.load(Ordering::Relaxed)
     }
 
     /// Polls the loop-driven future of `key` once (the table lock is not held
@@ -237,6 +274,7 @@ impl LoopBridge {
             let Some(outcome) = completion.outcome.or_else(|| self.poll_woken(key, seq)) else {
                 continue;
             };
+            self.note_body(outcome.as_ref());
             let entry = {
                 let mut pending = self.pending();
                 match pending.get(&key) {
@@ -346,6 +384,7 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             }),
             pending: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(0),
+            large_bodies: AtomicBool::new(false),
         },
     )?;
     let on_done = bridge.bind(py).getattr(intern!(py, "_on_done"))?.unbind();
@@ -399,13 +438,14 @@ where
     let key = future.as_ptr() as usize;
     let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
     let mut task: Task = Box::pin(async move { Box::new(task.await) as Box<dyn Complete> });
-    let driver = if bridge.pending().is_empty() {
+    let driver = if bridge.drives_next() {
         let waker = Waker::from(Arc::new(LoopWaker {
             shared: Arc::clone(&bridge.shared),
             key,
             seq,
         }));
         if let Poll::Ready(outcome) = poll_once(&mut task, &waker) {
+            bridge.note_body(outcome.as_ref());
             complete(py, &future, url, outcome);
             return Ok(future);
         }
@@ -415,7 +455,8 @@ where
             polls: 1,
         }
     } else {
-        // Other requests of this loop are in flight: see the module comment.
+        // Other requests of this loop are in flight, or the last body was
+        // large: see the module comment.
         Driver::Runtime(to_runtime(task, &bridge.shared, key, seq))
     };
     future.call_method1(intern!(py, "add_done_callback"), (&on_done,))?;

@@ -44,6 +44,10 @@ impl Complete for Fetched {
             .map_err(|e| failure(py, e, url, self.source_error.as_ref()))?;
         Ok(Py::new(py, whole.into_raw(url))?.into_any())
     }
+
+    fn body_len(&self) -> usize {
+        self.result.as_ref().map_or(0, |whole| whole.body.len())
+    }
 }
 
 /// What a request sends: nothing, bytes (only when too large to ride in the

@@ -199,6 +199,10 @@ impl Complete for Piece {
         let piece = piece.map_err(|e| error(py, e, url))?;
         Ok(PyBytes::new(py, &piece).into_any().unbind())
     }
+
+    fn body_len(&self) -> usize {
+        self.piece.as_ref().map_or(0, Vec::len)
+    }
 }
 
 #[pymethods]
