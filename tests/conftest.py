@@ -20,6 +20,7 @@ import pytest
 import trustme
 from nodelay import _core
 from scripted import ScriptedServer, Step
+from whoami_server import tcp_port, unix_server  # noqa: F401 (fixtures for every module)
 
 T = TypeVar("T")
 DRIVERS = ("sync", "async")

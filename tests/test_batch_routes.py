@@ -4,63 +4,8 @@ mounts (a ``MockTransport``, an ``HTTPTransport`` with retries), never around th
 
 from __future__ import annotations
 
-import socketserver
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
-
 import nodelay
 import pytest
-
-
-class _WhoAmI(BaseHTTPRequestHandler):
-    """Answers every GET with the path, the Host header and the peer's address."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        peer = self.client_address[0] if isinstance(self.client_address, tuple) else ""
-        body = f"{self.path} {self.headers['Host']} {peer or 'unix'}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
-
-@contextmanager
-def _serving(server: socketserver.BaseServer) -> Iterator[socketserver.BaseServer]:
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture
-def unix_server(tmp_path: Path) -> Iterator[str]:
-    path = str(tmp_path / "http.sock")
-    with _serving(_UnixHTTPServer(path, _WhoAmI)):
-        yield path
-
-
-@pytest.fixture
-def tcp_port() -> Iterator[int]:
-    with _serving(ThreadingHTTPServer(("127.0.0.1", 0), _WhoAmI)) as server:
-        yield server.server_address[1]  # type: ignore[attr-defined]
-
 
 URLS = ["http://svc.local/a", "http://svc.local/b?x=1", "http://other:8080/c"]
 ANSWERS = ["/a svc.local unix", "/b?x=1 svc.local unix", "/c other:8080 unix"]

@@ -5,12 +5,7 @@ above a transport owes both drivers."""
 from __future__ import annotations
 
 import asyncio
-import socketserver
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -159,46 +154,6 @@ def test_async_client_runs_the_flow_through_a_transport() -> None:
 # -- uds= and local_address= on the engine ---------------------------------------------------
 
 
-class _WhoAmI(BaseHTTPRequestHandler):
-    """Answers every GET with the path, the Host header and the peer's address."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        peer = self.client_address[0] if isinstance(self.client_address, tuple) else "unix"
-        body = f"{self.path} {self.headers['Host']} {peer or 'unix'}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-
-
-@contextmanager
-def _serving(server: socketserver.BaseServer) -> Iterator[socketserver.BaseServer]:
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture
-def unix_server(tmp_path: Path) -> Iterator[str]:
-    path = str(tmp_path / "http.sock")
-    with _serving(_UnixHTTPServer(path, _WhoAmI)):
-        yield path
-
-
 def test_uds_sends_every_request_to_the_unix_socket(unix_server: str) -> None:
     transport = nodelay.HTTPTransport(uds=unix_server)
     with nodelay.Client(transport=transport) as client:
@@ -223,14 +178,8 @@ def test_uds_to_a_missing_socket_is_a_connect_error(tmp_path: Path) -> None:
             client.get("http://svc.local/")
 
 
-@pytest.fixture
-def tcp_server() -> Iterator[int]:
-    with _serving(ThreadingHTTPServer(("127.0.0.1", 0), _WhoAmI)) as server:
-        yield server.server_address[1]  # type: ignore[attr-defined,misc]
-
-
-def test_local_address_binds_the_source_address(tcp_server: int) -> None:
-    url = f"http://127.0.0.1:{tcp_server}/"
+def test_local_address_binds_the_source_address(tcp_port: int) -> None:
+    url = f"http://127.0.0.1:{tcp_port}/"
     with nodelay.Client(transport=nodelay.HTTPTransport(local_address="127.0.0.2")) as client:
         assert client.get(url).text.endswith(" 127.0.0.2")
     with nodelay.Client() as client:
