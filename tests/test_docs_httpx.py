@@ -289,9 +289,7 @@ async def _asgi_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             "body": message["body"].decode(),
         }
     ).encode()
-    await send(
-        {"type": "http.response.start", "status": 200, "headers": [(b"x-app", b"asgi")]}
-    )
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"x-app", b"asgi")]})
     await send({"type": "http.response.body", "body": body})
 
 

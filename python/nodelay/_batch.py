@@ -208,8 +208,7 @@ def get_many(
         # ``with_query(u, [])`` inlined: the URL without its fragment (the same str object
         # when it has none, so the engine converts a URL repeated in the list once).
         prepared: list[Prepared] = [
-            ("GET", (u if type(u) is str else str(u)).partition("#")[0], pairs, None)
-            for u in urls
+            ("GET", (u if type(u) is str else str(u)).partition("#")[0], pairs, None) for u in urls
         ]
     else:
         prepared = [_prepare(client, "GET", u, params=params, headers=headers) for u in urls]

@@ -342,7 +342,6 @@ def close_transports(transports: list[Any]) -> None:
         transport.close()
 
 
-
 class Target:
     """The parts of a request URL an in-process app is given (WSGI environ, ASGI scope)."""
 
