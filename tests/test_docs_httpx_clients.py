@@ -1,4 +1,4 @@
-"""httpx's "Timeouts", "Resource Limits" and "Event Hooks" pages, run with ``httpx`` itself
+"""httpx's "Timeouts", "Resource Limits", "Event Hooks" and "Requests Compatibility" pages, run with ``httpx`` itself
 and with ``nodelay`` imported in its place, in the same run, against PyPI's httpbin under
 waitress (a third-party WSGI server): a test that fails on httpx is a wrong test, one that
 fails on nodelay is a broken promise of issue 15."""
@@ -184,3 +184,50 @@ def test_async_hooks_are_coroutines(hx: ModuleType, httpbin: str) -> None:
 
     asyncio.run(main())
     assert log == ["request GET", "response 200"]
+
+
+# -- Requests compatibility (what the page tells a requests user to write instead) ---------
+
+
+def test_redirects_are_not_followed_unless_asked(hx: ModuleType, httpbin: str) -> None:
+    with hx.Client(timeout=TIMEOUT_S) as client:
+        response = client.get(httpbin + "/redirect/1")
+        assert (response.status_code, response.is_redirect) == (302, True)
+        assert response.next_request is not None
+        followed = client.get(httpbin + "/redirect/1", follow_redirects=True)
+        assert followed.status_code == 200 and len(followed.history) == 1
+    with hx.Client(follow_redirects=True, timeout=TIMEOUT_S) as client:
+        assert client.get(httpbin + "/redirect/2").url == httpbin + "/get"
+
+
+def test_content_data_and_json_bodies(hx: ModuleType, httpbin: str) -> None:
+    with hx.Client(timeout=TIMEOUT_S) as client:
+        raw = client.post(httpbin + "/post", content=b"Hello, world").json()
+        form = client.post(httpbin + "/post", data={"key": "value"}).json()
+        js = client.post(httpbin + "/post", json={"key": "value"}).json()
+    assert raw["data"] == "Hello, world"
+    assert form["form"] == {"key": "value"}
+    assert js["json"] == {"key": "value"}
+
+
+def test_build_request_then_send(hx: ModuleType, httpbin: str) -> None:
+    # requests' Request(...).prepare() and Session.send(prepared) become these two calls.
+    with hx.Client(timeout=TIMEOUT_S) as client:
+        request = client.build_request("GET", httpbin + "/headers", headers={"X-Api": "1"})
+        request.headers["X-Added"] = "later"
+        response = client.send(request)
+    headers = response.json()["headers"]
+    assert (headers["X-Api"], headers["X-Added"]) == ("1", "later")
+
+
+def test_status_helpers_and_streaming(hx: ModuleType, httpbin: str) -> None:
+    with hx.Client(timeout=TIMEOUT_S) as client:
+        ok = client.get(httpbin + "/status/204")
+        missing = client.get(httpbin + "/status/404")
+        assert (ok.is_success, ok.is_error) == (True, False)
+        assert (missing.is_success, missing.is_error) == (False, True)
+        # stream=True becomes client.stream(...), and iter_content becomes iter_bytes.
+        with client.stream("GET", httpbin + "/bytes/3000") as response:
+            assert len(b"".join(response.iter_bytes())) == 3000
+        with client.stream("GET", httpbin + "/stream/3") as response:
+            assert len(list(response.iter_lines())) == 3
