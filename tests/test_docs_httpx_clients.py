@@ -1,7 +1,7 @@
-"""httpx's "Timeouts", "Resource Limits", "Event Hooks" and "Requests Compatibility" pages, run with ``httpx`` itself
-and with ``nodelay`` imported in its place, in the same run, against PyPI's httpbin under
-waitress (a third-party WSGI server): a test that fails on httpx is a wrong test, one that
-fails on nodelay is a broken promise of issue 15."""
+"""httpx's "Timeouts", "Resource Limits", "Event Hooks" and "Requests Compatibility"
+pages, run with ``httpx`` itself and with ``nodelay`` imported in its place, in the same
+run, against PyPI's httpbin under waitress (a third-party WSGI server): a test that fails
+on httpx is a wrong test, one that fails on nodelay is a broken promise of issue 15."""
 
 from __future__ import annotations
 
