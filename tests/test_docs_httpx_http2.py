@@ -8,14 +8,12 @@ Skipped, with the reason, without hypercorn, httpbin or httpx's ``h2`` extra."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import ssl
-import threading
-import time
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+import hypercorn_server
 import nodelay
 import pytest
 
@@ -25,52 +23,16 @@ hypercorn_asyncio = pytest.importorskip("hypercorn.asyncio", reason="hypercorn i
 hypercorn_config = pytest.importorskip("hypercorn.config")
 httpbin = pytest.importorskip("httpbin", reason="httpbin is not installed")
 
-#: How long hypercorn may take to start listening, and to stop, before the test gives up.
-START_TIMEOUT_S = 10.0
 #: Each request's timeout: loopback answers come in milliseconds.
 REQUEST_TIMEOUT_S = 10.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
 def h2bin(identity: tuple[str, str]) -> Iterator[str]:
     """httpbin (a WSGI app) under hypercorn with TLS; ALPN offers h2 and http/1.1."""
-    port = _free_port()
-    config = hypercorn_config.Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.certfile, config.keyfile = identity
-    config.accesslog = None
-    config.errorlog = None
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    def run() -> None:
-        loop.run_until_complete(
-            hypercorn_asyncio.serve(httpbin.app, config, shutdown_trigger=stop.wait, mode="wsgi")
-        )
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                pytest.fail(f"hypercorn did not listen on {port} within {START_TIMEOUT_S} s")
-            time.sleep(0.05)
-    try:
+    cert, key = identity
+    for port in hypercorn_server.serve(httpbin.app, mode="wsgi", certfile=cert, keyfile=key):
         yield f"https://localhost:{port}"
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(START_TIMEOUT_S)
 
 
 @pytest.fixture(params=["httpx", "nodelay"])

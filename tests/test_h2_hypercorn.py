@@ -13,13 +13,10 @@ hypercorn is not installed."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
-import threading
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import hypercorn_server
 import nodelay
 import pytest
 
@@ -27,9 +24,6 @@ hypercorn_asyncio = pytest.importorskip(
     "hypercorn.asyncio", reason="hypercorn is not installed (pip install hypercorn)"
 )
 hypercorn_config = pytest.importorskip("hypercorn.config")
-
-#: How long hypercorn may take to start listening before the test gives up.
-START_TIMEOUT_S = 10.0
 
 #: A body of exactly one default-size DATA frame (Go and Caddy end these with an empty
 #: frame too), and a small one.
@@ -59,13 +53,6 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 #: Requests a recycling hypercorn serves per connection (its default is 1,000), and how
 #: many each test sends: the batch (32 in flight, `get_many`'s default) crosses several
 #: recyclings, each dropping the requests in flight on the connection it closes.
@@ -78,36 +65,9 @@ KEEP_ALIVE_TIMEOUT_S = 1
 
 
 def serve(**settings: Any) -> Iterator[str]:
-    """Runs hypercorn on a loopback port in a thread until the generator is closed."""
-    port = free_port()
-    config = hypercorn_config.Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.errorlog = None
-    for name, value in settings.items():
-        setattr(config, name, value)
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    def run() -> None:
-        loop.run_until_complete(hypercorn_asyncio.serve(app, config, shutdown_trigger=stop.wait))
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                pytest.fail(f"hypercorn did not listen on {port} within {START_TIMEOUT_S} s")
-            time.sleep(0.05)
-    try:
+    """Runs hypercorn with ``app`` (h2c) until the generator is closed."""
+    for port in hypercorn_server.serve(app, **settings):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(START_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
