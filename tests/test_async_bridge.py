@@ -144,3 +144,35 @@ def test_a_request_started_beside_another_runs_and_cancels_on_the_runtime() -> N
                 assert (await one).content == b"first"
 
         asyncio.run(main())
+
+
+# LOOP_BODY_LIMIT in crates/nodelay-py/src/aio/bridge.rs: after a response body larger
+# than this, the loop starts its next request on the runtime.
+LOOP_BODY_LIMIT = 64 * 1024
+
+
+@pytest.mark.parametrize(
+    ("body_size", "read_suspends"), [(LOOP_BODY_LIMIT, False), (LOOP_BODY_LIMIT + 1, True)]
+)
+def test_after_a_large_body_the_next_request_starts_on_the_runtime(
+    body_size: int, read_suspends: bool
+) -> None:
+    # A read of bytes that came with the head completes in its first poll when the loop
+    # thread drives it; started on the runtime (after a large body), its outcome comes
+    # back through the bridge's queue, so the awaiting task suspends.
+    head_and_body = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"
+    with (
+        ScriptedServer([Recv(), Send(head_and_body), Sleep(1.0)]) as streamed,
+        ScriptedServer([Recv(), Send(response(body=b"x" * body_size))]) as large,
+    ):
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                async with client.stream("GET", streamed.url + "/") as r:
+                    whole = await client.get(large.url + "/")
+                    assert len(whole.content) == body_size
+                    body, suspended = await suspensions(r.aread())
+                    assert body == b"abcd"
+                    assert (suspended > 0) is read_suspends
+
+        asyncio.run(main())

@@ -263,13 +263,15 @@ fn to_runtime(task: Task, shared: &Arc<Shared>, key: usize, seq: u64) -> AbortHa
 impl LoopBridge {
     /// Called by the loop when the wake-up descriptor is readable: polls
     /// every woken future and completes the asyncio futures of the finished
-    /// ones.
-    fn _drain(&self, py: Python<'_>) {
+    /// ones, running their waiters' callbacks right here (see
+    /// [`take_waiters`]).
+    fn _drain(&self, py: Python<'_>) -> PyResult<()> {
         // Cleared before the queue is taken: a signal after this point is
         // for an entry the next drain will see.
         self.shared.wake.clear();
         let batch = std::mem::take(&mut *self.shared.queue());
-        for completion in batch {
+        let mut batch = batch.into_iter();
+        while let Some(completion) = batch.next() {
             let (key, seq) = (completion.key, completion.seq);
             let Some(outcome) = completion.outcome.or_else(|| self.poll_woken(key, seq)) else {
                 continue;
@@ -285,10 +287,20 @@ impl LoopBridge {
             };
             if let Some(entry) = entry {
                 let future = entry.future.bind(py);
-                let _ = future.call_method1(intern!(py, "remove_done_callback"), (entry.on_done,));
+                let waiters = take_waiters(future, entry.on_done.bind(py));
                 complete(py, future, entry.url.bind(py), outcome);
+                if let Err(err) = run_waiters(py, future, waiters) {
+                    // A KeyboardInterrupt or SystemExit out of a task leaves
+                    // the loop as it would leave a loop's handle; what is
+                    // left of the batch waits for the next drain.
+                    for rest in batch {
+                        self.shared.push(rest);
+                    }
+                    return Err(err);
+                }
             }
         }
+        Ok(())
     }
 
     /// Done-callback of every pending future: a cancelled one drops its
@@ -318,6 +330,86 @@ impl LoopBridge {
     }
 }
 
+/// Takes every done-callback off `future` (a pending asyncio future) and
+/// returns them, without `on_done` (the bridge's own, which has nothing to do
+/// once the request finished), as `(callback, context)` pairs.
+///
+/// Completing a future schedules its callbacks with `loop.call_soon`, so the
+/// task awaiting it would resume only in the loop's next iteration: one more
+/// `epoll_wait` and one more pass of the loop's Python code per request.
+/// `_drain` runs them itself instead, right after completing the future: it
+/// is a loop callback like those the loop would run, with no task current,
+/// in the same thread. A future without a readable `_callbacks` keeps the
+/// loop's scheduling.
+fn take_waiters<'py>(
+    future: &Bound<'py, PyAny>,
+    on_done: &Bound<'py, PyAny>,
+) -> Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let py = future.py();
+    let remove = |callback: &Bound<'py, PyAny>| {
+        future
+            .call_method1(intern!(py, "remove_done_callback"), (callback,))
+            .is_ok()
+    };
+    let listed = future
+        .getattr(intern!(py, "_callbacks"))
+        .ok()
+        .filter(|c| !c.is_none());
+    let Some(listed) = listed else {
+        remove(on_done);
+        return Vec::new();
+    };
+    let Ok(pairs) = listed.extract::<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>>() else {
+        remove(on_done);
+        return Vec::new();
+    };
+    let mut waiters = Vec::with_capacity(pairs.len());
+    for (callback, context) in pairs {
+        if callback.is(on_done) {
+            remove(on_done);
+        } else if remove(&callback) {
+            waiters.push((callback, context));
+        }
+    }
+    waiters
+}
+
+/// Runs the callbacks [`take_waiters`] took, each in its own context, as
+/// the loop would (`Handle._run`): an `Exception` goes to the loop's
+/// exception handler; a `KeyboardInterrupt` or `SystemExit` is returned, and
+/// the callbacks not yet run are scheduled on the loop.
+fn run_waiters<'py>(
+    py: Python<'py>,
+    future: &Bound<'py, PyAny>,
+    waiters: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+) -> PyResult<()> {
+    let mut waiters = waiters.into_iter();
+    while let Some((callback, context)) = waiters.next() {
+        let Err(err) = context.call_method1(intern!(py, "run"), (&callback, future)) else {
+            continue;
+        };
+        let event_loop = future.call_method0(intern!(py, "get_loop"))?;
+        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+            let kwargs = pyo3::types::PyDict::new(py);
+            for (callback, context) in waiters {
+                kwargs.set_item(intern!(py, "context"), context)?;
+                event_loop.call_method(
+                    intern!(py, "call_soon"),
+                    (callback, future),
+                    Some(&kwargs),
+                )?;
+            }
+            return Err(err);
+        }
+        let report = pyo3::types::PyDict::new(py);
+        report.set_item("message", format!("Exception in callback {callback}"))?;
+        report.set_item("exception", err.value(py))?;
+        report.set_item("future", future)?;
+        event_loop.call_method1(intern!(py, "call_exception_handler"), (report,))?;
+    }
+    Ok(())
+}
+
 /// Completes `future` with what `outcome` builds. A future cancelled after
 /// the request finished refuses a result (InvalidStateError); nothing is
 /// waiting for it, so the result is dropped.
@@ -340,6 +432,9 @@ struct Current {
     /// `bridge._on_done`, bound once.
     on_done: Py<PyAny>,
     generation: u64,
+    /// Whether the loop records the thread running it in `_thread_id`
+    /// (asyncio's own loops do; see [`running_cached`]).
+    has_thread_id: bool,
 }
 
 thread_local! {
@@ -357,9 +452,45 @@ fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     get.bind(py).call0()
 }
 
+/// The cached loop of this thread when it is the one running here, known
+/// without `asyncio.get_running_loop` (which makes a `getpid` system call on
+/// every call, to notice a fork). An asyncio loop sets `_thread_id` to the
+/// ident of the thread running it (`threading.get_ident`, which is
+/// `pthread_self`) and clears it when it stops; a thread runs at most one
+/// loop at a time, so a cached loop running on this thread is the running
+/// loop. A fork is noticed by the fork generation instead.
+fn running_cached(py: Python<'_>) -> Option<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyAny>)> {
+    let generation = runtime::fork_generation();
+    // Cloned out first: no Python code runs while the cell is borrowed.
+    let (event_loop, bridge, on_done) = CURRENT.with_borrow(|current| {
+        current
+            .as_ref()
+            .filter(|c| c.has_thread_id && c.generation == generation)
+            .map(|c| {
+                (
+                    c.event_loop.clone_ref(py),
+                    c.bridge.clone_ref(py),
+                    c.on_done.clone_ref(py),
+                )
+            })
+    })?;
+    let event_loop = event_loop.into_bound(py);
+    let runner: u64 = event_loop
+        .getattr(intern!(py, "_thread_id"))
+        .ok()?
+        .extract()
+        .ok()?;
+    // SAFETY: pthread_self has no preconditions and cannot fail.
+    let this_thread = unsafe { libc::pthread_self() } as u64;
+    (runner == this_thread).then_some((event_loop, bridge, on_done))
+}
+
 /// The bridge of the loop running on this thread (built and registered
 /// with the loop on first use).
 fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyAny>)> {
+    if let Some(found) = running_cached(py) {
+        return Ok(found);
+    }
     let event_loop = running_loop(py)?;
     let generation = runtime::fork_generation();
     let cached = CURRENT.with_borrow(|current| {
@@ -392,12 +523,14 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
         intern!(py, "add_reader"),
         (fd, bridge.bind(py).getattr(intern!(py, "_drain"))?),
     )?;
+    let has_thread_id = event_loop.hasattr(intern!(py, "_thread_id"))?;
     let previous = CURRENT.with_borrow_mut(|current| {
         current.replace(Current {
             event_loop: event_loop.clone().unbind(),
             bridge: bridge.clone_ref(py),
             on_done: on_done.clone_ref(py),
             generation,
+            has_thread_id,
         })
     });
     // The previous loop of this thread is not running any more; unhook it if
