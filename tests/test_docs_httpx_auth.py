@@ -25,7 +25,7 @@ from typing import Any
 import nodelay
 import pytest
 import trustme
-from nodelay._tls import SSLContextWarning
+from nodelay import SSLContextWarning
 
 httpx = pytest.importorskip("httpx")
 
