@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime
 import http.server
 import ssl
-import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from pathlib import Path
 import nodelay
 import pytest
 import trustme
+from whoami_server import serving
 
 pytestmark = pytest.mark.both_drivers
 
@@ -54,14 +54,8 @@ def tls_server(cert: trustme.LeafCert, client_ca: trustme.CA | None = None) -> I
         client_ca.configure_trust(ctx)
         ctx.verify_mode = ssl.CERT_REQUIRED
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def url(server: _Server, host: str = "localhost") -> str:
