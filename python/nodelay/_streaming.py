@@ -323,21 +323,28 @@ class IterStream(GivenHead, _BodyState):
     def is_closed(self) -> bool:
         return self._closed
 
+    def _read_source_before(self, kind: type) -> bytes | None:
+        """``_read_before`` for an iteration over ``source`` as a ``kind`` (``Iterable``
+        for the sync iterators, ``AsyncIterable`` for the async ones): a source of the
+        other kind is httpx's ``RuntimeError``, and leaves the body unread."""
+        if self._content is None and not isinstance(self.source, kind):
+            wrong = (
+                "a sync iterator on an async" if kind is Iterable else "an async iterator on a sync"
+            )
+            raise RuntimeError(f"Attempted to call {wrong} stream.")
+        return self._read_before()
+
     def read(self) -> bytes:
         if self._content is None:
             self._content = b"".join(self.pieces(decode=True))
         return self._content
 
     def pieces(self, *, decode: bool) -> Iterator[bytes]:
-        if self._content is not None:
-            if self._content:
-                yield self._content
+        if (content := self._read_source_before(Iterable)) is not None:
+            if content:
+                yield content
             return
-        source = self.source
-        if not isinstance(source, Iterable):
-            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
-        self._start()
-        for piece in source:
+        for piece in self.source:  # type: ignore[union-attr]  # an Iterable: checked above
             self.num_bytes_downloaded += len(piece)
             if piece:
                 yield bytes(piece)
@@ -349,15 +356,11 @@ class IterStream(GivenHead, _BodyState):
         return self._content
 
     async def apieces(self, *, decode: bool) -> AsyncIterator[bytes]:
-        if self._content is not None:
-            if self._content:
-                yield self._content
+        if (content := self._read_source_before(AsyncIterable)) is not None:
+            if content:
+                yield content
             return
-        source = self.source
-        if not isinstance(source, AsyncIterable):
-            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
-        self._start()
-        async for piece in source:
+        async for piece in self.source:  # type: ignore[union-attr]  # checked above
             self.num_bytes_downloaded += len(piece)
             if piece:
                 yield bytes(piece)
