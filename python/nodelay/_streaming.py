@@ -255,8 +255,8 @@ class GivenHead:
     """The head of a response built in Python (by user code or a transport) rather than
     read by the engine: status, headers as a list of (name, value) pairs, url, version,
     reason and elapsed time. Base of ``IterStream`` and ``_models._DetachedRaw``, which
-    declare the slots (one base of ``IterStream`` may have them: ``_BodyState``) and set
-    the fields."""
+    declare its slots and set the fields: only one base of a class may have slots, and
+    ``IterStream``'s other base, ``_BodyState``, has them."""
 
     __slots__ = ()
 
