@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import threading
 from collections.abc import Awaitable
 from typing import Any, TypeVar
@@ -176,3 +177,42 @@ def test_after_a_large_body_the_next_request_starts_on_the_runtime(
                     assert (suspended > 0) is read_suspends
 
         asyncio.run(main())
+
+
+def loop_callback_running() -> str:
+    """The name of the loop callback (``Handle._callback``) whose run the caller is in."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        handle = frame.f_locals.get("self") if frame.f_code.co_name == "_run" else None
+        if isinstance(handle, asyncio.Handle):
+            return str(getattr(handle._callback, "__name__", handle._callback))
+        frame = frame.f_back
+    return ""
+
+
+def test_a_finished_request_resumes_its_task_in_the_drain_that_finished_it() -> None:
+    # Completing an asyncio future schedules its task's wake-up for the loop's next
+    # iteration; the bridge's drain resumes the task itself instead (docs/async.md).
+    script = [Recv(), Sleep(0.1), Send(response(body=b"late"))]
+    with ScriptedServer(script) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                r = await client.get(srv.url + "/")
+                assert r.content == b"late"
+                assert loop_callback_running() == "_drain"
+
+        asyncio.run(main())
+
+
+def test_a_keyboard_interrupt_in_a_task_the_drain_resumed_leaves_the_loop() -> None:
+    script = [Recv(), Sleep(0.1), Send(response(body=b"late"))]
+    with ScriptedServer(script) as srv:
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                await client.get(srv.url + "/")
+                raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(main())
