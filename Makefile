@@ -9,7 +9,7 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl test-ruby lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -98,6 +98,23 @@ test-ruby:
 	cd $(RUBY_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null && $(MAKE) --no-print-directory
 	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
 		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
+
+# The Ruby suite over an extension built with AddressSanitizer (build/ruby-asan): Ruby itself
+# is not instrumented, so the ASan runtime is preloaded. Leak detection is off because Ruby
+# frees nothing at exit (every object would be reported); test_memory.rb watches for leaks. The
+# preload is taken out of the environment the tests' child processes (curl, the server) get;
+# NODELAY_ASAN_PRELOAD gives it to the child Ruby processes that load the extension.
+RUBY_ASAN_BUILD := build/ruby-asan
+RUBY_ASAN_FLAGS := -fsanitize=address --param=asan-stack=0 -fno-omit-frame-pointer -g -O1
+asan-ruby:
+	cargo build -p nodelay-ffi -p nodelay-server --bin nodelay-server
+	mkdir -p $(RUBY_ASAN_BUILD)/nodelay
+	cd $(RUBY_ASAN_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb \
+		--with-cflags="$(RUBY_ASAN_FLAGS)" --with-ldflags="-fsanitize=address" >/dev/null \
+		&& $(MAKE) --no-print-directory
+	asan=$$($(CC) -print-file-name=libasan.so) && LD_PRELOAD=$$asan NODELAY_ASAN_PRELOAD=$$asan ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:use_sigaltstack=0 \
+		NODELAY_EXT_DIR=$(abspath $(RUBY_ASAN_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
+		ruby -e 'ENV.delete("LD_PRELOAD"); ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
 
 # test-perl before test-python: the lab's --lang perl test (tests/test_bench_lang.py)
 # runs the built front.
