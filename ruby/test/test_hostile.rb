@@ -118,7 +118,7 @@ class TestHostile < Minitest::Test
     server&.stop
   end
 
-  def assert_refused(error, message, whole: true, &request)
+  def assert_refused(error, message, &request)
     start = now
     e = assert_raises(error, &request)
     assert_match message, e.message if message
@@ -167,12 +167,12 @@ class TestHostile < Minitest::Test
   # A12: HEAD, 204 and 304 with body headers: no body is read, and the
   # connection stays in sync for the next response on it.
   def test_a12_bodyless_responses_keep_the_connection_in_sync
-    {
-      ["HEAD", "#{self.class.cl_head(1000)}"] => nil,
-      ["HEAD", CHUNKED_HEAD] => nil,
-      ["GET", "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"] => nil,
-      ["GET", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n"] => nil,
-    }.each_key do |method, head|
+    [
+      ["HEAD", self.class.cl_head(1000)],
+      ["HEAD", CHUNKED_HEAD],
+      ["GET", "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"],
+      ["GET", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n"],
+    ].each do |method, head|
       server = ScriptedServer.new do |c|
         c.readpartial(65_536)
         c.write(head)
