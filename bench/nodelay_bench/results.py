@@ -57,6 +57,9 @@ class Row:
     """Rows converted from a log that kept only the median and spread, not repetitions."""
     cpu_us_only: float | None = None
     cpu_s_per_gb_only: float | None = None
+    capped: bool = False
+    """A language worker's row that reached the lab's time cap (``runner.ROW_SECONDS``):
+    its repetitions sent fewer requests than asked."""
 
     @property
     def label(self) -> str:
@@ -113,6 +116,7 @@ class Row:
             "latency_ms": self.latency_ms,
             "connect_ms": self.connect_ms,
             "tls_ms": self.tls_ms,
+            "capped": self.capped,
             "reps": [r.to_dict() for r in self.reps],
         }
 
@@ -145,6 +149,7 @@ class Row:
             summary_only=None if reps or not summary else Summary(**summary),
             cpu_us_only=None if reps else data.get("cpu_us_per_request"),
             cpu_s_per_gb_only=None if reps else data.get("cpu_s_per_gb"),
+            capped=bool(data.get("capped", False)),
         )
 
 
