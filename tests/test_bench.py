@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_lab import run_lab
 from nodelay import _core
 from nodelay_bench import child_env, native, stats, syscalls, worker
 from nodelay_bench.results import SCHEMA, Row, add_ratios
@@ -319,34 +320,14 @@ def test_lab_end_to_end_writes_json_png_and_html(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
     out_html = tmp_path / "r.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nodelay",
-            "bench",
-            "--quick",
-            "--scale",
-            "0.05",
-            "--workloads",
-            "a,j",
-            "--clients",
-            "nodelay,http.client",
-            "--json",
-            str(out_json),
-            "--plot",
-            str(out_png),
-            "--html",
-            str(out_html),
-        ],
-        capture_output=True,
-        text=True,
+    proc, doc = run_lab(
+        out_json,
+        *("--workloads", "a,j", "--clients", "nodelay,http.client"),
+        *("--plot", str(out_png), "--html", str(out_html)),
         timeout=50,
-        env=child_env(),
+        module=("nodelay", "bench"),
     )
-    assert proc.returncode == 0, proc.stderr
     assert "nodelay" in proc.stdout and "http.client" in proc.stdout
-    doc = json.loads(out_json.read_text())
     assert doc["schema"] == SCHEMA
     assert doc["command"][1:4] == ["-m", "nodelay", "bench"]
     assert doc["environment"]["cpu_model"] and "nodelay" in doc["environment"]["packages"]
@@ -379,29 +360,12 @@ def test_lab_end_to_end_writes_json_png_and_html(tmp_path: Path) -> None:
 @pytest.mark.timeout(60)
 def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
     pytest.importorskip("rich")
-    out_json = tmp_path / "h.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nodelay_bench",
-            "--quick",
-            "--scale",
-            "0.05",
-            "--workloads",
-            "h",
-            "--clients",
-            "nodelay,nodelay-async",
-            "--json",
-            str(out_json),
-        ],
-        capture_output=True,
-        text=True,
+    _, doc = run_lab(
+        tmp_path / "h.json",
+        *("--workloads", "h", "--clients", "nodelay,nodelay-async"),
         timeout=50,
-        env=child_env(),
     )
-    assert proc.returncode == 0, proc.stderr
-    rows = {r["client"]: r for r in json.loads(out_json.read_text())["rows"]}
+    rows = {r["client"]: r for r in doc["rows"]}
     ok = rows["nodelay"]
     assert ok["status"] == "ok" and ok["errors"] == 0, ok
     assert ok["reps"][0]["requests"] == 50 and ok["cpu_us_per_request"] > 0

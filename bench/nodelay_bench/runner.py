@@ -151,7 +151,7 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     row.tls_ms = data.get("tls_ms")
     if data.get("capped"):
         row.capped = True
-        cap = f"capped at {pass_seconds(opts.repeat):.0f} s per pass (rate over the requests sent)"
+        cap = f"capped at {pass_seconds(opts.repeat):.3g} s per pass (rate over the requests sent)"
         row.note = f"{row.note}; {cap}" if row.note else cap
     if opts.syscalls and w.id in SYSCALL_WORKLOADS and not plan.variant:
         with tempfile.TemporaryDirectory(prefix="nodelay-bench-strace-") as tmp:
