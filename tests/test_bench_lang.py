@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from bench_lab import run_lab
+from nodelay import _core
 from nodelay_bench import child_env, runner
 from nodelay_bench.langs import LANGS, REPO, RUBY_THREADS, lang_env, workload_spec
 from nodelay_bench.report import workload_table
@@ -256,3 +257,28 @@ def test_http_tiny_posts_stop_at_the_time_cap(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(runner, "ROW_SECONDS", 2.0)
     w = WORKLOADS["e"]
     _assert_capped(_capped_row(Plan(w, "http-tiny", "", "perl"), 10.0), w.count(10.0))
+
+
+@pytest.mark.timeout(60)
+@needs_ruby_gem
+@pytest.mark.parametrize("layout", ["build directory", "nodelay/ below it"])
+def test_ruby_worker_loads_the_extension_from_either_layout(
+    server: _core.TestServer, layout: str
+) -> None:
+    # `extconf.rb && make` leaves nodelay_ext.so at the top of the directory it ran in;
+    # make test-ruby's NODELAY_EXT_DIR holds nodelay/nodelay_ext.so.
+    assert RUBY_EXT_DIR is not None
+    ext_dir = RUBY_EXT_DIR / "nodelay" if layout == "build directory" else RUBY_EXT_DIR
+    spec = {"client": "nodelay", "workload": "a", "variant": "", "url": f"{server.url}/bytes/202"}
+    spec |= {"n": 5, "warmup": 1, "repeat": 1, **workload_spec(WORKLOADS["a"])}
+    env = {"PATH": "/usr/bin:/bin", "RUBYLIB": str(REPO / "ruby" / "lib")}
+    out = subprocess.run(
+        LANGS["ruby"].argv(spec),
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env={**env, "NODELAY_EXT_DIR": str(ext_dir)},
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["reps"][0] == pytest.approx(result["reps"][0] | {"requests": 5, "errors": 0})
+    assert result["protocol"] == "HTTP/1.1" and result["capped"] is False

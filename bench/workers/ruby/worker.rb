@@ -55,13 +55,14 @@ def load_nodelay
       # `extconf.rb && make` leaves the library at the top of its directory,
       # but the gem requires "nodelay/nodelay_ext": give it that path.
       link_dir = Dir.mktmpdir("nodelay-ext-")
-      at_exit { FileUtils.remove_entry(link_dir) }
       FileUtils.mkdir_p(File.join(link_dir, "nodelay"))
       File.symlink(flat, File.join(link_dir, "nodelay", "nodelay_ext.so"))
       $LOAD_PATH.unshift(link_dir)
     end
   end
   require "nodelay"
+ensure
+  FileUtils.remove_entry(link_dir) if link_dir # the library stays loaded
 end
 
 # The JSON parser of workload b's check: the fastest one installed, the same
@@ -169,7 +170,7 @@ end
 CLIENTS = {
   "nodelay" => [[], ->(_uri) { nodelay_client }, "", true],
   "nodelay-faraday" => [%w[faraday nodelay/faraday], ->(_uri) { faraday_client(:nodelay) },
-                        "Faraday #{"%s"} + the nodelay adapter", true],
+                        "Faraday %s + the nodelay adapter", true],
   "net-http" => [%w[net/http], ->(uri) { net_http_client(uri) }, "Net::HTTP#start (keep-alive)", false],
   "net-http-persistent" => [%w[net/http/persistent], lambda { |_uri|
     http = Net::HTTP::Persistent.new
@@ -283,7 +284,7 @@ CLIENTS = {
     )
   }, "HTTP.persistent", false],
   "faraday" => [%w[faraday], ->(_uri) { faraday_client(Faraday.default_adapter) },
-                "Faraday #{"%s"}, default adapter", false],
+                "Faraday %s, default adapter", false],
 }.freeze
 
 # Workload h's clients: the constructor of a client whose cookie jar lives in
@@ -385,7 +386,7 @@ def measure(run)
   latency = []
   capped = false
   SPEC.fetch("repeat").times do
-    GC.start
+    GC.start # every repetition starts from a collected heap, for every client alike
     c0, u0, s0 = cpu
     t0 = now
     done, errors, bytes, cut = run.call(SPEC.fetch("n"), latency, cap)
