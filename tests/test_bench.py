@@ -15,6 +15,7 @@ import pytest
 from bench_lab import run_lab
 from nodelay import _core
 from nodelay_bench import child_env, native, stats, syscalls, worker
+from nodelay_bench import server as server_module
 from nodelay_bench.results import SCHEMA, Row, add_ratios
 from nodelay_bench.server import json_document, pattern_bytes
 from nodelay_bench.stats import Rep
@@ -103,6 +104,25 @@ def test_lab_payloads_match_the_embedded_server(server: _core.TestServer) -> Non
 
     assert nodelay.get(f"{server.url}/json/16384").content == json_document(16384).encode()
     assert nodelay.get(f"{server.url}/bytes/1000").content == pattern_bytes(1000)
+
+
+@pytest.mark.timeout(60)
+def test_nginx_starts_for_a_workload_that_serves_no_file() -> None:
+    # Workload e posts to /echo: no /bytes or /json file, yet the document root exists.
+    try:
+        srv = server_module.start_nginx([WORKLOADS["e"]], pin=False)
+    except RuntimeError as exc:  # nginx missing or refusing to start here
+        pytest.skip(str(exc))
+    try:
+        import nodelay
+
+        if srv.echo:
+            answer = nodelay.post(f"{srv.url}/echo", content=b"x=1")
+            assert answer.status_code == 200 and answer.content == b"x=1"
+        else:
+            assert nodelay.get(f"{srv.url}/bytes/1").status_code == 404
+    finally:
+        srv.close()
 
 
 # -- ratios and the report ------------------------------------------------------------------
