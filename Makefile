@@ -78,10 +78,10 @@ test-perl:
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
 # The lab's Perl rows on a release build of the Perl front (docs/perl.md).
-bench-perl: dev
+bench-perl: release
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_BENCH_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) realclean && NODELAY_PROFILE=release perl Makefile.PL && $(MAKE)
-	$(PY) -m nodelay_bench --lang perl --syscalls --json bench-results/perl.json \
+	$(PY) -m nodelay bench --lang perl --syscalls --json bench-results/perl.json \
 		--html bench-results/perl.html $(BENCH_ARGS)
 
 # The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
@@ -115,7 +115,7 @@ bench-ruby: release
 	mkdir -p $(RUBY_BENCH_BUILD)/nodelay
 	cd $(RUBY_BENCH_BUILD)/nodelay && NODELAY_PROFILE=release ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null \
 		&& $(MAKE) --no-print-directory
-	$(PY) -m nodelay_bench --lang ruby --syscalls --json bench-results/ruby.json \
+	$(PY) -m nodelay bench --lang ruby --syscalls --json bench-results/ruby.json \
 		--plot bench-results/ruby.png --html bench-results/ruby.html $(BENCH_ARGS)
 
 # test-perl and test-ruby before test-python: the lab's --lang perl and --lang ruby tests
