@@ -13,7 +13,7 @@ from .workloads import H2LAB
 
 NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch", "nodelay-readinto"})
 
-__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of"]
+__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of", "save"]
 
 SCHEMA = "nodelay-bench/2"
 """Version 2 added the timing summaries (``latency_ms``, ``connect_ms``, ``tls_ms``), the
@@ -250,6 +250,15 @@ def document(
         "pending_workloads": [{"workload": w, "reason": r} for w, r in pending],
         "rows": [r.to_dict() for r in rows],
     }
+
+
+def save(doc: dict[str, Any], path: str | Path) -> None:
+    """Write the results document ``doc`` (``document()``) to ``path`` as ``load`` reads it."""
+    import json
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def load(path: str | Path) -> dict[str, Any]:
