@@ -13,6 +13,21 @@ sub _new {
     return bless { handle => $handle, content => $content, method => $method, url => $url }, $class;
 }
 
+# Hands the body to $callback piece by piece ($piece, $self), as the engine
+# decodes it; the body is not kept. A failure mid-body is thrown as the
+# request's exception; a callback that dies leaves the rest unread (the
+# connection is then closed, not reused).
+sub _stream {
+    my ($self, $callback) = @_;
+    while (1) {
+        my ($code, $piece) = Nodelay::XS::response_read_chunk($self->{handle}, Nodelay::STREAM_PIECE());
+        Nodelay::X->throw($code, $piece, $self->{method}, $self->{url}) if $code;
+        last unless length $piece;
+        $callback->($piece, $self);
+    }
+    return;
+}
+
 sub status  { Nodelay::XS::response_status($_[0]{handle}) }
 sub code    { $_[0]->status }
 sub reason  { Nodelay::XS::response_reason($_[0]{handle}) }
