@@ -81,6 +81,12 @@ test-perl:
 PERL_ASAN_BUILD := build/perl-asan
 .PHONY: asan-perl
 asan-perl:
+	@if [ ! -f "$$($(CC) -print-file-name=libasan.so)" ]; then \
+		echo "asan-perl: $(CC) has no AddressSanitizer runtime (libasan.so); skipped"; exit 0; fi; \
+	$(MAKE) asan-perl-run
+
+.PHONY: asan-perl-run
+asan-perl-run:
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
 	rm -rf $(PERL_ASAN_BUILD) && mkdir -p $(PERL_ASAN_BUILD)
 	cp -r perl/Makefile.PL perl/Nodelay.xs perl/typemap perl/lib perl/t $(PERL_ASAN_BUILD)/
@@ -117,7 +123,7 @@ test-ruby:
 
 # test-perl before test-python: the lab's --lang perl test (tests/test_bench_lang.py)
 # runs the built front.
-test: dev test-rust lint test-perl test-python fuzz-smoke test-ruby
+test: dev test-rust lint test-perl asan-perl test-python fuzz-smoke test-ruby
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an
