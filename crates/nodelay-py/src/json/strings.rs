@@ -4,8 +4,18 @@
 //! closing quote is among the next 16 bytes is read as two words, its cache slot
 //! is a hash of those words, and a hit compares two words and a length, without
 //! a byte loop. Longer strings are scanned 8 bytes at a time.
+//!
+//! The caches outlive a document: one set is lent to each parse and taken back
+//! after it, so a parse neither allocates nor clears them, and the keys of the
+//! next response of the same API are already there. A string of at most 16
+//! bytes is wholly identified by its words and length, so those entries are
+//! valid in any document; longer keys are compared with their bytes in the
+//! document that made them, so they only match within that document (its
+//! `generation`). The caches keep at most 2 × 256 short `str`s alive between
+//! parses.
 
 use std::ptr;
+use std::sync::Mutex;
 
 use pyo3::ffi;
 
@@ -54,12 +64,13 @@ impl Short {
 }
 
 /// One cache slot: a string's identity, where its bytes are in the document
-/// (strings past 16 bytes compare those too) and its `str` (an owned
-/// reference; null while the slot is empty).
+/// of parse `generation` (strings past 16 bytes compare those too) and its
+/// `str` (an owned reference; null while the slot is empty).
 #[derive(Clone, Copy)]
 struct Slot {
     short: Short,
     start: usize,
+    generation: u64,
     obj: *mut ffi::PyObject,
 }
 
@@ -70,13 +81,68 @@ const EMPTY_SLOT: Slot = Slot {
         len: 0,
     },
     start: 0,
+    generation: 0,
     obj: ptr::null_mut(),
 };
 
-/// A per-document cache of `str` objects by content (allocated on first use).
-#[derive(Default)]
-pub(super) struct StrCache {
-    slots: Vec<Slot>,
+/// A cache of `str` objects by content.
+struct StrCache {
+    slots: Box<[Slot]>,
+}
+
+impl StrCache {
+    fn new() -> Self {
+        StrCache {
+            slots: vec![EMPTY_SLOT; 1 << STR_CACHE_BITS].into_boxed_slice(),
+        }
+    }
+}
+
+/// The string caches lent to one parse (see the module doc).
+pub(super) struct StrCaches {
+    /// Object keys.
+    keys: StrCache,
+    /// Short string values.
+    values: StrCache,
+    /// Counts the parses that borrowed these caches: the current document's.
+    generation: u64,
+}
+
+/// The caches between parses. Only taken and put back under the lock, never
+/// held during a parse: a parse that finds none (another thread's parse, or
+/// one started by a finalizer while a parse allocates) uses a fresh set.
+static SPARE: Mutex<Option<Box<StrCaches>>> = Mutex::new(None);
+
+// SAFETY: the `str` pointers are only touched with the GIL held (the module
+// does not declare free-threading support): `lend`, the parse and
+// `give_back` all run under it, so moving the caches between threads through
+// `SPARE` never lets two threads use an object's refcount at once.
+unsafe impl Send for StrCaches {}
+
+impl StrCaches {
+    /// The spare caches, or new ones, for one document.
+    pub(super) fn lend() -> Box<StrCaches> {
+        let spare = SPARE.lock().ok().and_then(|mut spare| spare.take());
+        let mut caches = spare.unwrap_or_else(|| {
+            Box::new(StrCaches {
+                keys: StrCache::new(),
+                values: StrCache::new(),
+                generation: 0,
+            })
+        });
+        caches.generation += 1;
+        caches
+    }
+
+    /// Keeps these caches for the next parse (or drops them if another set
+    /// was put back first). Needs the GIL, as dropping them decrefs.
+    pub(super) fn give_back(self: Box<Self>) {
+        if let Ok(mut spare) = SPARE.lock() {
+            if spare.is_none() {
+                *spare = Some(self);
+            }
+        }
+    }
 }
 
 impl Drop for StrCache {
@@ -146,13 +212,11 @@ impl<'py> Parser<'_, 'py> {
     /// `cache`, made and remembered on a miss.
     fn cached_str(&mut self, cache: Cache, short: Short, start: usize) -> Parsed<'py> {
         let data = self.data;
+        let generation = self.caches.generation;
         let table = match cache {
-            Cache::Keys => &mut self.keys,
-            Cache::Values => &mut self.values,
+            Cache::Keys => &mut self.caches.keys,
+            Cache::Values => &mut self.caches.values,
         };
-        if table.slots.is_empty() {
-            table.slots = vec![EMPTY_SLOT; 1 << STR_CACHE_BITS];
-        }
         let mask = (1 << STR_CACHE_BITS) - 1;
         let first = (short.hash() >> (64 - STR_CACHE_BITS)) as usize;
         let second = (first + 1) & mask;
@@ -163,7 +227,8 @@ impl<'py> Parser<'_, 'py> {
                 && slot.short.lo == short.lo
                 && slot.short.hi == short.hi
                 && (len <= SHORT_MAX_BYTES
-                    || data[slot.start..slot.start + len] == data[start..start + len])
+                    || (slot.generation == generation
+                        && data[slot.start..slot.start + len] == data[start..start + len]))
         };
         for index in [first, second] {
             let slot = &table.slots[index & mask];
@@ -185,8 +250,8 @@ impl<'py> Parser<'_, 'py> {
             decode_utf8(self.py, &data[start..start + len])
         }?;
         let table = match cache {
-            Cache::Keys => &mut self.keys,
-            Cache::Values => &mut self.values,
+            Cache::Keys => &mut self.caches.keys,
+            Cache::Values => &mut self.caches.values,
         };
         let slot = &mut table.slots[index];
         let old = std::mem::replace(
@@ -194,6 +259,7 @@ impl<'py> Parser<'_, 'py> {
             Slot {
                 short,
                 start,
+                generation,
                 // SAFETY: `made` is a valid object; the slot owns a new reference.
                 obj: unsafe { ffi::Py_NewRef(made.as_ptr()) },
             },
