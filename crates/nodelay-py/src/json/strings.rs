@@ -1,4 +1,4 @@
-//! Strings: the scanner, the per-document `str` caches and the UTF-8 decoding.
+//! Strings: the scanner, the `str` caches and the UTF-8 decoding.
 //!
 //! Most strings of API documents are short (keys, enums, tags): a string whose
 //! closing quote is among the next 16 bytes is read as two words, its cache slot
@@ -11,7 +11,7 @@
 //! bytes is wholly identified by its words and length, so those entries are
 //! valid in any document; longer keys are compared with their bytes in the
 //! document that made them, so they only match within that document (its
-//! `generation`). The caches keep at most 2 × 256 short `str`s alive between
+//! `generation`). The caches keep at most 256 keys and 64 short values alive between
 //! parses.
 
 use std::ptr;
@@ -34,10 +34,16 @@ const VALUE_CACHE_MAX_BYTES: usize = SHORT_MAX_BYTES;
 /// Strings this short are read as two 8-byte words (see the module doc).
 const SHORT_MAX_BYTES: usize = 16;
 
-/// Each per-document string cache has 2^this slots (direct-mapped by a hash
-/// of the bytes, with a second chance in the next slot): 256, enough for the
-/// distinct keys of typical API documents.
-const STR_CACHE_BITS: u32 = 8;
+/// The key cache has 2^this slots (direct-mapped by a hash of the bytes,
+/// with a second chance in the next slot): 256, enough for the distinct keys
+/// of typical API documents. Few keys repeat, so few of its lines are touched.
+const KEY_CACHE_BITS: u32 = 8;
+
+/// The value cache has 2^this slots: 64 (3.5 KiB, which stays in the L1
+/// cache while the parse allocates objects; a larger table thrashed by unique
+/// values costs a cache miss per lookup). Repeated values keep their slots
+/// against unique ones by the second-chance rule of `cached_str`.
+const VALUE_CACHE_BITS: u32 = 6;
 
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -71,6 +77,8 @@ struct Slot {
     short: Short,
     start: usize,
     generation: u64,
+    /// Hit since the last miss that probed this slot (see `cached_str`).
+    used: bool,
     obj: *mut ffi::PyObject,
 }
 
@@ -82,6 +90,7 @@ const EMPTY_SLOT: Slot = Slot {
     },
     start: 0,
     generation: 0,
+    used: false,
     obj: ptr::null_mut(),
 };
 
@@ -91,9 +100,9 @@ struct StrCache {
 }
 
 impl StrCache {
-    fn new() -> Self {
+    fn new(bits: u32) -> Self {
         StrCache {
-            slots: vec![EMPTY_SLOT; 1 << STR_CACHE_BITS].into_boxed_slice(),
+            slots: vec![EMPTY_SLOT; 1 << bits].into_boxed_slice(),
         }
     }
 }
@@ -125,8 +134,8 @@ impl StrCaches {
         let spare = SPARE.lock().ok().and_then(|mut spare| spare.take());
         let mut caches = spare.unwrap_or_else(|| {
             Box::new(StrCaches {
-                keys: StrCache::new(),
-                values: StrCache::new(),
+                keys: StrCache::new(KEY_CACHE_BITS),
+                values: StrCache::new(VALUE_CACHE_BITS),
                 generation: 0,
             })
         });
@@ -156,7 +165,7 @@ impl Drop for StrCache {
     }
 }
 
-/// Which per-document cache.
+/// Which cache.
 #[derive(Clone, Copy)]
 enum Cache {
     Keys,
@@ -165,7 +174,7 @@ enum Cache {
 
 impl<'py> Parser<'_, 'py> {
     /// An object key (after its opening quote): escape-free keys of at most
-    /// `KEY_CACHE_MAX_BYTES` come from the per-document cache.
+    /// `KEY_CACHE_MAX_BYTES` come from the key cache.
     pub(super) fn key(&mut self) -> Parsed<'py> {
         let start = self.pos;
         if let Some(short) = short_string(self.data, start) {
@@ -217,9 +226,12 @@ impl<'py> Parser<'_, 'py> {
             Cache::Keys => &mut self.caches.keys,
             Cache::Values => &mut self.caches.values,
         };
-        let mask = (1 << STR_CACHE_BITS) - 1;
-        let first = (short.hash() >> (64 - STR_CACHE_BITS)) as usize;
-        let second = (first + 1) & mask;
+        let bits = match cache {
+            Cache::Keys => KEY_CACHE_BITS,
+            Cache::Values => VALUE_CACHE_BITS,
+        };
+        let first = (short.hash() >> (64 - bits)) as usize;
+        let second = (first + 1) & ((1 << bits) - 1);
         let len = short.len;
         let same = |slot: &Slot| {
             !slot.obj.is_null()
@@ -231,18 +243,32 @@ impl<'py> Parser<'_, 'py> {
                         && data[slot.start..slot.start + len] == data[start..start + len]))
         };
         for index in [first, second] {
-            let slot = &table.slots[index & mask];
+            let slot = &mut table.slots[index];
             if same(slot) {
+                slot.used = true;
                 // SAFETY: the slot holds a valid `str`; we hand out a new reference.
                 return owned(self.py, unsafe { ffi::Py_NewRef(slot.obj) });
             }
         }
         // Two-way: a string may sit in its slot or the next one, so two
-        // colliding strings of one document do not evict each other forever.
-        let index = if !table.slots[first].obj.is_null() && table.slots[second].obj.is_null() {
-            second
-        } else {
-            first
+        // colliding strings do not evict each other forever. A key takes an
+        // empty slot, else its first (every key is worth keeping: a document
+        // repeats its few keys). A value takes an empty or unused slot; when
+        // both were used since the last miss here, it is not cached and both
+        // lose their mark (second chance): values that repeat (enums, tags)
+        // survive a stream of unique ones ("item-1", "item-2", ...).
+        let victim = [first, second].into_iter().find(|&i| {
+            let slot = &table.slots[i];
+            slot.obj.is_null() || (matches!(cache, Cache::Values) && !slot.used)
+        });
+        let index = match (victim, cache) {
+            (Some(index), _) => index,
+            (None, Cache::Keys) => first,
+            (None, Cache::Values) => {
+                table.slots[first].used = false;
+                table.slots[second].used = false;
+                return self.make_str(start, start + len);
+            }
         };
         let made = if short.ascii() {
             ascii_str(self.py, &data[start..start + len])
@@ -260,6 +286,7 @@ impl<'py> Parser<'_, 'py> {
                 short,
                 start,
                 generation,
+                used: false,
                 // SAFETY: `made` is a valid object; the slot owns a new reference.
                 obj: unsafe { ffi::Py_NewRef(made.as_ptr()) },
             },
