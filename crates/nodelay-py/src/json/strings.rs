@@ -270,10 +270,11 @@ impl<'py> Parser<'_, 'py> {
                 return self.make_str(start, start + len);
             }
         };
-        let made = if short.ascii() {
+        // The words tell whether the whole string is ASCII only up to 16 bytes.
+        let made = if len <= SHORT_MAX_BYTES && short.ascii() {
             ascii_str(self.py, &data[start..start + len])
         } else {
-            decode_utf8(self.py, &data[start..start + len])
+            self.make_str(start, start + len)
         }?;
         let table = match cache {
             Cache::Keys => &mut self.caches.keys,
