@@ -249,7 +249,7 @@ impl<'a, 'py> Parser<'a, 'py> {
     fn object(&mut self) -> Parsed<'py> {
         self.enter()?;
         self.pos += 1; // '{'
-        // SAFETY: creates a new, empty dict (or NULL on MemoryError).
+                       // SAFETY: creates a new, empty dict (or NULL on MemoryError).
         let dict = owned(self.py, unsafe { ffi::PyDict_New() })?;
         self.skip_ws();
         if self.peek() == Some(b'}') {

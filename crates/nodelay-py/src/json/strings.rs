@@ -11,8 +11,8 @@
 //! bytes is wholly identified by its words and length, so those entries are
 //! valid in any document; longer keys are compared with their bytes in the
 //! document that made them, so they only match within that document (its
-//! `generation`). The caches keep at most 256 keys and 64 short values alive between
-//! parses.
+//! `generation`). Between parses the caches keep at most 256 keys and 64
+//! short values alive.
 
 use std::ptr;
 use std::sync::Mutex;
@@ -34,9 +34,9 @@ const VALUE_CACHE_MAX_BYTES: usize = SHORT_MAX_BYTES;
 /// Strings this short are read as two 8-byte words (see the module doc).
 const SHORT_MAX_BYTES: usize = 16;
 
-/// The key cache has 2^this slots (direct-mapped by a hash of the bytes,
-/// with a second chance in the next slot): 256, enough for the distinct keys
-/// of typical API documents. Few keys repeat, so few of its lines are touched.
+/// The key cache has 2^this slots (a key sits in the slot a hash of its bytes
+/// selects or in the next one): 256, enough for the distinct keys of typical
+/// API documents, which repeat few keys, so few of its lines are touched.
 const KEY_CACHE_BITS: u32 = 8;
 
 /// The value cache has 2^this slots: 64 (3.5 KiB, which stays in the L1
@@ -146,11 +146,12 @@ impl StrCaches {
     /// Keeps these caches for the next parse (or drops them if another set
     /// was put back first). Needs the GIL, as dropping them decrefs.
     pub(super) fn give_back(self: Box<Self>) {
-        if let Ok(mut spare) = SPARE.lock() {
-            if spare.is_none() {
-                *spare = Some(self);
-            }
-        }
+        let unwanted = match SPARE.lock() {
+            Ok(mut spare) if spare.is_none() => spare.replace(self),
+            _ => Some(self),
+        };
+        // Dropped after the lock is released.
+        drop(unwanted);
     }
 }
 
