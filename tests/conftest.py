@@ -1,5 +1,6 @@
 """Shared fixtures: the embedded server, a client (sync or async), scripted raw-socket
-servers and a test certificate authority.
+servers, a test certificate authority, httpbin under waitress (``httpbin``) and the
+library an httpx program runs with (``hx``).
 
 Modules marked ``pytestmark = pytest.mark.both_drivers`` run every test twice: with
 ``Client`` (id ``sync``) and with ``AsyncClient`` behind ``Client``'s blocking API (id
@@ -13,11 +14,13 @@ import asyncio
 import signal
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, TypeVar
 
 import nodelay
 import pytest
 import trustme
+from httpbin_server import httpbin  # noqa: F401 (a fixture for every module)
 from nodelay import _core
 from scripted import ScriptedServer, Step
 from whoami_server import tcp_port, unix_server  # noqa: F401 (fixtures for every module)
@@ -83,6 +86,16 @@ def other_server() -> Iterator[_core.TestServer]:
     srv = _core.TestServer("127.0.0.1", 0, 1)
     yield srv
     srv.close()
+
+
+@pytest.fixture(params=["httpx", "nodelay"])
+def hx(request: pytest.FixtureRequest) -> ModuleType:
+    """The library under test, imported the way an httpx user imports it: the
+    ``test_docs_httpx*`` modules run each test with ``httpx`` itself (skipped when it is
+    not installed) and with ``nodelay`` in its place."""
+    if request.param == "httpx":
+        return pytest.importorskip("httpx")
+    return nodelay
 
 
 # -- one client fixture, two drivers ---------------------------------------------------------

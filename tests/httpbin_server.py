@@ -2,13 +2,18 @@
 port, in a child process: ``with HttpbinServer() as url: ...`` (``url`` has no trailing
 slash). A child process keeps the server's Python threads off the tests' GIL and lets the
 server stop at once even while a slow endpoint (``/delay``) is still answering.
+
+Fixture (registered for every module by conftest.py): ``httpbin``, one server per module.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from types import TracebackType
+
+import pytest
 
 SERVER_THREADS = 8
 """waitress worker threads: enough for the slow endpoints the timeout tests leave
@@ -86,3 +91,12 @@ def _readline_within(process: subprocess.Popen[str], seconds: float) -> str:
     if not line.strip():
         raise RuntimeError(f"httpbin exited at start (status {process.poll()})")
     return line
+
+
+@pytest.fixture(scope="module")
+def httpbin() -> Iterator[str]:
+    """PyPI's httpbin under waitress, one per test module: its URL (no trailing slash).
+    Skips the module's tests when httpbin is not installed."""
+    pytest.importorskip("httpbin")
+    with HttpbinServer() as url:
+        yield url

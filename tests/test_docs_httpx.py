@@ -9,29 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-import nodelay
 import pytest
-from httpbin_server import HttpbinServer
 
 httpx = pytest.importorskip("httpx")
-
-
-@pytest.fixture(scope="module")
-def httpbin() -> Iterator[str]:
-    """PyPI's httpbin under waitress (a third-party WSGI server), for the quickstart."""
-    pytest.importorskip("httpbin")
-    with HttpbinServer() as url:
-        yield url
-
-
-@pytest.fixture(params=["httpx", "nodelay"])
-def hx(request: pytest.FixtureRequest) -> ModuleType:
-    """The library under test, imported the way an httpx user imports it."""
-    return httpx if request.param == "httpx" else nodelay
 
 
 def _hello(hx: ModuleType) -> Any:

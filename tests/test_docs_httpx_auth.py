@@ -25,24 +25,9 @@ from typing import Any
 import nodelay
 import pytest
 import trustme
-from httpbin_server import HttpbinServer
-from nodelay._tls import SSLContextWarning
+from nodelay import SSLContextWarning
 
 httpx = pytest.importorskip("httpx")
-
-
-@pytest.fixture(scope="module")
-def httpbin() -> Iterator[str]:
-    """PyPI's httpbin under waitress (a third-party WSGI server)."""
-    pytest.importorskip("httpbin")
-    with HttpbinServer() as url:
-        yield url
-
-
-@pytest.fixture(params=["httpx", "nodelay"])
-def hx(request: pytest.FixtureRequest) -> ModuleType:
-    """The library under test, imported the way an httpx user imports it."""
-    return httpx if request.param == "httpx" else nodelay
 
 
 def _run(coro: Any) -> Any:

@@ -6,13 +6,10 @@ on httpx is a wrong test, one that fails on nodelay is a broken promise of issue
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-import nodelay
 import pytest
-from httpbin_server import HttpbinServer
 
 httpx = pytest.importorskip("httpx")
 
@@ -21,19 +18,6 @@ SLOW_S = 2
 SHORT_TIMEOUT_S = 0.3
 #: Generous enough for any loopback answer on a loaded machine.
 TIMEOUT_S = 10.0
-
-
-@pytest.fixture(scope="module")
-def httpbin() -> Iterator[str]:
-    pytest.importorskip("httpbin")
-    with HttpbinServer() as url:
-        yield url
-
-
-@pytest.fixture(params=["httpx", "nodelay"])
-def hx(request: pytest.FixtureRequest) -> ModuleType:
-    """The library under test, imported the way an httpx user imports it."""
-    return httpx if request.param == "httpx" else nodelay
 
 
 # -- Timeouts ---------------------------------------------------------------------------------

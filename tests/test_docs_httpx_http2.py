@@ -14,7 +14,6 @@ from types import ModuleType
 from typing import Any
 
 import hypercorn_server
-import nodelay
 import pytest
 
 httpx = pytest.importorskip("httpx")
@@ -33,12 +32,6 @@ def h2bin(identity: tuple[str, str]) -> Iterator[str]:
     cert, key = identity
     for port in hypercorn_server.serve(httpbin.app, mode="wsgi", certfile=cert, keyfile=key):
         yield f"https://localhost:{port}"
-
-
-@pytest.fixture(params=["httpx", "nodelay"])
-def hx(request: pytest.FixtureRequest) -> ModuleType:
-    """The library under test, imported the way an httpx user imports it."""
-    return httpx if request.param == "httpx" else nodelay
 
 
 @pytest.fixture(scope="module")

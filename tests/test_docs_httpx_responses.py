@@ -3,8 +3,8 @@
 "Monitoring download progress", the exceptions page, and "Character set encodings and
 auto-detection"), run with ``httpx`` itself and with ``nodelay`` imported in its place, in
 the same run: a test that fails on httpx is a wrong test, one that fails on nodelay is a
-broken promise of issue 15. The server is PyPI's httpbin under waitress (the fixtures of
-``test_docs_httpx``), or a ``MockTransport`` handler where the docs build the response.
+broken promise of issue 15. The server is PyPI's httpbin under waitress (conftest.py's
+``httpbin``), or a ``MockTransport`` handler where the docs build the response.
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import test_docs_httpx
 
 httpx = pytest.importorskip("httpx")
-
-# The shared fixtures: httpbin under waitress (one per module), and the library under test.
-httpbin = test_docs_httpx.httpbin
-hx = test_docs_httpx.hx
 
 LATIN_1_TEXT = "Verträge über Größe, café"
 """Text whose Latin-1 bytes are not valid UTF-8."""

@@ -20,17 +20,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from httpbin_server import HttpbinServer
 
 LIBRARIES = ("requests", "nodelay.requests")
 SLOW_ENDPOINT_DELAY_S = 3
 """httpbin's ``/delay/n`` for the timeout tests: well past their 0.5 s read timeout."""
-
-
-@pytest.fixture(scope="module")
-def httpbin() -> Iterator[str]:
-    with HttpbinServer() as url:
-        yield url
 
 
 @pytest.fixture(params=LIBRARIES)

@@ -16,6 +16,7 @@ TREE: dict[str, tuple[str, ...]] = {
     "StreamClosed": ("StreamError",),
     "RequestNotRead": ("StreamError",),
     "CookieConflict": ("Exception",),
+    "SSLContextWarning": ("UserWarning",),
     "RequestError": ("HTTPError",),
     "TransportError": ("RequestError",),
     "TimeoutException": ("TransportError", "TimeoutError"),
@@ -45,7 +46,12 @@ REQUEST_ERRORS = [name for name in TREE if issubclass(getattr(nodelay, name), no
 
 
 def _cls(name: str) -> type[BaseException]:
-    builtin = {"Exception": Exception, "TimeoutError": TimeoutError, "RuntimeError": RuntimeError}
+    builtin = {
+        "Exception": Exception,
+        "TimeoutError": TimeoutError,
+        "RuntimeError": RuntimeError,
+        "UserWarning": UserWarning,
+    }
     if name in builtin:
         return builtin[name]
     cls = getattr(nodelay, name)

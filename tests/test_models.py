@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import pickle
+from collections.abc import AsyncIterator
 
 import nodelay
 import pytest
@@ -181,3 +183,22 @@ def test_response_pickles_as_a_detached_copy() -> None:
     assert back.status_code == 201
     assert back.headers.get_list("a") == ["1", "2"]
     assert back.content == b"body"
+
+
+def test_a_streamed_body_read_by_the_other_kind_of_iterator_is_refused_and_left_unread() -> None:
+    # httpx's RuntimeError; the refused iteration does not consume the body.
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"ab"
+        yield b"c"
+
+    async def read_async(response: nodelay.Response) -> bytes:
+        return b"".join([chunk async for chunk in response.aiter_bytes()])
+
+    r = nodelay.Response(200, content=chunks())
+    with pytest.raises(RuntimeError, match="a sync iterator on an async stream"):
+        list(r.iter_bytes())
+    assert asyncio.run(read_async(r)) == b"abc"
+    r = nodelay.Response(200, content=iter([b"ab", b"c"]))
+    with pytest.raises(RuntimeError, match="an async iterator on a sync stream"):
+        asyncio.run(read_async(r))
+    assert b"".join(r.iter_bytes()) == b"abc"

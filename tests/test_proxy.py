@@ -8,7 +8,6 @@ import http.server
 import json
 import socket
 import ssl
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ import trustme
 from nodelay import _core
 from nodelay._proxy import engine_proxy_options, mask_url
 from proxy_server import ProxyServer
+from whoami_server import serving
 
 pytestmark = pytest.mark.both_drivers
 
@@ -83,14 +83,8 @@ def https_origin(ca: trustme.CA) -> Iterator[http.server.ThreadingHTTPServer]:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ca.issue_cert("localhost").configure_cert(ctx)
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def origin_headers(response: nodelay.Response) -> dict[str, str]:

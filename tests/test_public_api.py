@@ -81,6 +81,8 @@ EXPECTED = {
     "StreamClosed",
     "RequestNotRead",
     "CookieConflict",
+    # a verify=ssl.SSLContext setting nodelay's TLS does not apply
+    "SSLContextWarning",
 }
 
 

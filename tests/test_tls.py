@@ -1,12 +1,13 @@
 """HTTPS: verification against a test CA (trustme), verify=False, client certificates,
-the reasons certificate failures name (docs/hostile.md D20), and pool separation (D21)."""
+the reasons certificate failures name (docs/hostile.md D20), pool separation (D21) and
+the public warning class of ``verify=ssl.SSLContext``."""
 
 from __future__ import annotations
 
 import datetime
 import http.server
 import ssl
-import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import nodelay
 import pytest
 import trustme
+from whoami_server import serving
 
 pytestmark = pytest.mark.both_drivers
 
@@ -52,14 +54,8 @@ def tls_server(cert: trustme.LeafCert, client_ca: trustme.CA | None = None) -> I
         client_ca.configure_trust(ctx)
         ctx.verify_mode = ssl.CERT_REQUIRED
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def url(server: _Server, host: str = "localhost") -> str:
@@ -137,3 +133,21 @@ def test_bad_ca_file_is_reported(ca: trustme.CA, tmp_path: Path) -> None:
 def test_verify_type_checked() -> None:
     with pytest.raises(TypeError):
         nodelay.Client(verify=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.sync_only("no request is sent: the warning comes from the constructor")
+def test_ssl_context_warning_is_filtered_by_its_public_class() -> None:
+    # A program silences (or escalates) the warnings of verify=ssl.SSLContext by the class
+    # nodelay exports, as it would any other warning category.
+    ctx = ssl.create_default_context()
+    ctx.set_ciphers("ECDHE+AESGCM")  # rustls keeps its own suites: a warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", nodelay.SSLContextWarning)
+        nodelay.Client(verify=ctx).close()
+    assert caught == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", nodelay.SSLContextWarning)
+        with pytest.raises(nodelay.SSLContextWarning, match="cipher list"):
+            nodelay.Client(verify=ctx)
+    assert issubclass(nodelay.SSLContextWarning, UserWarning)

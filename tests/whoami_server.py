@@ -1,7 +1,8 @@
 """A real HTTP/1.1 server (the stdlib's) that answers every GET with what it saw: the path,
 the ``Host`` header and the peer's address (``unix`` on a Unix socket). The ``uds=`` and
 ``local_address=`` tests read where a request went from it. Fixtures: ``unix_server`` (the
-socket's path) and ``tcp_port``."""
+socket's path) and ``tcp_port``. ``serving(server)`` runs any socketserver on a thread for
+the length of a ``with`` (the TLS and proxy tests' servers too)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
 def serving(server: socketserver.BaseServer) -> Iterator[socketserver.BaseServer]:
     """Runs ``server`` on a thread until the block ends, then shuts it down and closes it."""
     thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S}
+        target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S}, daemon=True
     )
     thread.start()
     try:

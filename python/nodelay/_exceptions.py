@@ -32,6 +32,8 @@ Our exception hierarchy::
     ├── StreamClosed
     ├── ResponseNotRead
     └── RequestNotRead
+    SSLContextWarning              (a UserWarning: a setting of verify=ssl.SSLContext
+                                    that nodelay's TLS does not apply)
 
 The native module (``nodelay._core``) looks classes up by name in this module and
 raises them as ``cls(message, url=url)``; the Python layer then fills in ``request``.
@@ -70,6 +72,7 @@ __all__ = [
     "RequestError",
     "RequestNotRead",
     "ResponseNotRead",
+    "SSLContextWarning",
     "StreamClosed",
     "StreamConsumed",
     "StreamError",
@@ -280,6 +283,13 @@ class InvalidURL(Exception):
 class CookieConflict(Exception):
     """``Cookies.get(name)`` found more than one cookie of that name: narrow it with
     ``domain=`` / ``path=``."""
+
+
+class SSLContextWarning(UserWarning):
+    """A setting of a ``verify=ssl.SSLContext`` that nodelay's TLS does not apply (changed
+    ciphers or options, ``check_hostname=False`` alone, a context that lists no CA); see
+    the TLS guide. A warning, not an error: filter it by class, for example
+    ``warnings.simplefilter("ignore", nodelay.SSLContextWarning)``."""
 
 
 class StreamError(RuntimeError):

@@ -21,6 +21,7 @@ from . import _core
 from ._exceptions import HTTPStatusError, RequestNotRead, StreamError
 from ._streaming import (
     AsyncStreamRaw,
+    GivenHead,
     IterStream,
     StreamRaw,
     aiter_lines,
@@ -456,7 +457,7 @@ def _url_type() -> type[URL]:
     return _URL
 
 
-class _DetachedRaw:
+class _DetachedRaw(GivenHead):
     """Stands in for ``_core.RawResponse`` in responses built by users (tests, mocks)."""
 
     __slots__ = ("_pairs", "content", "elapsed", "reason", "status", "url", "version")
@@ -478,16 +479,6 @@ class _DetachedRaw:
         self.version = version
         self.reason = reason
         self.elapsed = elapsed
-
-    def headers(self) -> list[tuple[str, str]]:
-        return self._pairs
-
-    def header(self, name: str) -> str | None:
-        lower = name.lower()
-        for key, value in self._pairs:
-            if key.lower() == lower:
-                return value
-        return None
 
 
 _REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
@@ -522,6 +513,16 @@ def _charset(content_type: str | None) -> str | None:
             value = value.strip().strip("\"'").strip()
             return value or None
     return None
+
+
+def _add_framing(pairs: list[tuple[str, str]], framing: tuple[str, str]) -> set[str]:
+    """Appends ``framing`` (a ``Content-Length`` or ``Transfer-Encoding`` header) to a
+    constructed response's ``pairs`` unless they frame the body already; returns the
+    lower-cased names ``pairs`` had."""
+    names = {name.lower() for name, _ in pairs}
+    if "content-length" not in names and "transfer-encoding" not in names:
+        pairs.append(framing)
+    return names
 
 
 def _response_body(
@@ -610,41 +611,30 @@ class Response:
         no header) is read by ``read()`` / ``iter_bytes()`` (``aread()`` /
         ``aiter_bytes()`` for an async iterable), as a transport's response is."""
         pairs = _pairs(headers)
+        raw: _DetachedRaw | IterStream
         if stream is None and content is not None and not isinstance(content, bytes | str):
             stream = content
-            names = {name.lower() for name, _ in pairs}
-            if "content-length" not in names and "transfer-encoding" not in names:
-                pairs.append(("Transfer-Encoding", "chunked"))
+            _add_framing(pairs, ("Transfer-Encoding", "chunked"))
             content = None
         if stream is not None:
-            streamed = IterStream(int(status_code), pairs, stream, url or "")
+            raw = IterStream(int(status_code), pairs, stream, url or "")
             if url is None and request is not None:
-                streamed.url = str(request.url)
+                raw.url = str(request.url)
             # ``content`` reads ``_raw.content``: ``ResponseNotRead`` until read.
             self.__class__ = _StreamedResponse
-            self._raw = streamed
-            self.status_code = streamed.status
-            self._request = request
-            self._headers = None
-            self._history = None
-            self._encoding = None
-            self._text = None
-            if default_encoding != "utf-8":
-                self._encoding = DefaultEncoding(default_encoding)
-            return
-        given = content if isinstance(content, bytes | str) else None  # iterables: above
-        body, content_type = _response_body(given, text, html, json)
-        if body or content_type is not None:
-            names = {name.lower() for name, _ in pairs}
-            if "content-length" not in names and "transfer-encoding" not in names:
-                pairs.append(("Content-Length", str(len(body))))
-            if content_type is not None and "content-type" not in names:
-                pairs.append(("Content-Type", content_type))
-        if url is None:
-            url = request.url if request is not None else ""
-        raw = self._raw = _DetachedRaw(int(status_code), pairs, body, url)
+        else:
+            given = content if isinstance(content, bytes | str) else None  # iterables: above
+            body, content_type = _response_body(given, text, html, json)
+            if body or content_type is not None:
+                names = _add_framing(pairs, ("Content-Length", str(len(body))))
+                if content_type is not None and "content-type" not in names:
+                    pairs.append(("Content-Type", content_type))
+            if url is None:
+                url = request.url if request is not None else ""
+            raw = _DetachedRaw(int(status_code), pairs, body, url)
+            self.content = raw.content
+        self._raw = raw
         self.status_code = raw.status
-        self.content = raw.content
         self._request = request
         self._headers = None
         self._history = None

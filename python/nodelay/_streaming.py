@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AsyncStreamRaw",
+    "GivenHead",
     "IterStream",
     "StreamRaw",
     "aiter_lines",
@@ -27,14 +28,60 @@ __all__ = [
 ]
 
 
-class _StreamedHead:
-    """What the sync and async adapters share: the response head, read from the stream,
-    and the state of the body (not read, being iterated, or read into ``_content``).
+class _BodyState:
+    """The state of a body read after the head: not read, being iterated, or read into
+    ``_content``. Shared by the streams over a connection and ``IterStream``.
 
     The state errors are httpx's: a body iterated once raises ``StreamConsumed`` when
-    read again, one closed before it was read raises ``StreamClosed``."""
+    read again, one closed before it was read raises ``StreamClosed``; ``content``
+    before the body was read raises ``ResponseNotRead``."""
 
-    __slots__ = ("_closed", "_consumed", "_content", "_elapsed", "must_read", "stream")
+    # ``_closed``: closed by the caller (``close()``), as opposed to a body that ended: an
+    # empty body's stream is finished at once, yet it can still be read (as b"").
+    __slots__ = ("_closed", "_consumed", "_content")
+
+    _content: bytes | None
+    _consumed: bool
+    _closed: bool
+
+    @property
+    def is_read(self) -> bool:
+        return self._content is not None
+
+    @property
+    def is_consumed(self) -> bool:
+        """The body was read or iterated (httpx's ``is_stream_consumed``)."""
+        return self._consumed
+
+    @property
+    def content(self) -> bytes:
+        if self._content is None:
+            raise ResponseNotRead()
+        return self._content
+
+    def _start(self) -> None:
+        """Marks the body as being read, or raises why it cannot be."""
+        if self._consumed:
+            raise StreamConsumed()
+        if self._closed:
+            raise StreamClosed()
+        self._consumed = True
+
+    def _read_before(self) -> bytes | None:
+        """Begins an iteration of the body: the body when it was read before (the
+        iteration yields it, unless empty, instead of reading), else ``None`` with the
+        body marked as being read (``_start``)."""
+        content = self._content
+        if content is None:
+            self._start()
+        return content
+
+
+class _StreamedHead(_BodyState):
+    """What the sync and async adapters share: the response head, read from the stream,
+    and the state of the body."""
+
+    __slots__ = ("_elapsed", "must_read", "stream")
 
     stream: _core.RawStream | _core.AsyncRawStream
 
@@ -43,8 +90,6 @@ class _StreamedHead:
         self._content: bytes | None = None
         self._elapsed: float | None = None
         self._consumed = False
-        # Closed by the caller (``close()``), as opposed to a body that ended: an empty
-        # body's stream is finished at once, yet it can still be read (as b"").
         self._closed = False
         # httpx's ``client.stream(...)``: ``content`` before ``read()`` raises
         # ``ResponseNotRead`` (requests' ``stream=True`` reads the body instead).
@@ -78,15 +123,6 @@ class _StreamedHead:
         return self._elapsed if self._elapsed is not None else self.stream.elapsed
 
     @property
-    def is_read(self) -> bool:
-        return self._content is not None
-
-    @property
-    def is_consumed(self) -> bool:
-        """The body was read or iterated (httpx's ``is_stream_consumed``)."""
-        return self._consumed
-
-    @property
     def num_bytes_downloaded(self) -> int:
         """Bytes of the body taken from the connection so far, as received (before
         content decoding)."""
@@ -102,13 +138,11 @@ class _StreamedHead:
         self._closed = True
         self.stream.close()
 
-    def _start(self) -> None:
-        """Marks the body as being read, or raises why it cannot be."""
-        if self._consumed:
-            raise StreamConsumed()
-        if self._closed:
-            raise StreamClosed()
-        self._consumed = True
+    def _end(self) -> None:
+        self._elapsed = self.stream.elapsed_now()
+        # An iteration stopped early leaves the body half-read: the connection is
+        # closed, never pooled (docs/hostile.md H29).
+        self.stream.close()
 
 
 class StreamRaw(_StreamedHead):
@@ -146,11 +180,10 @@ class StreamRaw(_StreamedHead):
 
     def pieces(self, *, decode: bool) -> Iterator[bytes]:
         """The body as it arrives (pieces of 64-256 KiB), read once."""
-        if self._content is not None:
-            if self._content:
-                yield self._content
+        if (content := self._read_before()) is not None:
+            if content:
+                yield content
             return
-        self._start()
         read = self.stream.read
         try:
             while piece := read(decode=decode):
@@ -182,12 +215,6 @@ class StreamRaw(_StreamedHead):
             self._end()
         return n
 
-    def _end(self) -> None:
-        self._elapsed = self.stream.elapsed_now()
-        # An iteration stopped early leaves the body half-read: the connection is
-        # closed, never pooled (docs/hostile.md H29).
-        self.stream.close()
-
 
 class AsyncStreamRaw(_StreamedHead):
     """``StreamRaw`` for ``AsyncClient``: the body is read with awaitable calls
@@ -201,12 +228,6 @@ class AsyncStreamRaw(_StreamedHead):
     def __init__(self, stream: _core.AsyncRawStream) -> None:
         super().__init__(stream)
 
-    @property
-    def content(self) -> bytes:
-        if self._content is None:
-            raise ResponseNotRead()
-        return self._content
-
     async def aread(self) -> bytes:
         content = self._content
         if content is None:
@@ -216,23 +237,48 @@ class AsyncStreamRaw(_StreamedHead):
         return content
 
     async def apieces(self, *, decode: bool) -> AsyncIterator[bytes]:
-        """The body as it arrives (pieces of 64-256 KiB), read once."""
-        if self._content is not None:
-            if self._content:
-                yield self._content
+        """The body as it arrives (pieces of 64-256 KiB), read once: ``StreamRaw.pieces``
+        with each read awaited."""
+        if (content := self._read_before()) is not None:
+            if content:
+                yield content
             return
-        self._start()
         read = self.stream.read
         try:
             while piece := await read(decode=decode):
                 yield piece
         finally:
-            self._elapsed = self.stream.elapsed_now()
-            # Stopped early: the half-read connection is closed (docs/hostile.md H29).
-            self.stream.close()
+            self._end()
 
 
-class IterStream:
+class GivenHead:
+    """The head of a response built in Python (by user code or a transport) rather than
+    read by the engine: status, headers as a list of (name, value) pairs, url, version,
+    reason and elapsed time. Base of ``IterStream`` and ``_models._DetachedRaw``, which
+    declare its slots and set the fields: only one base of a class may have slots, and
+    ``IterStream``'s other base, ``_BodyState``, has them."""
+
+    __slots__ = ()
+
+    status: int
+    _pairs: list[tuple[str, str]]
+    url: str
+    version: str
+    reason: str
+    elapsed: float
+
+    def headers(self) -> list[tuple[str, str]]:
+        return self._pairs
+
+    def header(self, name: str) -> str | None:
+        lower = name.lower()
+        for key, value in self._pairs:
+            if key.lower() == lower:
+                return value
+        return None
+
+
+class IterStream(GivenHead, _BodyState):
     """Stands in for ``_core.RawResponse`` in a response whose body is an iterable of
     bytes given by user code: ``Response(200, stream=...)`` or ``content=`` an
     iterator, as transports (``MockTransport`` handlers, custom ``BaseTransport``
@@ -242,10 +288,7 @@ class IterStream:
     same bytes."""
 
     __slots__ = (
-        "_consumed",
-        "_content",
         "_pairs",
-        "closed",
         "elapsed",
         "must_read",
         "num_bytes_downloaded",
@@ -272,44 +315,24 @@ class IterStream:
         self.elapsed = 0.0
         self._content: bytes | None = None
         self._consumed = False
-        self.closed = False
+        self._closed = False
         self.must_read = True
         self.num_bytes_downloaded = 0
 
-    def headers(self) -> list[tuple[str, str]]:
-        return self._pairs
-
-    def header(self, name: str) -> str | None:
-        lower = name.lower()
-        for key, value in self._pairs:
-            if key.lower() == lower:
-                return value
-        return None
-
-    @property
-    def is_read(self) -> bool:
-        return self._content is not None
-
-    @property
-    def is_consumed(self) -> bool:
-        return self._consumed
-
     @property
     def is_closed(self) -> bool:
-        return self.closed
+        return self._closed
 
-    @property
-    def content(self) -> bytes:
-        if self._content is None:
-            raise ResponseNotRead()
-        return self._content
-
-    def _start(self) -> None:
-        if self._consumed:
-            raise StreamConsumed()
-        if self.closed:
-            raise StreamClosed()
-        self._consumed = True
+    def _read_source_before(self, kind: type) -> bytes | None:
+        """``_read_before`` for an iteration over ``source`` as a ``kind`` (``Iterable``
+        for the sync iterators, ``AsyncIterable`` for the async ones): a source of the
+        other kind is httpx's ``RuntimeError``, and leaves the body unread."""
+        if self._content is None and not isinstance(self.source, kind):
+            wrong = (
+                "a sync iterator on an async" if kind is Iterable else "an async iterator on a sync"
+            )
+            raise RuntimeError(f"Attempted to call {wrong} stream.")
+        return self._read_before()
 
     def read(self) -> bytes:
         if self._content is None:
@@ -317,15 +340,11 @@ class IterStream:
         return self._content
 
     def pieces(self, *, decode: bool) -> Iterator[bytes]:
-        if self._content is not None:
-            if self._content:
-                yield self._content
+        if (content := self._read_source_before(Iterable)) is not None:
+            if content:
+                yield content
             return
-        source = self.source
-        if not isinstance(source, Iterable):
-            raise RuntimeError("Attempted to call a sync iterator on an async stream.")
-        self._start()
-        for piece in source:
+        for piece in self.source:  # type: ignore[union-attr]  # an Iterable: checked above
             self.num_bytes_downloaded += len(piece)
             if piece:
                 yield bytes(piece)
@@ -337,30 +356,26 @@ class IterStream:
         return self._content
 
     async def apieces(self, *, decode: bool) -> AsyncIterator[bytes]:
-        if self._content is not None:
-            if self._content:
-                yield self._content
+        if (content := self._read_source_before(AsyncIterable)) is not None:
+            if content:
+                yield content
             return
-        source = self.source
-        if not isinstance(source, AsyncIterable):
-            raise RuntimeError("Attempted to call an async iterator on a sync stream.")
-        self._start()
-        async for piece in source:
+        async for piece in self.source:  # type: ignore[union-attr]  # checked above
             self.num_bytes_downloaded += len(piece)
             if piece:
                 yield bytes(piece)
         await self.aclose()
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
+        if not self._closed:
+            self._closed = True
             close = getattr(self.source, "close", None)
             if close is not None and not isinstance(self.source, AsyncIterable):
                 close()
 
     async def aclose(self) -> None:
-        if not self.closed:
-            self.closed = True
+        if not self._closed:
+            self._closed = True
             aclose = getattr(self.source, "aclose", None)
             if aclose is not None:
                 await aclose()

@@ -28,15 +28,13 @@ from __future__ import annotations
 
 import ssl
 
+from ._exceptions import SSLContextWarning
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["SSLContextWarning", "context_options"]
-
-
-class SSLContextWarning(UserWarning):
-    """A setting of a ``verify=ssl.SSLContext`` that nodelay's TLS does not apply."""
 
 
 _bundle_dir: str | None = None
