@@ -56,7 +56,10 @@ PERL_TEST_DEBS := libwww-perl libhttp-message-perl libhttp-cookies-perl
 PERL_BENCH_DEBS := $(PERL_TEST_DEBS) libfurl-perl libhijk-perl libwww-curl-perl \
 	libmojolicious-perl libcpanel-json-xs-perl
 
-.PHONY: perl-deps bench-perl
+.PHONY: perl-deps bench-perl bench-ruby
+# Installs the Debian packages PERL_DEBS names that are missing (root only); DEPS_FOR names
+# who asked, in the messages.
+DEPS_FOR ?= perl
 perl-deps:
 	@missing=""; for pkg in $(PERL_DEBS); do \
 		dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
@@ -64,9 +67,9 @@ perl-deps:
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
-				|| echo "perl: could not install$$missing; what needs them is skipped"; \
+				|| echo "$(DEPS_FOR): could not install$$missing; what needs them is skipped"; \
 		else \
-			echo "perl: not root or no apt-get: missing$$missing; what needs them is skipped"; \
+			echo "$(DEPS_FOR): not root or no apt-get: missing$$missing; what needs them is skipped"; \
 		fi; \
 	fi
 
@@ -75,10 +78,10 @@ test-perl:
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
 # The lab's Perl rows on a release build of the Perl front (docs/perl.md).
-bench-perl: dev
+bench-perl: release
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_BENCH_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) realclean && NODELAY_PROFILE=release perl Makefile.PL && $(MAKE)
-	$(PY) -m nodelay_bench --lang perl --syscalls --json bench-results/perl.json \
+	$(PY) -m nodelay bench --lang perl --syscalls --json bench-results/perl.json \
 		--html bench-results/perl.html $(BENCH_ARGS)
 
 # The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
@@ -99,9 +102,25 @@ test-ruby:
 	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
 		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
 
-# test-perl before test-python: the lab's --lang perl test (tests/test_bench_lang.py)
-# runs the built front.
-test: dev test-rust lint test-perl test-python fuzz-smoke test-ruby
+# The lab's Ruby rows (nodelay bench --lang ruby; docs/ruby.md) on a release build: the
+# extension is built out of tree in RUBY_BENCH_BUILD against a release libnodelay_ffi.a, and
+# the lab's embedded server is the release Python extension. Peers are Debian packages
+# (RubyGems is not reachable here); a missing one is a skipped row. ruby-oj is the JSON
+# parser of workload b, the same for every row.
+RUBY_BENCH_DEBS := $(RUBY_DEBS) ruby-curb ruby-excon ruby-typhoeus ruby-httpclient ruby-http \
+	ruby-net-http-persistent ruby-oj
+RUBY_BENCH_BUILD := build/ruby-release
+bench-ruby: release
+	$(MAKE) perl-deps PERL_DEBS="$(RUBY_BENCH_DEBS)" DEPS_FOR=bench-ruby
+	mkdir -p $(RUBY_BENCH_BUILD)/nodelay
+	cd $(RUBY_BENCH_BUILD)/nodelay && NODELAY_PROFILE=release ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null \
+		&& $(MAKE) --no-print-directory
+	$(PY) -m nodelay bench --lang ruby --syscalls --json bench-results/ruby.json \
+		--plot bench-results/ruby.png --html bench-results/ruby.html $(BENCH_ARGS)
+
+# test-perl and test-ruby before test-python: the lab's --lang perl and --lang ruby tests
+# (tests/test_bench_lang.py) run the built fronts.
+test: dev test-rust lint test-perl test-ruby test-python fuzz-smoke
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an
