@@ -9,7 +9,7 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl test-ruby lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -56,7 +56,10 @@ PERL_TEST_DEBS := libwww-perl libhttp-message-perl libhttp-cookies-perl
 PERL_BENCH_DEBS := $(PERL_TEST_DEBS) libfurl-perl libhijk-perl libwww-curl-perl \
 	libmojolicious-perl libcpanel-json-xs-perl
 
-.PHONY: perl-deps bench-perl
+.PHONY: perl-deps bench-perl bench-ruby
+# Installs the Debian packages PERL_DEBS names that are missing (root only); DEPS_FOR names
+# who asked, in the messages.
+DEPS_FOR ?= perl
 perl-deps:
 	@missing=""; for pkg in $(PERL_DEBS); do \
 		dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
@@ -64,9 +67,9 @@ perl-deps:
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing \
-				|| echo "perl: could not install$$missing; what needs them is skipped"; \
+				|| echo "$(DEPS_FOR): could not install$$missing; what needs them is skipped"; \
 		else \
-			echo "perl: not root or no apt-get: missing$$missing; what needs them is skipped"; \
+			echo "$(DEPS_FOR): not root or no apt-get: missing$$missing; what needs them is skipped"; \
 		fi; \
 	fi
 
@@ -74,11 +77,33 @@ test-perl:
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
+# The Perl suite over an AddressSanitizer build of the XS shim (docs/perl.md): a copy of
+# perl/ in build/perl-asan compiled with -fsanitize=address, the tests run with the ASan
+# runtime preloaded into perl (perl itself is not instrumented, so leak reports, which
+# would be perl's own, are off). Any ASan report fails the run.
+PERL_ASAN_BUILD := build/perl-asan
+.PHONY: asan-perl
+asan-perl:
+	@if [ ! -f "$$($(CC) -print-file-name=libasan.so)" ]; then \
+		echo "asan-perl: $(CC) has no AddressSanitizer runtime (libasan.so); skipped"; exit 0; fi; \
+	$(MAKE) asan-perl-run
+
+.PHONY: asan-perl-run
+asan-perl-run:
+	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
+	rm -rf $(PERL_ASAN_BUILD) && mkdir -p $(PERL_ASAN_BUILD)
+	cp -r perl/Makefile.PL perl/Nodelay.xs perl/typemap perl/lib perl/t $(PERL_ASAN_BUILD)/
+	cd $(PERL_ASAN_BUILD) && NODELAY_ROOT=$(CURDIR) NODELAY_ASAN=1 perl Makefile.PL && $(MAKE)
+	nm -D $(PERL_ASAN_BUILD)/blib/arch/auto/Nodelay/Nodelay.so | grep -q __asan_init
+	cd $(PERL_ASAN_BUILD) && LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
+		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
+		NODELAY_SERVER="$$(sed -n 's/^export NODELAY_SERVER = //p' Makefile)" prove -b t
+
 # The lab's Perl rows on a release build of the Perl front (docs/perl.md).
-bench-perl: dev
+bench-perl: release
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_BENCH_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) realclean && NODELAY_PROFILE=release perl Makefile.PL && $(MAKE)
-	$(PY) -m nodelay_bench --lang perl --syscalls --json bench-results/perl.json \
+	$(PY) -m nodelay bench --lang perl --syscalls --json bench-results/perl.json \
 		--html bench-results/perl.html $(BENCH_ARGS)
 
 # The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
@@ -99,9 +124,42 @@ test-ruby:
 	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
 		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
 
-# test-perl before test-python: the lab's --lang perl test (tests/test_bench_lang.py)
-# runs the built front.
-test: dev test-rust lint test-perl test-python fuzz-smoke test-ruby
+# The Ruby suite over an extension built with AddressSanitizer (build/ruby-asan): Ruby itself
+# is not instrumented, so the ASan runtime is preloaded. Leak detection is off because Ruby
+# frees nothing at exit (every object would be reported); test_memory.rb watches for leaks. The
+# preload is taken out of the environment the tests' child processes (curl, the server) get;
+# NODELAY_ASAN_PRELOAD gives it to the child Ruby processes that load the extension.
+RUBY_ASAN_BUILD := build/ruby-asan
+RUBY_ASAN_FLAGS := -fsanitize=address --param=asan-stack=0 -fno-omit-frame-pointer -g -O1
+asan-ruby:
+	cargo build -p nodelay-ffi -p nodelay-server --bin nodelay-server
+	mkdir -p $(RUBY_ASAN_BUILD)/nodelay
+	cd $(RUBY_ASAN_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb \
+		--with-cflags="$(RUBY_ASAN_FLAGS)" --with-ldflags="-fsanitize=address" >/dev/null \
+		&& $(MAKE) --no-print-directory
+	asan=$$($(CC) -print-file-name=libasan.so) && LD_PRELOAD=$$asan NODELAY_ASAN_PRELOAD=$$asan ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:use_sigaltstack=0 \
+		NODELAY_EXT_DIR=$(abspath $(RUBY_ASAN_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
+		ruby -e 'ENV.delete("LD_PRELOAD"); ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
+
+# The lab's Ruby rows (nodelay bench --lang ruby; docs/ruby.md) on a release build: the
+# extension is built out of tree in RUBY_BENCH_BUILD against a release libnodelay_ffi.a, and
+# the lab's embedded server is the release Python extension. Peers are Debian packages
+# (RubyGems is not reachable here); a missing one is a skipped row. ruby-oj is the JSON
+# parser of workload b, the same for every row.
+RUBY_BENCH_DEBS := $(RUBY_DEBS) ruby-curb ruby-excon ruby-typhoeus ruby-httpclient ruby-http \
+	ruby-net-http-persistent ruby-oj
+RUBY_BENCH_BUILD := build/ruby-release
+bench-ruby: release
+	$(MAKE) perl-deps PERL_DEBS="$(RUBY_BENCH_DEBS)" DEPS_FOR=bench-ruby
+	mkdir -p $(RUBY_BENCH_BUILD)/nodelay
+	cd $(RUBY_BENCH_BUILD)/nodelay && NODELAY_PROFILE=release ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null \
+		&& $(MAKE) --no-print-directory
+	$(PY) -m nodelay bench --lang ruby --syscalls --json bench-results/ruby.json \
+		--plot bench-results/ruby.png --html bench-results/ruby.html $(BENCH_ARGS)
+
+# test-perl and test-ruby before test-python: the lab's --lang perl and --lang ruby tests
+# (tests/test_bench_lang.py) run the built fronts.
+test: dev test-rust lint test-perl asan-perl test-ruby asan-ruby test-python fuzz-smoke
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an

@@ -102,6 +102,22 @@ client_free(client)
   CODE:
     nodelay_client_free(client);
 
+# Another handle over the same engine client (pool and jar shared): what a
+# new ithread's copy of a Nodelay object holds. (0, handle) or (code, message).
+void
+client_dup(client)
+    nodelay_client *client
+  PREINIT:
+    nodelay_client *copy = NULL;
+    nodelay_code code;
+  PPCODE:
+    code = nodelay_client_dup(client, &copy);
+    mXPUSHu(code);
+    if (code == NODELAY_OK)
+        mXPUSHi(PTR2IV(copy));
+    else
+        mXPUSHp(nodelay_last_error(), strlen(nodelay_last_error()));
+
 void
 client_save_cookies(client)
     nodelay_client *client
@@ -211,6 +227,33 @@ response_headers(r)
     for (i = 0; nodelay_response_header_at(r, i, &name, &name_len, &value, &value_len); i++) {
         mPUSHp((const char *)name, name_len);
         mPUSHp((const char *)value, value_len);
+    }
+
+# The next piece of the body, decoded, at most cap bytes, read straight into
+# a new scalar: (0, piece), the piece empty at the end; or (code, message).
+void
+response_read_chunk(r, cap)
+    nodelay_response *r
+    size_t cap
+  PREINIT:
+    SV *piece;
+    size_t n = 0;
+    nodelay_code code;
+  PPCODE:
+    if (cap == 0) cap = 1;
+    piece = newSV(cap + 1);
+    code = nodelay_response_read_chunk(r, (uint8_t *)SvPVX(piece), cap, &n, nd_perl_abort, NULL);
+    if (code != NODELAY_OK) {
+        const char *message = nodelay_last_error();
+        SvREFCNT_dec(piece);
+        mXPUSHu(code);
+        mXPUSHp(message, strlen(message));
+    } else {
+        SvPOK_only(piece);
+        SvCUR_set(piece, n);
+        *SvEND(piece) = '\0';
+        mXPUSHu(0);
+        mXPUSHs(piece);
     }
 
 void

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_lab import run_lab
 from nodelay import _core
 from nodelay_bench import child_env, native, stats, syscalls, worker
+from nodelay_bench import server as server_module
 from nodelay_bench.results import SCHEMA, Row, add_ratios
 from nodelay_bench.server import json_document, pattern_bytes
 from nodelay_bench.stats import Rep
@@ -102,6 +104,25 @@ def test_lab_payloads_match_the_embedded_server(server: _core.TestServer) -> Non
 
     assert nodelay.get(f"{server.url}/json/16384").content == json_document(16384).encode()
     assert nodelay.get(f"{server.url}/bytes/1000").content == pattern_bytes(1000)
+
+
+@pytest.mark.timeout(60)
+def test_nginx_starts_for_a_workload_that_serves_no_file() -> None:
+    # Workload e posts to /echo: no /bytes or /json file, yet the document root exists.
+    try:
+        srv = server_module.start_nginx([WORKLOADS["e"]], pin=False)
+    except RuntimeError as exc:  # nginx missing or refusing to start here
+        pytest.skip(str(exc))
+    try:
+        import nodelay
+
+        if srv.echo:
+            answer = nodelay.post(f"{srv.url}/echo", content=b"x=1")
+            assert answer.status_code == 200 and answer.content == b"x=1"
+        else:
+            assert nodelay.get(f"{srv.url}/bytes/1").status_code == 404
+    finally:
+        srv.close()
 
 
 # -- ratios and the report ------------------------------------------------------------------
@@ -319,34 +340,14 @@ def test_lab_end_to_end_writes_json_png_and_html(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
     out_html = tmp_path / "r.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nodelay",
-            "bench",
-            "--quick",
-            "--scale",
-            "0.05",
-            "--workloads",
-            "a,j",
-            "--clients",
-            "nodelay,http.client",
-            "--json",
-            str(out_json),
-            "--plot",
-            str(out_png),
-            "--html",
-            str(out_html),
-        ],
-        capture_output=True,
-        text=True,
+    proc, doc = run_lab(
+        out_json,
+        *("--workloads", "a,j", "--clients", "nodelay,http.client"),
+        *("--plot", str(out_png), "--html", str(out_html)),
         timeout=50,
-        env=child_env(),
+        module=("nodelay", "bench"),
     )
-    assert proc.returncode == 0, proc.stderr
     assert "nodelay" in proc.stdout and "http.client" in proc.stdout
-    doc = json.loads(out_json.read_text())
     assert doc["schema"] == SCHEMA
     assert doc["command"][1:4] == ["-m", "nodelay", "bench"]
     assert doc["environment"]["cpu_model"] and "nodelay" in doc["environment"]["packages"]
@@ -379,29 +380,12 @@ def test_lab_end_to_end_writes_json_png_and_html(tmp_path: Path) -> None:
 @pytest.mark.timeout(60)
 def test_lab_runs_the_cookie_workload(tmp_path: Path) -> None:
     pytest.importorskip("rich")
-    out_json = tmp_path / "h.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nodelay_bench",
-            "--quick",
-            "--scale",
-            "0.05",
-            "--workloads",
-            "h",
-            "--clients",
-            "nodelay,nodelay-async",
-            "--json",
-            str(out_json),
-        ],
-        capture_output=True,
-        text=True,
+    _, doc = run_lab(
+        tmp_path / "h.json",
+        *("--workloads", "h", "--clients", "nodelay,nodelay-async"),
         timeout=50,
-        env=child_env(),
     )
-    assert proc.returncode == 0, proc.stderr
-    rows = {r["client"]: r for r in json.loads(out_json.read_text())["rows"]}
+    rows = {r["client"]: r for r in doc["rows"]}
     ok = rows["nodelay"]
     assert ok["status"] == "ok" and ok["errors"] == 0, ok
     assert ok["reps"][0]["requests"] == 50 and ok["cpu_us_per_request"] > 0
@@ -699,3 +683,116 @@ def test_the_readme_lab_table_is_generated_from_the_record_it_names() -> None:
         copy.write_text(edited)
         (Path(tmp) / "docs").symlink_to(readme.README.parent / "docs")
         assert readme.main(["--check", "--readme", str(copy)]) == 1
+
+
+def _save_run(path: Path, rows: list[Row], lang: str) -> None:
+    """``rows`` as a results file, written as the lab writes one (ratios, document, save)."""
+    from nodelay_bench.results import document, save
+
+    add_ratios(rows)
+    doc = document(
+        rows,
+        command=["nodelay", "bench", "--lang", lang],
+        options={"lang": lang},
+        server={"kind": "embedded"},
+        tools={},
+        pending=[],
+        started="2026-01-02T03:04:05+00:00",
+        finished="2026-01-02T03:14:05+00:00",
+    )
+    save(doc, path)
+
+
+def _front_files(bench: Path, perl_peer_seconds: float = 0.06) -> None:
+    mib10 = WORKLOADS["d"].expect_length
+    _save_run(
+        bench / "py.json",
+        [
+            Row("a", "nodelay", "python", "req/s", reps=[rep(0.1, cpu=0.02)]),
+            Row("a", "pycurl", "python", "req/s", reps=[rep(0.2, cpu=0.03)]),
+        ],
+        "python",
+    )
+    hijk = Row("a", "hijk", "perl", "req/s", reps=[rep(perl_peer_seconds, 600, cpu=0.012)])
+    hijk.capped = True
+    _save_run(
+        bench / "perl.json",
+        [
+            Row("a", "nodelay", "perl", "req/s", reps=[rep(0.05, cpu=0.01)]),
+            Row("a", "nodelay-lwp", "perl", "req/s", reps=[rep(0.08, cpu=0.03)]),
+            Row("a", "furl", "perl", "req/s", reps=[rep(0.125, cpu=0.03)]),
+            hijk,
+            # Native and floor rows share a front's file: never its peers.
+            Row("a", "wrk", "native", "req/s", reps=[rep(0.01)]),
+            Row("a", "floor", "floor", "req/s", reps=[rep(0.01)]),
+            # No Perl peer measured e: no line.
+            Row("e", "nodelay", "perl", "req/s", reps=[rep(0.1)]),
+            Row("e", "furl", "perl", "req/s", status="skipped", reason="not installed"),
+        ],
+        "perl",
+    )
+    _save_run(
+        bench / "ruby.json",
+        [
+            Row("d", "nodelay", "ruby", "MB/s", "stream", reps=[rep(0.01, 1, mib10, 0.002)]),
+            Row("d", "curb", "ruby", "MB/s", "stream", reps=[rep(0.02, 1, mib10, 0.004)]),
+            Row("f", "nodelay", "ruby", "req/s", reps=[rep(0.05, cpu=0.01)]),
+            Row("f", "net-http", "ruby", "req/s", reps=[rep(0.1, cpu=0.04)]),
+        ],
+        "ruby",
+    )
+
+
+def test_the_readme_lab_table_adds_the_perl_and_ruby_fronts(tmp_path: Path) -> None:
+    from nodelay_bench import readme
+    from nodelay_bench.results import load
+
+    _front_files(tmp_path / "docs" / "bench")
+    copy = tmp_path / "README.md"
+    copy.write_text(f"# nodelay\n\n{readme.BEGIN}\n{readme.END}\n\nAfter.\n")
+    assert (
+        readme.main(
+            [
+                "docs/bench/py.json",
+                *("--perl", "docs/bench/perl.json", "--ruby", "docs/bench/ruby.json"),
+                *("--readme", str(copy)),
+            ]
+        )
+        == 0
+    )
+    text = copy.read_text()
+    python_only = readme.render_block(load(tmp_path / "docs/bench/py.json"), "docs/bench/py.json")
+    # The Python part is the block it was without fronts; then Perl's table, then Ruby's.
+    assert text.startswith(f"# nodelay\n\n{python_only.removesuffix(readme.END)}\n")
+    assert text.endswith(f"{readme.END}\n\nAfter.\n")
+    when = "2026-01-02T03:14:05+00:00, server: embedded"
+    perl = (
+        f"Perl front: from [docs/bench/perl.json](docs/bench/perl.json) ({when}).\n\n"
+        "| workload | nodelay | fastest Perl peer | ratio "
+        "| CPU per request or GB, nodelay / peer |\n"
+        "|---|---|---|---|---|\n"
+        "| a: 202 B GET, sequential keep-alive | nodelay 20,000 req/s "
+        "| hijk 10,000 (capped) | 2.00x | 10.0 µs / 20.0 µs |\n\n"
+        "(capped): the row reached the lab's time cap and sent fewer requests than asked; "
+        "its rate is over the requests it sent.\n\n"
+    )
+    ruby = (
+        f"Ruby front: from [docs/bench/ruby.json](docs/bench/ruby.json) ({when}).\n\n"
+        "| workload | nodelay | fastest Ruby peer | ratio "
+        "| CPU per request or GB, nodelay / peer |\n"
+        "|---|---|---|---|---|\n"
+        "| d: 10 MiB GET, whole body | nodelay stream 1,049 MB/s | curb stream 524 | 2.00x "
+        "| 0.19 s/GB / 0.38 s/GB |\n"
+        "| f: 202 B GET, 32 in flight (4 threads here) | nodelay 20,000 req/s "
+        "| net-http 10,000 | 2.00x | 10.0 µs / 40.0 µs |\n"
+        f"{readme.END}"
+    )
+    assert f"\n\n{perl}{ruby}" in text
+    # --check re-derives the whole block from the three files it names...
+    assert readme.main(["--check", "--readme", str(copy)]) == 0
+    # ...so a front file that changed makes it stale, and regenerating follows the file.
+    _front_files(tmp_path / "docs" / "bench", perl_peer_seconds=0.03)
+    assert readme.main(["--check", "--readme", str(copy)]) == 1
+    assert readme.main(["--readme", str(copy)]) == 0
+    assert "| hijk 20,000 (capped) | 1.00x |" in copy.read_text()
+    assert readme.main(["--check", "--readme", str(copy)]) == 0

@@ -1,22 +1,39 @@
-"""The lab's language workers (``nodelay bench --lang perl``, bench/nodelay_bench/langs.py)."""
+"""The lab's language workers (``nodelay bench --lang perl|ruby``, bench/nodelay_bench/langs.py)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from nodelay_bench import child_env
-from nodelay_bench.langs import LANGS, REPO, lang_env, workload_spec
+from bench_lab import run_lab
+from nodelay import _core
+from nodelay_bench import child_env, runner
+from nodelay_bench.langs import LANGS, REPO, RUBY_THREADS, lang_env, workload_spec
+from nodelay_bench.report import workload_table
 from nodelay_bench.results import Row, add_ratios
-from nodelay_bench.runner import plan_rows
+from nodelay_bench.runner import Plan, RunOptions, plan_rows, run_row
+from nodelay_bench.server import start
 from nodelay_bench.stats import Rep
 from nodelay_bench.workloads import WORKLOADS, form_body
+from rich.console import Console
 
 PERL_BUILT = (REPO / "perl" / "blib" / "arch" / "auto" / "Nodelay" / "Nodelay.so").exists()
+RUBY_EXT_DIR = next(
+    (
+        d
+        for d in (REPO / "build" / "ruby-release", REPO / "build" / "ruby")
+        if (d / "nodelay" / "nodelay_ext.so").exists()
+    ),
+    None,
+)
+"""The gem's extension as make bench-ruby (release) or make test-ruby (debug) built it."""
+needs_ruby_gem = pytest.mark.skipif(
+    shutil.which("ruby") is None or RUBY_EXT_DIR is None,
+    reason="ruby or the gem's extension is missing (make test-ruby)",
+)
 
 
 def rep(seconds: float, n: int = 1000) -> Rep:
@@ -71,31 +88,11 @@ def test_lang_env_prepends_the_front_build() -> None:
 @pytest.mark.skipif(not PERL_BUILT, reason="the Perl front is not built (make test-perl)")
 def test_lab_runs_perl_rows_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("rich")
-    out_json = tmp_path / "r.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nodelay_bench",
-            "--lang",
-            "perl",
-            "--quick",
-            "--scale",
-            "0.05",
-            "--workloads",
-            "a,e,h,d",
-            "--clients",
-            "nodelay,http-tiny",
-            "--json",
-            str(out_json),
-        ],
-        capture_output=True,
-        text=True,
+    _, doc = run_lab(
+        tmp_path / "r.json",
+        *("--lang", "perl", "--workloads", "a,e,h,d", "--clients", "nodelay,http-tiny"),
         timeout=110,
-        env=child_env(),
     )
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(out_json.read_text())
     assert doc["options"]["lang"] == "perl"
     rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
     assert set(rows) == {(w, c) for w in "aehd" for c in ("nodelay", "http-tiny")}
@@ -131,3 +128,157 @@ def test_perl_worker_skips_a_client_that_is_not_there() -> None:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert list(result) == ["skipped"]
     assert result["skipped"].startswith("Nodelay is not installed or not built")
+
+
+def test_ruby_rows_stream_d_and_run_f_on_four_threads() -> None:
+    plans = plan_rows(["a", "d", "f"], ["nodelay", "curb"], "ruby")
+    assert [(p.workload.id, p.client, p.variant, p.kind) for p in plans] == [
+        ("a", "nodelay", "", "ruby"),
+        ("a", "curb", "", "ruby"),
+        ("d", "nodelay", "stream", "ruby"),
+        ("d", "curb", "stream", "ruby"),
+        ("f", "nodelay", "", "ruby"),
+        ("f", "curb", "", "ruby"),
+    ]
+    ruby = LANGS["ruby"]
+    assert ruby.spec(WORKLOADS["f"])["concurrency"] == RUBY_THREADS == 4
+    assert ruby.spec(WORKLOADS["a"])["concurrency"] == 1
+    # Python's f keeps its 32 in flight.
+    assert workload_spec(WORKLOADS["f"])["concurrency"] == 32
+
+
+@pytest.mark.timeout(240)
+@needs_ruby_gem
+def test_lab_runs_ruby_rows_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    assert RUBY_EXT_DIR is not None
+    env = child_env()
+    env["RUBYLIB"] = str(RUBY_EXT_DIR)  # after the release build the Lang names
+    proc, doc = run_lab(
+        tmp_path / "r.json",
+        *("--lang", "ruby", "--workloads", "a,d,e,f,h,j", "--clients", "nodelay,net-http"),
+        "--syscalls",
+        timeout=230,
+        env=env,
+    )
+    assert doc["options"]["lang"] == "ruby"
+    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
+    assert set(rows) == {(w, c) for w in "adefhj" for c in ("nodelay", "net-http")}
+    counts = {"a": 250, "d": 1, "e": 150, "f": 50, "h": 50}
+    for wid, n in counts.items():
+        for client in ("nodelay", "net-http"):
+            row = rows[(wid, client)]
+            if wid == "h" and client == "net-http":
+                continue
+            assert row["kind"] == "ruby" and row["capped"] is False
+            assert row["status"] == "ok" and row["errors"] == 0, row
+            assert row["reps"][0]["requests"] == n
+            assert row["latency_ms"]["n"] == n and row["peak_rss_kb"] > 0
+            assert row["protocol"] == "HTTP/1.1" and row["cpu_us_per_request"] > 0
+    assert rows[("a", "nodelay")]["fastest_peer"] == "net-http"
+    # d: streamed to a block, its pieces counted, MB/s and CPU s/GB.
+    for client in ("nodelay", "net-http"):
+        d = rows[("d", client)]
+        assert d["variant"] == "stream" and d["unit"] == "MB/s" and d["cpu_s_per_gb"] > 0
+        assert d["chunks"]["chunks_per_response"] >= 1
+        assert d["reps"][0]["bytes"] == WORKLOADS["d"].expect_length
+    # f: four threads, on one nodelay client; one Net::HTTP each (it is not thread-safe).
+    assert "4 threads sharing one client" in rows[("f", "nodelay")]["note"]
+    assert "4 threads, one client each" in rows[("f", "net-http")]["note"]
+    # h: the cookie file, reloaded by a fresh client and sent by the real curl.
+    cookie_row = rows[("h", "nodelay")]
+    assert cookie_row["status"] == "ok" and cookie_row["errors"] == 0, cookie_row
+    if shutil.which("curl"):
+        assert cookie_row["note"] == "cookie file reloaded; curl -b sends it"
+    assert rows[("h", "net-http")]["status"] == "skipped"
+    assert "no cookie file support" in rows[("h", "net-http")]["reason"]
+    assert rows[("j", "nodelay")]["status"] == "skipped"
+    # --syscalls: one write per small POST from nodelay, where strace can trace.
+    writes = rows[("e", "nodelay")]["writes_per_request"]
+    if writes is not None:
+        assert writes == pytest.approx(1.0, abs=0.05)
+    assert "writes/req" in proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("ruby") is None, reason="ruby is not installed")
+def test_ruby_worker_skips_a_client_that_is_not_there() -> None:
+    spec = {"client": "nodelay", "workload": "a", "variant": "", "url": "http://127.0.0.1:9/x"}
+    spec |= {"n": 1, "warmup": 0, "repeat": 1, **workload_spec(WORKLOADS["a"])}
+    # No RUBYLIB: the gem cannot be found.
+    out = subprocess.run(
+        LANGS["ruby"].argv(spec),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert list(result) == ["skipped"]
+    assert "make bench-ruby" in result["skipped"]
+
+
+def _capped_row(plan: Plan, scale: float) -> Row:
+    """``plan`` run by the lab's runner against the embedded server, one repetition of far
+    more requests than its time cap lets through."""
+    server = start("embedded", [plan.workload], pin=False)
+    try:
+        return run_row(plan, server, RunOptions(repeat=1, scale=scale, pin=False, syscalls=False))
+    finally:
+        server.close()
+
+
+def _assert_capped(row: Row, asked: int) -> None:
+    assert row.status == "ok" and row.errors() == 0, row
+    assert row.capped and row.to_dict()["capped"] is True
+    assert 0 < row.reps[0].requests < asked
+    assert "capped at" in row.note
+    assert Row.from_dict(row.to_dict()).capped
+    console = Console(record=True, width=300)
+    console.print(workload_table(row.workload, [row]))
+    assert "capped at" in console.export_text()
+
+
+@pytest.mark.timeout(60)
+@needs_ruby_gem
+def test_a_ruby_row_stops_at_the_time_cap_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "ROW_SECONDS", 0.6)
+    monkeypatch.setenv("RUBYLIB", str(RUBY_EXT_DIR))
+    w = WORKLOADS["a"]
+    _assert_capped(_capped_row(Plan(w, "nodelay", "", "ruby"), 40.0), w.count(40.0))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
+def test_http_tiny_posts_stop_at_the_time_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # HTTP::Tiny (core Perl) writes a POST's head and body apart: each request can wait
+    # out a delayed ACK. Uncapped, 30,000 of them would take minutes.
+    monkeypatch.setattr(runner, "ROW_SECONDS", 2.0)
+    w = WORKLOADS["e"]
+    _assert_capped(_capped_row(Plan(w, "http-tiny", "", "perl"), 10.0), w.count(10.0))
+
+
+@pytest.mark.timeout(60)
+@needs_ruby_gem
+@pytest.mark.parametrize("layout", ["build directory", "nodelay/ below it"])
+def test_ruby_worker_loads_the_extension_from_either_layout(
+    server: _core.TestServer, layout: str
+) -> None:
+    # `extconf.rb && make` leaves nodelay_ext.so at the top of the directory it ran in;
+    # make test-ruby's NODELAY_EXT_DIR holds nodelay/nodelay_ext.so.
+    assert RUBY_EXT_DIR is not None
+    ext_dir = RUBY_EXT_DIR / "nodelay" if layout == "build directory" else RUBY_EXT_DIR
+    spec = {"client": "nodelay", "workload": "a", "variant": "", "url": f"{server.url}/bytes/202"}
+    spec |= {"n": 5, "warmup": 1, "repeat": 1, **workload_spec(WORKLOADS["a"])}
+    env = {"PATH": "/usr/bin:/bin", "RUBYLIB": str(REPO / "ruby" / "lib")}
+    out = subprocess.run(
+        LANGS["ruby"].argv(spec),
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env={**env, "NODELAY_EXT_DIR": str(ext_dir)},
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["reps"][0] == pytest.approx(result["reps"][0] | {"requests": 5, "errors": 0})
+    assert result["protocol"] == "HTTP/1.1" and result["capped"] is False

@@ -213,6 +213,9 @@ def test_random_documents_match_json_loads(seed: int) -> None:
         b"[[],{},[[{}]]]",
         b'{"\\u0061":1,"a":2}',
         b'{"k' + b"x" * 100 + b'":1}',
+        # Keys past 16 bytes whose first non-ASCII byte comes after the 16th.
+        b'{"xxxxxxxxxxxxxxxxx\xe2\x80\xa8":1}',
+        b'{"xxxxxxxxxxxxxxxx\xc3\xa9":1,"xxxxxxxxxxxxxxxx\xc3\xa9":2}',
     ],
 )
 def test_edge_cases_match_json_loads(data: bytes) -> None:
@@ -428,3 +431,152 @@ def test_whitespace_everywhere_matches_json_loads() -> None:
     for _ in range(200):
         parts = [rng.choice(["", " ", "\t", "\n", "\r\n", "  \n\t "]) + t for t in tokens]
         check(("".join(parts) + rng.choice(["", " ", "\n"])).encode())
+
+
+# -- generated documents built from raw JSON text (escapes json.dumps never writes, invalid
+# UTF-8, number texts at the rounding edges), compared value and type for type ------------
+
+_ESCAPES = [
+    "\\u00e9",
+    "\\u20AC",
+    "\\ud83d\\ude00",  # surrogate pair
+    "\\uDBFF\\uDFFF",
+    "\\ud800",  # lone high surrogate: json.loads keeps it, the fast path falls back
+    "\\udc00",  # lone low surrogate
+    "\\ud800\\u0041",
+    "\\u0000",
+    "\\n",
+    '\\"',
+    "\\\\",
+    "\\/",
+]
+_RAW_TEXT = ["a", "item-", "é", "€", "😀", "\u2028", "x" * 17, "key", " "]
+_NUMBER_TEXTS = [
+    "0",
+    "-0",
+    "-0.0",
+    "1e400",
+    "-1e400",
+    "5e-324",
+    "4.9e-324",
+    "2e-324",
+    "1.7976931348623157e308",
+    "1.7976931348623158e308",
+    "0.1",
+    "9007199254740993",
+    "9007199254740993.0",
+    "1023",
+    "1024",
+    "255",
+    "256",
+    "257",
+    "-5",
+    "-6",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "123456789012345678901234567890",
+    "1" * 50,
+    "1E5",
+    "1e-5",
+    "2.5e+3",
+]
+
+
+def _raw_string(rng: random.Random) -> bytes:
+    parts = [
+        rng.choice(_ESCAPES) if rng.random() < 0.3 else rng.choice(_RAW_TEXT)
+        for _ in range(rng.randrange(0, 6))
+    ]
+    data = ('"' + "".join(parts) + '"').encode()
+    if rng.random() < 0.03:  # invalid UTF-8 inside the string
+        cut = rng.randrange(1, len(data))
+        data = data[:cut] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80"]) + data[cut:]
+    return data
+
+
+def _raw_value(rng: random.Random, depth: int) -> bytes:
+    kind = rng.randrange(10 if depth < 8 else 4)
+    if kind == 0:
+        return _raw_string(rng)
+    if kind == 1:
+        return rng.choice(_NUMBER_TEXTS).encode()
+    if kind == 2:
+        return rng.choice([b"true", b"false", b"null", b"NaN", b"Infinity", b"-Infinity"])
+    if kind == 3:
+        return str(rng.randrange(-2000, 2000)).encode()
+    if kind in (4, 5, 6):
+        items = [_raw_value(rng, depth + 1) for _ in range(rng.randrange(0, 5))]
+        return b"[" + b", ".join(items) + b"]"
+    keys = [_raw_string(rng) for _ in range(rng.randrange(0, 5))]
+    if keys and rng.random() < 0.3:
+        keys.append(rng.choice(keys))  # duplicate key
+    pairs = [k + b": " + _raw_value(rng, depth + 1) for k in keys]
+    return b"{" + b",".join(pairs) + b"}"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_generated_raw_documents_match_json_loads(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    for _ in range(200):
+        check(_raw_value(rng, 0))
+    # Deep nesting around the fast path's limit, with content at the bottom.
+    for depth in (255, 256, 257, 300):
+        check(b"[" * depth + _raw_value(rng, 8) + b"]" * depth)
+        check(b'{"\xc3\xa9":' * depth + _raw_value(rng, 8) + b"}" * depth)
+
+
+def test_documents_in_succession_match_json_loads() -> None:
+    # The string caches outlive a document: entries of one must never answer for
+    # different text in the next. Long keys share their first 16 bytes and sit at the
+    # same offset in each document; short values recur with other neighbours.
+    for tail in ("AAAA", "BBBB", "AAAA", "AAAB", "é€", "CCCC"):
+        check(('{"pppppppppppppppp' + tail + '": 1}').encode())
+        check(('[{"pppppppppppppppp' + tail + '": "v' + tail + '"}]').encode())
+    rng = random.Random(9)
+    words = ["a", "b", "ab", "é", "item-1", "item-10", "x" * 16, "x" * 15 + "y", ""]
+    for _ in range(300):
+        doc = {rng.choice(words): [rng.choice(words) for _ in range(3)] for _ in range(4)}
+        check(json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode())
+
+
+def test_a_parse_inside_a_parse_matches_json_loads() -> None:
+    # A finalizer run by the garbage collection one of the parse's allocations
+    # triggers can call json_loads again while the outer parse holds its caches.
+    import gc
+
+    inner = json.dumps([{"k" * 20: "v", "i": i, "name": f"item-{i}"} for i in range(50)]).encode()
+    results: list[object] = []
+
+    class Parses:
+        def __init__(self) -> None:
+            self.cycle = self
+
+        def __del__(self) -> None:
+            results.append(_core.json_loads(inner))
+
+    outer = json.dumps([{"k" * 20: i, "name": f"item-{i}", "tags": ["a"]} for i in range(2000)])
+    data = outer.encode()
+    old, enabled = gc.get_threshold(), gc.isenabled()
+    try:
+        gc.disable()
+        for _ in range(20):
+            Parses()  # garbage for the first collection, inside the parse
+        gc.set_threshold(1)
+        gc.enable()
+        parsed = _core.json_loads(data)
+        during = len(results)
+    finally:
+        gc.set_threshold(*old)
+        if not enabled:
+            gc.disable()
+        gc.collect()
+    assert during, "no finalizer ran during the parse"
+    assert same(parsed, json.loads(outer))
+    for value in results:
+        assert same(value, json.loads(inner))
+
+
+def test_shared_small_ints_match_json_loads() -> None:
+    check(b"[0, 1, 255, 256, 257, 1023, 1024, -0, -1, -1023, 1023.0, 00]")
+    assert _core.json_loads(b"[1000, 1000]") == [1000, 1000]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -206,8 +205,9 @@ def _outputs(
     pending = [(p["workload"], p["reason"]) for p in doc.get("pending_workloads", [])]
     render(rows, pending, console, syscalls=bool(doc.get("options", {}).get("syscalls")))
     if write_json and args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+        from .results import save
+
+        save(doc, args.json)
         console.print(f"results: {args.json}")
     title = chart_title(doc)
     if args.plot and any(r.status == "ok" for r in rows):

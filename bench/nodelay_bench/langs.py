@@ -1,4 +1,4 @@
-"""Workers in other languages (``nodelay bench --lang perl``): one script per language.
+"""Workers in other languages (``nodelay bench --lang perl|ruby``): one script per language.
 
 A language's worker is a script run as ``INTERPRETER SCRIPT SPEC_JSON``; it measures one
 client x one workload and prints one JSON line, the same object the Python worker prints
@@ -21,10 +21,12 @@ from urllib.parse import quote, urlencode
 from . import LAB_PATH
 from .workloads import COOKIE_POST_PATH, FORM, LOGIN_FORM, LOGIN_PATH, Workload, form_body
 
-__all__ = ["LANGS", "Lang", "lang_env", "workload_spec"]
+__all__ = ["LANGS", "RUBY_THREADS", "Lang", "lang_env", "workload_spec"]
 
 REPO = LAB_PATH.parent
 """The checkout holding ``bench/`` (the workers load the fronts built in it)."""
+RUBY_THREADS = 4
+"""Threads of the Ruby worker's workload f, all on one client where it is thread-safe."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,18 @@ class Lang:
     """Workloads the script runs; others are skipped with the reason."""
     env: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Path-list variables to prepend to (``PERL5LIB``: the front's build directory)."""
+    variants: dict[str, str] = field(default_factory=dict)
+    """Workload -> the variant every row of this language runs it as (its rows' label)."""
+    threads: dict[str, int] = field(default_factory=dict)
+    """Workload -> threads the worker runs it with, instead of the workload's in-flight
+    count (the spec's ``concurrency``)."""
+
+    def spec(self, w: Workload) -> dict[str, Any]:
+        """``workload_spec(w)`` as this language's worker runs it."""
+        spec = workload_spec(w)
+        if w.id in self.threads:
+            spec["concurrency"] = self.threads[w.id]
+        return spec
 
     def argv(self, spec: dict[str, Any]) -> list[str]:
         return [self.interpreter, str(self.script), json.dumps(spec)]
@@ -75,6 +89,33 @@ LANGS: dict[str, Lang] = {
         env={
             "PERL5LIB": (str(REPO / "perl" / "blib" / "lib"), str(REPO / "perl" / "blib" / "arch"))
         },
+    ),
+    "ruby": Lang(
+        name="ruby",
+        interpreter="ruby",
+        script=LAB_PATH / "workers" / "ruby" / "worker.rb",
+        clients=(
+            "nodelay",
+            "nodelay-faraday",
+            "net-http",
+            "net-http-persistent",
+            "curb",
+            "excon",
+            "typhoeus",
+            "httpclient",
+            "http.rb",
+            "faraday",
+        ),
+        workloads=frozenset("abcdefh"),
+        # The gem's Ruby files, and its extension as `make bench-ruby` built it (release,
+        # RUBY_BENCH_BUILD/nodelay/nodelay_ext.so); the worker also takes NODELAY_EXT_DIR.
+        env={"RUBYLIB": (str(REPO / "ruby" / "lib"), str(REPO / "build" / "ruby-release"))},
+        # Seed C's 10 MiB download is streamed to a block.
+        variants={"d": "stream"},
+        # The gem's gate (issue #16): 4 threads on one client against one thread (row a)
+        # shows the GVL released on a 2-core machine; 32 Ruby threads would measure the
+        # scheduler.
+        threads={"f": RUBY_THREADS},
     ),
 }
 

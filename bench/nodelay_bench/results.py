@@ -13,7 +13,7 @@ from .workloads import H2LAB
 
 NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch", "nodelay-readinto"})
 
-__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of"]
+__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of", "save"]
 
 SCHEMA = "nodelay-bench/2"
 """Version 2 added the timing summaries (``latency_ms``, ``connect_ms``, ``tls_ms``), the
@@ -57,6 +57,9 @@ class Row:
     """Rows converted from a log that kept only the median and spread, not repetitions."""
     cpu_us_only: float | None = None
     cpu_s_per_gb_only: float | None = None
+    capped: bool = False
+    """A language worker's row that reached the lab's time cap (``runner.ROW_SECONDS``):
+    its repetitions sent fewer requests than asked."""
 
     @property
     def label(self) -> str:
@@ -113,6 +116,7 @@ class Row:
             "latency_ms": self.latency_ms,
             "connect_ms": self.connect_ms,
             "tls_ms": self.tls_ms,
+            "capped": self.capped,
             "reps": [r.to_dict() for r in self.reps],
         }
 
@@ -145,6 +149,7 @@ class Row:
             summary_only=None if reps or not summary else Summary(**summary),
             cpu_us_only=None if reps else data.get("cpu_us_per_request"),
             cpu_s_per_gb_only=None if reps else data.get("cpu_s_per_gb"),
+            capped=bool(data.get("capped", False)),
         )
 
 
@@ -245,6 +250,15 @@ def document(
         "pending_workloads": [{"workload": w, "reason": r} for w, r in pending],
         "rows": [r.to_dict() for r in rows],
     }
+
+
+def save(doc: dict[str, Any], path: str | Path) -> None:
+    """Write the results document ``doc`` (``document()``) to ``path`` as ``load`` reads it."""
+    import json
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def load(path: str | Path) -> dict[str, Any]:

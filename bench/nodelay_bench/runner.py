@@ -13,10 +13,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import child_env
 from . import clients as client_registry
-from .langs import LANGS, lang_env, workload_spec
+from .langs import LANGS, lang_env
 from .native import NATIVES, locate, run_native
 from .pinning import CLIENT_CPU
 from .results import Row
@@ -25,10 +26,21 @@ from .stats import Rep
 from .syscalls import writes_per_request
 from .workloads import WORKLOADS, Workload
 
-__all__ = ["Plan", "RunOptions", "plan_rows", "run_row"]
+__all__ = ["ROW_SECONDS", "Plan", "RunOptions", "pass_seconds", "plan_rows", "run_row"]
 
 WORKER_TIMEOUT = 1800.0
 SYSCALL_WORKLOADS = frozenset("abce")
+ROW_SECONDS = 60.0
+"""Seconds a language worker's row (``--lang``) may spend sending: its warm-up and timed
+repetitions share them evenly, as ab's ``-t`` caps a run. Perl's HTTP::Tiny pays a 40 ms
+delayed-ACK stall on every POST of workload e (head and body in two writes, no
+TCP_NODELAY): about 8 minutes for that one row at scale 1. A pass that reaches its share
+stops; its rate is over the requests it completed, and the row is marked ``capped``."""
+
+
+def pass_seconds(repeat: int) -> float:
+    """The time cap of each pass (the warm-up, each repetition) of a language worker's row."""
+    return ROW_SECONDS / (repeat + 1)
 
 
 @dataclass(frozen=True)
@@ -60,7 +72,7 @@ def plan_rows(workload_ids: list[str], clients: list[str], lang: str = "python")
         w = WORKLOADS[wid]
         for client in clients:
             if lang != "python" and client in LANGS[lang].clients:
-                plans.append(Plan(w, client, "", lang))
+                plans.append(Plan(w, client, LANGS[lang].variants.get(wid, ""), lang))
             elif lang == "python" and client in client_registry.CLIENTS:
                 for variant in ("", *w.variants):
                     if _variant_applies(w, variant, client):
@@ -71,8 +83,12 @@ def plan_rows(workload_ids: list[str], clients: list[str], lang: str = "python")
     return plans
 
 
-def _worker_argv(plan: Plan, url: str, n: int, warmup: int, repeat: int) -> list[str]:
-    spec = {
+def _worker_argv(
+    plan: Plan, url: str, n: int, warmup: int, repeat: int, capped: bool = True
+) -> list[str]:
+    """The worker's command; ``capped`` False for the strace runs, whose count of writes
+    per request needs every request sent (they send a few hundred)."""
+    spec: dict[str, Any] = {
         "client": plan.client,
         "workload": plan.workload.id,
         "variant": plan.variant,
@@ -82,7 +98,9 @@ def _worker_argv(plan: Plan, url: str, n: int, warmup: int, repeat: int) -> list
         "repeat": repeat,
     }
     if plan.kind in LANGS:
-        return LANGS[plan.kind].argv({**spec, **workload_spec(plan.workload)})
+        lang = LANGS[plan.kind]
+        cap = pass_seconds(repeat) if capped else None
+        return lang.argv({**spec, **lang.spec(plan.workload), "pass_seconds": cap})
     return [sys.executable, "-m", "nodelay_bench.worker", json.dumps(spec)]
 
 
@@ -131,10 +149,16 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     row.latency_ms = data.get("latency_ms")
     row.connect_ms = data.get("connect_ms")
     row.tls_ms = data.get("tls_ms")
+    if data.get("capped"):
+        row.capped = True
+        cap = f"capped at {pass_seconds(opts.repeat):.3g} s per pass (rate over the requests sent)"
+        row.note = f"{row.note}; {cap}" if row.note else cap
     if opts.syscalls and w.id in SYSCALL_WORKLOADS and not plan.variant:
         with tempfile.TemporaryDirectory(prefix="nodelay-bench-strace-") as tmp:
             row.writes_per_request = writes_per_request(
-                lambda n: _worker_argv(plan, url, n, 0, 1), Path(tmp), _worker_env(plan)
+                lambda n: _worker_argv(plan, url, n, 0, 1, capped=False),
+                Path(tmp),
+                _worker_env(plan),
             )
 
 

@@ -153,6 +153,8 @@ def start_nginx(workloads: list[Workload], pin: bool = True) -> Server:
         raise RuntimeError("nginx is not installed (apt-get install nginx)")
     tmp = Path(tempfile.mkdtemp(prefix="nodelay-bench-nginx-"))
     os.chmod(tmp, 0o755)  # nginx workers may run as another user
+    # The document root exists even when no workload serves a file from it (e alone).
+    (tmp / "www").mkdir()
     for w in workloads:
         prefix, _, size = w.path.strip("/").partition("/")
         if prefix in ("bytes", "json") and size.isdigit():

@@ -11,16 +11,41 @@ XSLoader::load('Nodelay', $VERSION);
 
 use Nodelay::Response;
 use Nodelay::X;
-use Scalar::Util qw(blessed);
+use Scalar::Util qw(blessed refaddr weaken);
 
 # The ABI this module was written against (include/nodelay.h).
 use constant ABI_VERSION => 1;
 
 my %HTTP2 = (off => 0, negotiate => 1, prior_knowledge => 2);
 
-# The pointer must not be freed twice when an ithread is created: a new
-# thread gets no copy of the client (it makes its own).
-sub CLONE_SKIP { 1 }
+# Bytes asked of the engine per data_callback piece: its socket reads are
+# 64 KiB, so a piece is at most one read's worth of decoded body.
+use constant STREAM_PIECE => 65536;
+
+# Every live client of this thread, by address (weak references), so that
+# CLONE can find the copies a new ithread received.
+my %LIVE;
+
+# A new ithread receives a copy of every client object, holding the same
+# engine pointer as the parent's. Each copy gets its own handle over the
+# same engine client (its pool and jar shared by reference count), so each
+# thread frees only what it holds and the parent's client keeps working.
+sub CLONE {
+    my @clients = grep { defined } values %LIVE;
+    %LIVE = ();
+    for my $self (@clients) {
+        next unless $self->{handle};
+        my ($code, $handle) = Nodelay::XS::client_dup($self->{handle});
+        # Without a handle of its own the copy must not free the parent's.
+        $self->{handle} = $code ? undef : $handle;
+        _register($self);
+    }
+}
+
+sub _register {
+    my ($self) = @_;
+    weaken($LIVE{ refaddr $self } = $self);
+}
 
 sub new {
     my ($class, %args) = @_;
@@ -47,11 +72,16 @@ sub new {
         ($jar_object || (exists $args{cookies} && !$args{cookies}) ? 0 : 1),
     );
     Nodelay::X->throw($code, $handle) if $code;
-    return bless { handle => $handle, jar => $jar_object }, $class;
+    my $self = bless { handle => $handle, jar => $jar_object }, $class;
+    _register($self);
+    return $self;
 }
 
 # request(METHOD, URL, {headers => {...}, content => BYTES | form => {...} |
-# json => DATA}): a Nodelay::Response (any status), or a Nodelay::X thrown.
+# json => DATA, data_callback => CODE}): a Nodelay::Response (any status), or
+# a Nodelay::X thrown. With data_callback the body is not kept: the callback
+# is called with each decoded piece and the response (its head readable) as
+# the pieces arrive, and the response's content is empty.
 sub request {
     my ($self, $method, $url, $opts) = @_;
     $opts ||= {};
@@ -72,15 +102,26 @@ sub request {
         if $type && !grep { lc $_ eq 'content-type' } keys %$headers;
     my $jar = $self->{jar};
     push @headers, _jar_cookie($jar, $method, $url, $headers) if $jar;
+    my $data_callback = $opts->{data_callback};
     my ($code, $response, $content) = Nodelay::XS::request(
-        $self->{handle}, $method, $url, \@headers, $body, $method ne 'HEAD');
+        $self->{handle}, $method, $url, \@headers, $body, $method ne 'HEAD' && !$data_callback);
     Nodelay::X->throw($code, $response, $method, $url) if $code;
     my $res = Nodelay::Response->_new($response, $content, $method, $url);
     $jar->extract_cookies($res->as_http_response) if $jar && defined $res->header('Set-Cookie');
+    $res->_stream($data_callback) if $data_callback && $method ne 'HEAD';
     return $res;
 }
 
-sub get  { my ($self, $url, %opts) = @_; $self->request('GET',  $url, \%opts) }
+# A GET without options and without a jar object (the common case, and the
+# measured one) goes straight to the shim: no option hash, no header list.
+my @NO_HEADERS;
+sub get {
+    my ($self, $url, %opts) = @_;
+    return $self->request('GET', $url, \%opts) if @_ > 2 || $self->{jar};
+    my ($code, $response, $content) = Nodelay::XS::request($self->{handle}, 'GET', $url, \@NO_HEADERS, undef, 1);
+    Nodelay::X->throw($code, $response, 'GET', $url) if $code;
+    return Nodelay::Response::_new('Nodelay::Response', $response, $content, 'GET', $url);
+}
 sub head { my ($self, $url, %opts) = @_; $self->request('HEAD', $url, \%opts) }
 sub post { my ($self, $url, %opts) = @_; $self->request('POST', $url, \%opts) }
 sub put  { my ($self, $url, %opts) = @_; $self->request('PUT',  $url, \%opts) }
@@ -114,6 +155,7 @@ sub save_cookies {
 
 sub DESTROY {
     my ($self) = @_;
+    delete $LIVE{ refaddr $self };
     Nodelay::XS::client_free(delete $self->{handle}) if $self->{handle};
 }
 

@@ -41,6 +41,17 @@ my @cases = (
     ['application/octet-stream', "\xff\xfe\x00", "\xff\xfe\x00"],
     ['application/json', Encode::encode('UTF-8', '{"a":"é"}'), Encode::encode('UTF-8', '{"a":"é"}')],
     ['text/plain; charset=utf-8', "bad \xff byte", "bad \x{fffd} byte"],
+    # HTML without a charset parameter: its <meta> tags (the HTML prescan).
+    ['text/html', qq{<html><head><meta charset="windows-1252"></head>\x80}, '<html><head><meta charset="windows-1252"></head>€'],
+    ['text/html', qq{<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=ISO-8859-1">caf\xe9}, '<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=ISO-8859-1">café'],
+    ['text/html', qq{<!-- <meta charset=koi8-r> --><p title='>'><meta charset='iso-8859-7'>\xe1}, qq{<!-- <meta charset=koi8-r> --><p title='>'><meta charset='iso-8859-7'>α}],
+    ['text/html', '<meta content="text/html; charset=utf-16">' . Encode::encode('UTF-8', 'é'), '<meta content="text/html; charset=utf-16">é'],
+    ['text/html', qq{<meta charset="no-such-thing"><meta charset=koi8-r>\xc1}, qq{<meta charset="no-such-thing"><meta charset=koi8-r>а}],
+    ['text/html', ('x' x 1100) . qq{<meta charset="koi8-r">\xc1}, ('x' x 1100) . '<meta charset="koi8-r">Á'],
+    ['text/html', qq{<meta name="description" content="charset=koi8-r">\xc1}, qq{<meta name="description" content="charset=koi8-r">а}],
+    # XML without one: its declaration, else UTF-8.
+    ['application/xml', qq{<?xml version="1.0" encoding="ISO-8859-1"?><a>\xe9</a>}, '<?xml version="1.0" encoding="ISO-8859-1"?><a>é</a>'],
+    ['text/xml', Encode::encode('UTF-8', '<a>é</a>'), '<a>é</a>'],
 );
 subtest 'decoded_content' => sub {
     for my $case (@cases) {

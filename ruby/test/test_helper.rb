@@ -68,6 +68,12 @@ class ScriptedServer
   end
 end
 
+# The environment a child Ruby that loads the extension needs: under
+# `make asan-ruby` the ASan runtime must be preloaded into it too (the suite
+# takes LD_PRELOAD out of its own environment so other programs it starts,
+# curl or the server, run without it).
+def ruby_child_env = ENV["NODELAY_ASAN_PRELOAD"] ? { "LD_PRELOAD" => ENV["NODELAY_ASAN_PRELOAD"] } : {}
+
 # Seconds since `start` (a monotonic clock).
 def elapsed_since(start) = Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
 def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)

@@ -78,7 +78,7 @@ class TestInterrupt < Minitest::Test
         puts "interrupted"
       end
     RUBY
-    IO.popen([RbConfig.ruby, "-e", child], "r") do |io|
+    IO.popen(ruby_child_env, [RbConfig.ruby, "-e", child], "r") do |io|
       assert_equal "ready\n", io.gets
       sleep 0.2
       start = now

@@ -6,7 +6,7 @@
 # measures one Perl client x one workload (warm-up, then the timed
 # repetitions) and prints one JSON line, the object the Python worker
 # (bench/nodelay_bench/worker.py) prints: {"reps": [...], "protocol",
-# "peak_rss_kb", "note", "latency_ms", ...}, or {"skipped": why} when the
+# "peak_rss_kb", "note", "latency_ms", "capped", ...}, or {"skipped": why} when the
 # client is not installed or cannot run the workload. Every answer is
 # checked (status, length, JSON document, echoed form): a wrong answer is an
 # error, not a request.
@@ -300,7 +300,7 @@ sub cookie_flow {
         my ($s, $d) = $post->($post_url, \@pairs, $form_body);
         return ($s == 200 && index($d, $needle) >= 0, length $d);
     };
-    my ($reps, $latency) = measure();
+    my ($reps, $latency, $capped) = measure();
     my $protocol = $client->{protocol}->();
     $client->{save}->();
     undef $client;
@@ -314,7 +314,7 @@ sub cookie_flow {
         my $out = `curl -s -m 10 -b '$path' '$get_url'`;
         $note = $out eq $get_body ? 'cookie file reloaded; curl -b sends it' : 'cookie file reloaded; curl -b does NOT send it';
     }
-    result($reps, $latency, $protocol, $note);
+    result($reps, $latency, $capped, $protocol, $note);
 }
 
 sub _form {
@@ -326,15 +326,18 @@ sub _form {
     return join '&', @out;
 }
 
-# (errors, body bytes) of $n sequential requests; their durations (seconds)
-# go to @$latency.
+# (requests done, errors, body bytes, capped?) of up to $n sequential
+# requests, stopping early once $cap seconds have passed (the lab's time cap,
+# spec pass_seconds; undef: none); their durations (seconds) go to @$latency.
 sub run_seq {
-    my ($n, $latency) = @_;
+    my ($n, $latency, $cap) = @_;
     my ($errors, $bytes, $streak) = (0, 0, 0);
+    my $start = clock_gettime(CLOCK_MONOTONIC);
     for my $i (0 .. $n - 1) {
         my $t0 = clock_gettime(CLOCK_MONOTONIC);
         my ($ok, $size) = eval { $op->() };
-        push @$latency, clock_gettime(CLOCK_MONOTONIC) - $t0;
+        my $t1 = clock_gettime(CLOCK_MONOTONIC);
+        push @$latency, $t1 - $t0;
         if ($ok) {
             $bytes += $size;
             $streak = 0;
@@ -342,11 +345,12 @@ sub run_seq {
         else {
             $errors++;
             if (++$streak >= MAX_CONSECUTIVE_ERRORS) {
-                return ($errors + ($n - $i - 1), $bytes);
+                return ($n, $errors + ($n - $i - 1), $bytes, 0);
             }
         }
+        return ($i + 1, $errors, $bytes, 1) if defined $cap && $t1 - $start >= $cap && $i + 1 < $n;
     }
-    return ($errors, $bytes);
+    return ($n, $errors, $bytes, 0);
 }
 
 # User and system CPU seconds of this process (getrusage through times():
@@ -357,14 +361,18 @@ sub cpu {
     return (clock_gettime(Time::HiRes::CLOCK_PROCESS_CPUTIME_ID()), $user, $sys);
 }
 
-# The warm-up, then the timed repetitions: (reps, latencies in seconds).
+# The warm-up, then the timed repetitions: (reps, latencies in seconds,
+# capped?).
 sub measure {
-    run_seq($spec->{warmup}, []);
+    my $cap = $spec->{pass_seconds};
+    run_seq($spec->{warmup}, [], $cap);
     my (@reps, @latency);
+    my $capped = 0;
     for (1 .. $spec->{repeat}) {
         my ($c0, $u0, $s0) = cpu();
         my $t0 = clock_gettime(CLOCK_MONOTONIC);
-        my ($errors, $bytes) = run_seq($spec->{n}, \@latency);
+        my ($done, $errors, $bytes, $cut) = run_seq($spec->{n}, \@latency, $cap);
+        $capped ||= $cut;
         my $seconds = clock_gettime(CLOCK_MONOTONIC) - $t0;
         my ($c1, $u1, $s1) = cpu();
         my ($user, $sys) = ($u1 - $u0, $s1 - $s0);
@@ -372,19 +380,20 @@ sub measure {
         my $user_share = $user + $sys > 0 ? $user / ($user + $sys) : 1;
         push @reps, {
             seconds  => $seconds,
-            requests => $spec->{n} - $errors,
+            requests => $done - $errors,
             bytes    => $bytes,
             cpu_user => $total * $user_share,
             cpu_sys  => $total * (1 - $user_share),
             errors   => $errors,
         };
     }
-    return (\@reps, \@latency);
+    return (\@reps, \@latency, $capped);
 }
 
 sub result {
-    my ($reps, $latency, $protocol, $note) = @_;
+    my ($reps, $latency, $capped, $protocol, $note) = @_;
     emit({
+        capped      => $capped ? JSON::PP::true : JSON::PP::false,
         reps        => $reps,
         protocol    => $protocol,
         peak_rss_kb => peak_rss_kb(),
@@ -417,6 +426,6 @@ sub peak_rss_kb {
     return undef;
 }
 
-my ($reps, $latency) = measure();
+my ($reps, $latency, $capped) = measure();
 my @notes = grep { defined } $note, ($check eq 'json' ? "parsed with $json_parser" : undef);
-result($reps, $latency, $client->{protocol}->(), join('; ', @notes));
+result($reps, $latency, $capped, $client->{protocol}->(), join('; ', @notes));

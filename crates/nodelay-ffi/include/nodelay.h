@@ -81,8 +81,9 @@ typedef uint32_t nodelay_code;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// A client: a connection pool, TLS settings, default timeouts and a cookie
-// jar. Thread-safe: one client may serve every thread of a program.
+// A client handle: a connection pool, TLS settings, default timeouts and a
+// cookie jar, shared with the handles `nodelay_client_dup` made from it.
+// Thread-safe: one client may serve every thread of a program.
 typedef struct nodelay_client nodelay_client;
 
 // A response: its head, and its body once read.
@@ -159,8 +160,9 @@ nodelay_code nodelay_client_new(const struct nodelay_options *options, struct no
 // a temporary file, then a rename). `NODELAY_OK` when there is no file.
 nodelay_code nodelay_client_save_cookies(const struct nodelay_client *client);
 
-// Closes the client's connections and frees it (saving the cookie file when
-// autosaving). Every response of the client must be freed first. NULL is
+// Frees the handle. The last handle of a client (see `nodelay_client_dup`)
+// also closes its connections and saves the cookie file when autosaving.
+// Every response made through the handle must be freed first. NULL is
 // ignored.
 void nodelay_client_free(struct nodelay_client *client);
 
@@ -259,6 +261,13 @@ const uint8_t *nodelay_response_body(const struct nodelay_response *response, si
 // Frees a response. A body not read to its end closes its connection.
 // NULL is ignored.
 void nodelay_response_free(struct nodelay_response *response);
+
+// A new handle `*out` over the same client as `client`: the same connection
+// pool, cookie jar (and its file), timeouts and settings, shared by
+// reference count. Each handle is freed with `nodelay_client_free`; the
+// client closes its connections (and saves its cookie file) when its last
+// handle is freed. Handles may be used and freed on any thread.
+nodelay_code nodelay_client_dup(const struct nodelay_client *client, struct nodelay_client **out);
 
 // Reads the next piece of the body, its content codings undone, into the
 // caller's buffer `dst` of `cap` bytes (`cap` > 0): `*n` is set to the

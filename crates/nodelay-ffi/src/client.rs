@@ -1,8 +1,12 @@
 //! `nodelay_client`: the engine's `Client` with the options of one
 //! `nodelay_options`, its cookie jar (and the jar's file), made once and
-//! shared by any number of threads.
+//! shared by any number of threads. A handle holds its client by reference
+//! count, so `nodelay_client_dup` (share.rs) can give another handle over the
+//! same pool and jar; the last handle freed closes them.
 
+use std::ops::Deref;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use nodelay_core::cookies::CookieJar;
 use nodelay_core::{Client, Timeouts};
@@ -10,9 +14,23 @@ use nodelay_core::{Client, Timeouts};
 use crate::code::{fail, guard, nodelay_code};
 use crate::options::{nodelay_options, Settings};
 
-/// A client: a connection pool, TLS settings, default timeouts and a cookie
-/// jar. Thread-safe: one client may serve every thread of a program.
+/// A client handle: a connection pool, TLS settings, default timeouts and a
+/// cookie jar, shared with the handles `nodelay_client_dup` made from it.
+/// Thread-safe: one client may serve every thread of a program.
 pub struct nodelay_client {
+    pub(crate) shared: Arc<ClientState>,
+}
+
+impl Deref for nodelay_client {
+    type Target = ClientState;
+
+    fn deref(&self) -> &ClientState {
+        &self.shared
+    }
+}
+
+/// What every handle of one client shares.
+pub struct ClientState {
     pub(crate) client: Client,
     pub(crate) timeouts: Timeouts,
     pub(crate) max_decoded_size: u64,
@@ -23,7 +41,7 @@ pub struct nodelay_client {
     cookie_autosave: bool,
 }
 
-impl nodelay_client {
+impl ClientState {
     /// Called when a response changed the jar: saves it when autosaving.
     /// A failed save does not fail the request that was answered; it is
     /// reported by the next `nodelay_client_save_cookies`.
@@ -87,7 +105,7 @@ pub unsafe extern "C" fn nodelay_client_new(
                 }
             }
         }
-        let client = nodelay_client {
+        let client = ClientState {
             client,
             timeouts: settings.timeouts,
             max_decoded_size: settings.max_decoded_size,
@@ -96,8 +114,11 @@ pub unsafe extern "C" fn nodelay_client_new(
             cookie_file: settings.cookie_file,
             cookie_autosave: settings.cookie_autosave,
         };
+        let handle = nodelay_client {
+            shared: Arc::new(client),
+        };
         // SAFETY: `out` is a valid, writable pointer (checked non-null).
-        unsafe { out.write(Box::into_raw(Box::new(client))) };
+        unsafe { out.write(Box::into_raw(Box::new(handle))) };
         nodelay_code::NODELAY_OK
     })
 }
@@ -117,8 +138,9 @@ pub unsafe extern "C" fn nodelay_client_save_cookies(
     })
 }
 
-/// Closes the client's connections and frees it (saving the cookie file when
-/// autosaving). Every response of the client must be freed first. NULL is
+/// Frees the handle. The last handle of a client (see `nodelay_client_dup`)
+/// also closes its connections and saves the cookie file when autosaving.
+/// Every response made through the handle must be freed first. NULL is
 /// ignored.
 #[no_mangle]
 pub unsafe extern "C" fn nodelay_client_free(client: *mut nodelay_client) {
@@ -126,12 +148,16 @@ pub unsafe extern "C" fn nodelay_client_free(client: *mut nodelay_client) {
         return;
     }
     guard(|| {
-        // SAFETY: a client from `nodelay_client_new`, freed only once.
-        let client = unsafe { Box::from_raw(client) };
-        if client.cookie_autosave {
-            client.save();
+        // SAFETY: a handle from `nodelay_client_new` or `nodelay_client_dup`,
+        // freed only once.
+        let handle = unsafe { Box::from_raw(client) };
+        // Exactly one of several handles freed at once gets the state.
+        if let Some(client) = Arc::into_inner(handle.shared) {
+            if client.cookie_autosave {
+                client.save();
+            }
+            client.client.close();
         }
-        client.client.close();
         nodelay_code::NODELAY_OK
     });
 }

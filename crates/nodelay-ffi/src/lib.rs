@@ -22,6 +22,7 @@ mod code;
 mod options;
 mod request;
 mod response;
+mod share;
 mod stream;
 
 pub use abort::nodelay_abort_fn;
@@ -32,6 +33,7 @@ pub use code::{nodelay_code, nodelay_code_name, nodelay_last_error};
 pub use options::{nodelay_options, nodelay_options_init};
 pub use request::{nodelay_header, nodelay_request};
 pub use response::*;
+pub use share::nodelay_client_dup;
 pub use stream::nodelay_response_read_chunk;
 
 /// The ABI version this library implements. It grows only when a change is

@@ -5,12 +5,28 @@ package Nodelay::Response;
 use strict;
 use warnings;
 use Carp ();
+use Nodelay::Charset;
 
 sub CLONE_SKIP { 1 }
 
 sub _new {
     my ($class, $handle, $content, $method, $url) = @_;
     return bless { handle => $handle, content => $content, method => $method, url => $url }, $class;
+}
+
+# Hands the body to $callback piece by piece ($piece, $self), as the engine
+# decodes it; the body is not kept. A failure mid-body is thrown as the
+# request's exception; a callback that dies leaves the rest unread (the
+# connection is then closed, not reused).
+sub _stream {
+    my ($self, $callback) = @_;
+    while (1) {
+        my ($code, $piece) = Nodelay::XS::response_read_chunk($self->{handle}, Nodelay::STREAM_PIECE());
+        Nodelay::X->throw($code, $piece, $self->{method}, $self->{url}) if $code;
+        last unless length $piece;
+        $callback->($piece, $self);
+    }
+    return;
 }
 
 sub status  { Nodelay::XS::response_status($_[0]{handle}) }
@@ -44,8 +60,9 @@ sub _content_type {
 # The body as text, decoded by its charset with HTTP::Message's rules: only
 # text/* and XML are decoded (other types come back as bytes); the charset
 # is the charset option, else the Content-Type parameter, else the
-# default_charset option, else a byte-order mark, else for text/* UTF-8 when
-# the bytes are valid UTF-8, else ISO-8859-1. charset => 'none' returns the
+# default_charset option, else what the bytes say (Nodelay::Charset: a
+# byte-order mark, an XML declaration, an HTML <meta> charset, UTF-8 when
+# valid), else ISO-8859-1. charset => 'none' returns the
 # bytes. Bytes that are not valid in the charset become U+FFFD, or croak
 # with raise_error => 1. Content codings (gzip, br, ...) were already undone
 # by the engine.
@@ -56,7 +73,7 @@ sub decoded_content {
     my $is_xml = $type =~ m{\A(?:text|application)/xml\z|\+xml\z};
     return $content unless $type =~ m{\Atext/} || $is_xml;
     $charset = $opt{charset} || $charset || $opt{default_charset}
-        || _sniff_charset($content, $type) || 'ISO-8859-1';
+        || Nodelay::Charset::guess($content, $type, $is_xml) || 'ISO-8859-1';
     return $content if lc $charset eq 'none';
     require Encode;
     my $encoding = Encode::find_encoding($charset)
@@ -65,17 +82,6 @@ sub decoded_content {
     my $decoded = eval { $encoding->decode($content, $check) };
     Carp::croak("decoded_content: the body is not valid $charset: $@") unless defined $decoded;
     return $decoded;
-}
-
-sub _sniff_charset {
-    my ($content, $type) = @_;
-    return 'UTF-8' if $content =~ /\A\xEF\xBB\xBF/;
-    return 'UTF-16BE' if $content =~ /\A\xFE\xFF/;
-    return 'UTF-16LE' if $content =~ /\A\xFF\xFE/;
-    return undef unless $type =~ m{\Atext/} && length $content;
-    return 'US-ASCII' unless $content =~ /[\x80-\xFF]/;
-    my $copy = $content;
-    return utf8::decode($copy) ? 'UTF-8' : 'ISO-8859-1';
 }
 
 # The response as an HTTP::Response (libhttp-message-perl), with its request

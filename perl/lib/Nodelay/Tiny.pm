@@ -101,18 +101,24 @@ sub mirror {
     if (-e $file and my $mtime = (stat $file)[9]) {
         $headers{'if-modified-since'} //= _http_date($mtime);
     }
+    # As HTTP::Tiny: the body streams into a temporary file, which replaces
+    # the file only on success.
     my $tempfile = $file . int(rand 2**31);
-    my $response = $self->request('GET', $url, { %$args, headers => \%headers });
-    if ($response->{status} == 200) {
-        open my $fh, '>:raw', $tempfile or die "Error: Could not create temporary file $tempfile for downloading: $!\n";
-        print {$fh} $response->{content};
-        close $fh or die "Error: Could not write $tempfile: $!\n";
+    open my $fh, '>:raw', $tempfile or die "Error: Could not create temporary file $tempfile for downloading: $!\n";
+    my $response = $self->request('GET', $url, {
+        %$args,
+        headers       => \%headers,
+        data_callback => sub { print {$fh} $_[0] },
+    });
+    close $fh or die "Error: Could not write $tempfile: $!\n";
+    if ($response->{success}) {
         rename $tempfile, $file or die "Error replacing $file with $tempfile: $!\n";
         if (my $lm = $response->{headers}{'last-modified'}) {
             my $time = _parse_http_date($lm);
             utime $time, $time, $file if defined $time;
         }
     }
+    unlink $tempfile;
     $response->{success} ||= $response->{status} == 304;
     return $response;
 }
@@ -144,8 +150,23 @@ sub _request_once {
         while (defined(my $chunk = $content->()) ) { last if $chunk eq ''; $body .= $chunk }
         $content = $body;
     }
+    # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
+    # response hashref (its head filled in); other statuses keep their body
+    # in content. The hashref is made from the head at the first piece.
+    my $data_callback = $args->{data_callback};
+    my ($response, $kept);
+    my $stream = $data_callback && sub {
+        my ($piece, $res) = @_;
+        $response ||= _head_hash($res, $url);
+        if ($response->{success}) { $data_callback->($piece, $response) }
+        else { $kept .= $piece }
+    };
     my $res = eval {
-        $self->{client}->request($method, $url, { headers => \%headers, content => $content });
+        $self->{client}->request($method, $url, {
+            headers => \%headers,
+            content => $content,
+            ($stream ? (data_callback => $stream) : ()),
+        });
     };
     unless ($res) {
         my $error = "$@";
@@ -158,6 +179,18 @@ sub _request_once {
             headers => { 'content-type' => 'text/plain', 'content-length' => length $error },
         };
     }
+    $response ||= _head_hash($res, $url);
+    my $status = $response->{status};
+    # As HTTP::Tiny: no content key for a response without a body (HEAD,
+    # 204, 304); an empty one when the body went to data_callback.
+    return $response if $method eq 'HEAD' || $status == 204 || $status == 304;
+    $response->{content} = $stream ? $kept // '' : $res->content;
+    return $response;
+}
+
+# HTTP::Tiny's response hashref from a response's head (no content yet).
+sub _head_hash {
+    my ($res, $url) = @_;
     my %h;
     my $pairs = $res->headers;
     for (my $i = 0; $i < @$pairs; $i += 2) {
@@ -171,25 +204,14 @@ sub _request_once {
         }
     }
     my $status = $res->status;
-    my %response = (
+    return {
         url      => $url,
         success  => substr($status, 0, 1) eq '2',
         status   => $status,
         reason   => $res->reason,
         headers  => \%h,
         protocol => $res->protocol,
-    );
-    # As HTTP::Tiny: no content key for a response without a body (HEAD,
-    # 204, 304); an empty one when the body went to data_callback.
-    return \%response if $method eq 'HEAD' || $status == 204 || $status == 304;
-    if (my $cb = $args->{data_callback}) {
-        $cb->($res->content, \%response) if length $res->content;
-        $response{content} = '';
-    }
-    else {
-        $response{content} = $res->content;
-    }
-    return \%response;
+    };
 }
 
 sub _absolute {

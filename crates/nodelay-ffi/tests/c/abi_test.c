@@ -259,6 +259,33 @@ static void cookies(const char *base, const char *cookie_file) {
     nodelay_client_free(c);
 }
 
+/* A second handle over the same client: the jar and pool are shared, the
+ * original handle may go first, and the state lives until the last one. */
+static void dup_shares_the_client(const char *base) {
+    nodelay_client *c = client_with(5.0, NULL);
+    nodelay_client *d = NULL;
+    CHECK(nodelay_client_dup(NULL, &d) == NODELAY_E_INVALID_ARGUMENT);
+    CHECK(nodelay_client_dup(c, NULL) == NODELAY_E_INVALID_ARGUMENT);
+    CHECK(nodelay_client_dup(c, &d) == NODELAY_OK);
+    CHECK(d != NULL && d != c);
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", url(base, "/cookies/set?shared=yes"), NULL, 0, NULL, 0, NULL,
+                          NULL, &r) == NODELAY_OK);
+    nodelay_response_free(r);
+    nodelay_client_free(c);
+    r = NULL;
+    CHECK(nodelay_request(d, "GET", url(base, "/cookies"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    size_t len = 0;
+    const char *body = (const char *)nodelay_response_body(r, &len);
+    char text[256] = {0};
+    memcpy(text, body, len < 255 ? len : 255);
+    CHECK(strstr(text, "yes") != NULL);
+    nodelay_response_free(r);
+    nodelay_client_free(d);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s BASE_URL REFUSED_URL COOKIE_FILE\n", argv[0]);
@@ -278,6 +305,7 @@ int main(int argc, char **argv) {
     nodelay_client_free(c);
     read_timeout(base);
     cookies(base, argv[3]);
+    dup_shares_the_client(base);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -28,9 +28,9 @@ mod strings;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 
-use strings::StrCache;
+use strings::StrCaches;
 
 /// Nesting depth (arrays + objects) the fast path handles itself; deeper
 /// documents go to `json.loads`, which raises `RecursionError` at the
@@ -49,8 +49,10 @@ pub(crate) fn json_loads<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = data.as_bytes();
     if let Some(doc) = fast_input(bytes) {
-        let mut parser = Parser::new(py, doc);
-        if let Ok(value) = parser.document() {
+        let mut caches = StrCaches::lend();
+        let parsed = Parser::new(py, doc, &mut caches).document();
+        caches.give_back();
+        if let Ok(value) = parsed {
             return Ok(value);
         }
         // Whatever the fast path set aside (a failed str decode) is not ours to raise.
@@ -93,10 +95,8 @@ struct Parser<'a, 'py> {
     /// Array items being collected, for all open arrays: owned references,
     /// moved into their list when it closes (or released by `Drop` on failure).
     items: Vec<*mut ffi::PyObject>,
-    /// Object keys seen in this document (see `StrCache`).
-    keys: StrCache,
-    /// Short string values seen in this document.
-    values: StrCache,
+    /// Strings seen in this document and recent ones (see `StrCaches`).
+    caches: &'a mut StrCaches,
 }
 
 impl Drop for Parser<'_, '_> {
@@ -121,7 +121,7 @@ fn owned<'py>(py: Python<'py>, obj: *mut ffi::PyObject) -> Parsed<'py> {
 }
 
 impl<'a, 'py> Parser<'a, 'py> {
-    fn new(py: Python<'py>, data: &'a [u8]) -> Self {
+    fn new(py: Python<'py>, data: &'a [u8], caches: &'a mut StrCaches) -> Self {
         Parser {
             py,
             data,
@@ -129,8 +129,7 @@ impl<'a, 'py> Parser<'a, 'py> {
             depth: 0,
             scratch: Vec::new(),
             items: Vec::new(),
-            keys: StrCache::default(),
-            values: StrCache::default(),
+            caches,
         }
     }
 
@@ -250,7 +249,8 @@ impl<'a, 'py> Parser<'a, 'py> {
     fn object(&mut self) -> Parsed<'py> {
         self.enter()?;
         self.pos += 1; // '{'
-        let dict = PyDict::new(self.py);
+                       // SAFETY: creates a new, empty dict (or NULL on MemoryError).
+        let dict = owned(self.py, unsafe { ffi::PyDict_New() })?;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -290,6 +290,6 @@ impl<'a, 'py> Parser<'a, 'py> {
             }
         }
         self.depth -= 1;
-        Ok(dict.into_any())
+        Ok(dict)
     }
 }

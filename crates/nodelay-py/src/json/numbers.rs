@@ -2,6 +2,7 @@
 //! grammar) to `int` or `float`, in one pass over the digits.
 
 use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use pyo3::ffi;
 
@@ -27,6 +28,18 @@ const EXACT_POW10_MAX: i64 = 22;
 /// Exponent digits beyond this many cannot change the outcome of the fast
 /// path (which needs |exponent| ≤ 22); the accumulator stops growing there.
 const EXPONENT_CAP: i64 = 1_000_000;
+
+/// Non-negative integers below this are shared `int` objects, made once per
+/// process (CPython itself only shares -5..=256): ids, counts and indexes of
+/// API documents are mostly small, and an `int` made per occurrence costs an
+/// allocation and a deallocation. 1024 slots hold at most 32 KiB of objects.
+const SHARED_INTS: usize = 1024;
+
+/// The shared `int`s, each an owned reference kept for the life of the
+/// process (null until first needed). Atomic so that a reentrant parse (a
+/// finalizer run by an allocation's garbage collection) needs no lock.
+static INTS: [AtomicPtr<ffi::PyObject>; SHARED_INTS] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; SHARED_INTS];
 
 /// 10^0 ..= 10^22, all exact in an `f64`.
 const POW10: [f64; 23] = [
@@ -121,6 +134,9 @@ impl<'py> Parser<'_, 'py> {
     /// The `int` of `data[start..pos]` (an optional minus and `digits` digits
     /// whose value, when it fits, is `magnitude`).
     fn int(&mut self, start: usize, negative: bool, digits: usize, magnitude: u64) -> Parsed<'py> {
+        if !negative && magnitude < SHARED_INTS as u64 {
+            return self.shared_int(magnitude as usize);
+        }
         if digits <= I64_SAFE_DIGITS {
             // Fits: at most 18 digits is below 10^18 < i64::MAX.
             let magnitude = magnitude as i64;
@@ -138,5 +154,30 @@ impl<'py> Parser<'_, 'py> {
         let obj = unsafe { ffi::PyLong_FromString(scratch.as_ptr().cast(), ptr::null_mut(), 10) };
         self.scratch = scratch;
         owned(self.py, obj)
+    }
+
+    /// The shared `int` of `value` (< `SHARED_INTS`), made on first use.
+    #[inline]
+    fn shared_int(&self, value: usize) -> Parsed<'py> {
+        let slot = &INTS[value];
+        let obj = slot.load(Ordering::Acquire);
+        if !obj.is_null() {
+            // SAFETY: a non-null slot holds a reference the table owns forever,
+            // so the object is alive; we hand out a new reference.
+            return owned(self.py, unsafe { ffi::Py_NewRef(obj) });
+        }
+        // SAFETY: creates a new int object (or NULL on MemoryError).
+        let made = owned(self.py, unsafe { ffi::PyLong_FromLongLong(value as i64) })?;
+        // SAFETY: `made` is alive; the table takes its own reference if the
+        // slot is still empty (another parse may have filled it meanwhile).
+        let extra = unsafe { ffi::Py_NewRef(made.as_ptr()) };
+        if slot
+            .compare_exchange(ptr::null_mut(), extra, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: `extra` is the reference we just took and did not store.
+            unsafe { ffi::Py_DECREF(extra) };
+        }
+        Ok(made)
     }
 }

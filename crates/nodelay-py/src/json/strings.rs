@@ -1,11 +1,21 @@
-//! Strings: the scanner, the per-document `str` caches and the UTF-8 decoding.
+//! Strings: the scanner, the `str` caches and the UTF-8 decoding.
 //!
 //! Most strings of API documents are short (keys, enums, tags): a string whose
 //! closing quote is among the next 16 bytes is read as two words, its cache slot
 //! is a hash of those words, and a hit compares two words and a length, without
 //! a byte loop. Longer strings are scanned 8 bytes at a time.
+//!
+//! The caches outlive a document: one set is lent to each parse and taken back
+//! after it, so a parse neither allocates nor clears them, and the keys of the
+//! next response of the same API are already there. A string of at most 16
+//! bytes is wholly identified by its words and length, so those entries are
+//! valid in any document; longer keys are compared with their bytes in the
+//! document that made them, so they only match within that document (its
+//! `generation`). Between parses the caches keep at most 256 keys and 64
+//! short values alive.
 
 use std::ptr;
+use std::sync::Mutex;
 
 use pyo3::ffi;
 
@@ -24,10 +34,16 @@ const VALUE_CACHE_MAX_BYTES: usize = SHORT_MAX_BYTES;
 /// Strings this short are read as two 8-byte words (see the module doc).
 const SHORT_MAX_BYTES: usize = 16;
 
-/// Each per-document string cache has 2^this slots (direct-mapped by a hash
-/// of the bytes, with a second chance in the next slot): 256, enough for the
-/// distinct keys of typical API documents.
-const STR_CACHE_BITS: u32 = 8;
+/// The key cache has 2^this slots (a key sits in the slot a hash of its bytes
+/// selects or in the next one): 256, enough for the distinct keys of typical
+/// API documents, which repeat few keys, so few of its lines are touched.
+const KEY_CACHE_BITS: u32 = 8;
+
+/// The value cache has 2^this slots: 64 (3.5 KiB, which stays in the L1
+/// cache while the parse allocates objects; a larger table thrashed by unique
+/// values costs a cache miss per lookup). Repeated values keep their slots
+/// against unique ones by the second-chance rule of `cached_str`.
+const VALUE_CACHE_BITS: u32 = 6;
 
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -54,12 +70,15 @@ impl Short {
 }
 
 /// One cache slot: a string's identity, where its bytes are in the document
-/// (strings past 16 bytes compare those too) and its `str` (an owned
-/// reference; null while the slot is empty).
+/// of parse `generation` (strings past 16 bytes compare those too) and its
+/// `str` (an owned reference; null while the slot is empty).
 #[derive(Clone, Copy)]
 struct Slot {
     short: Short,
     start: usize,
+    generation: u64,
+    /// Hit since the last miss that probed this slot (see `cached_str`).
+    used: bool,
     obj: *mut ffi::PyObject,
 }
 
@@ -70,13 +89,70 @@ const EMPTY_SLOT: Slot = Slot {
         len: 0,
     },
     start: 0,
+    generation: 0,
+    used: false,
     obj: ptr::null_mut(),
 };
 
-/// A per-document cache of `str` objects by content (allocated on first use).
-#[derive(Default)]
-pub(super) struct StrCache {
-    slots: Vec<Slot>,
+/// A cache of `str` objects by content.
+struct StrCache {
+    slots: Box<[Slot]>,
+}
+
+impl StrCache {
+    fn new(bits: u32) -> Self {
+        StrCache {
+            slots: vec![EMPTY_SLOT; 1 << bits].into_boxed_slice(),
+        }
+    }
+}
+
+/// The string caches lent to one parse (see the module doc).
+pub(super) struct StrCaches {
+    /// Object keys.
+    keys: StrCache,
+    /// Short string values.
+    values: StrCache,
+    /// Counts the parses that borrowed these caches: the current document's.
+    generation: u64,
+}
+
+/// The caches between parses. Only taken and put back under the lock, never
+/// held during a parse: a parse that finds none (another thread's parse, or
+/// one started by a finalizer while a parse allocates) uses a fresh set.
+static SPARE: Mutex<Option<Box<StrCaches>>> = Mutex::new(None);
+
+// SAFETY: the `str` pointers are only touched with the GIL held (the module
+// does not declare free-threading support): `lend`, the parse and
+// `give_back` all run under it, so moving the caches between threads through
+// `SPARE` never lets two threads use an object's refcount at once.
+unsafe impl Send for StrCaches {}
+
+impl StrCaches {
+    /// The spare caches, or new ones, for one document.
+    pub(super) fn lend() -> Box<StrCaches> {
+        let spare = SPARE.lock().ok().and_then(|mut spare| spare.take());
+        let mut caches = spare.unwrap_or_else(|| {
+            Box::new(StrCaches {
+                keys: StrCache::new(KEY_CACHE_BITS),
+                values: StrCache::new(VALUE_CACHE_BITS),
+                generation: 0,
+            })
+        });
+        caches.generation += 1;
+        caches
+    }
+
+    /// Keeps these caches for the next parse (or drops them if another set
+    /// was put back first). Needs the GIL, as dropping them decrefs.
+    pub(super) fn give_back(self: Box<Self>) {
+        let unwanted = match SPARE.lock() {
+            Ok(mut spare) if spare.is_none() => spare.replace(self),
+            _ => Some(self),
+        };
+        // Dropped after the lock is released.
+        drop(unwanted);
+    }
 }
 
 impl Drop for StrCache {
@@ -90,7 +166,7 @@ impl Drop for StrCache {
     }
 }
 
-/// Which per-document cache.
+/// Which cache.
 #[derive(Clone, Copy)]
 enum Cache {
     Keys,
@@ -99,7 +175,7 @@ enum Cache {
 
 impl<'py> Parser<'_, 'py> {
     /// An object key (after its opening quote): escape-free keys of at most
-    /// `KEY_CACHE_MAX_BYTES` come from the per-document cache.
+    /// `KEY_CACHE_MAX_BYTES` come from the key cache.
     pub(super) fn key(&mut self) -> Parsed<'py> {
         let start = self.pos;
         if let Some(short) = short_string(self.data, start) {
@@ -146,16 +222,17 @@ impl<'py> Parser<'_, 'py> {
     /// `cache`, made and remembered on a miss.
     fn cached_str(&mut self, cache: Cache, short: Short, start: usize) -> Parsed<'py> {
         let data = self.data;
+        let generation = self.caches.generation;
         let table = match cache {
-            Cache::Keys => &mut self.keys,
-            Cache::Values => &mut self.values,
+            Cache::Keys => &mut self.caches.keys,
+            Cache::Values => &mut self.caches.values,
         };
-        if table.slots.is_empty() {
-            table.slots = vec![EMPTY_SLOT; 1 << STR_CACHE_BITS];
-        }
-        let mask = (1 << STR_CACHE_BITS) - 1;
-        let first = (short.hash() >> (64 - STR_CACHE_BITS)) as usize;
-        let second = (first + 1) & mask;
+        let bits = match cache {
+            Cache::Keys => KEY_CACHE_BITS,
+            Cache::Values => VALUE_CACHE_BITS,
+        };
+        let first = (short.hash() >> (64 - bits)) as usize;
+        let second = (first + 1) & ((1 << bits) - 1);
         let len = short.len;
         let same = |slot: &Slot| {
             !slot.obj.is_null()
@@ -163,30 +240,46 @@ impl<'py> Parser<'_, 'py> {
                 && slot.short.lo == short.lo
                 && slot.short.hi == short.hi
                 && (len <= SHORT_MAX_BYTES
-                    || data[slot.start..slot.start + len] == data[start..start + len])
+                    || (slot.generation == generation
+                        && data[slot.start..slot.start + len] == data[start..start + len]))
         };
         for index in [first, second] {
-            let slot = &table.slots[index & mask];
+            let slot = &mut table.slots[index];
             if same(slot) {
+                slot.used = true;
                 // SAFETY: the slot holds a valid `str`; we hand out a new reference.
                 return owned(self.py, unsafe { ffi::Py_NewRef(slot.obj) });
             }
         }
         // Two-way: a string may sit in its slot or the next one, so two
-        // colliding strings of one document do not evict each other forever.
-        let index = if !table.slots[first].obj.is_null() && table.slots[second].obj.is_null() {
-            second
-        } else {
-            first
+        // colliding strings do not evict each other forever. A key takes an
+        // empty slot, else its first (every key is worth keeping: a document
+        // repeats its few keys). A value takes an empty or unused slot; when
+        // both were used since the last miss here, it is not cached and both
+        // lose their mark (second chance): values that repeat (enums, tags)
+        // survive a stream of unique ones ("item-1", "item-2", ...).
+        let victim = [first, second].into_iter().find(|&i| {
+            let slot = &table.slots[i];
+            slot.obj.is_null() || (matches!(cache, Cache::Values) && !slot.used)
+        });
+        let index = match (victim, cache) {
+            (Some(index), _) => index,
+            (None, Cache::Keys) => first,
+            (None, Cache::Values) => {
+                table.slots[first].used = false;
+                table.slots[second].used = false;
+                return self.make_str(start, start + len);
+            }
         };
-        let made = if short.ascii() {
+        // The words tell whether the whole string is ASCII only up to 16 bytes.
+        let made = if len <= SHORT_MAX_BYTES && short.ascii() {
             ascii_str(self.py, &data[start..start + len])
         } else {
-            decode_utf8(self.py, &data[start..start + len])
+            self.make_str(start, start + len)
         }?;
         let table = match cache {
-            Cache::Keys => &mut self.keys,
-            Cache::Values => &mut self.values,
+            Cache::Keys => &mut self.caches.keys,
+            Cache::Values => &mut self.caches.values,
         };
         let slot = &mut table.slots[index];
         let old = std::mem::replace(
@@ -194,6 +287,8 @@ impl<'py> Parser<'_, 'py> {
             Slot {
                 short,
                 start,
+                generation,
+                used: false,
                 // SAFETY: `made` is a valid object; the slot owns a new reference.
                 obj: unsafe { ffi::Py_NewRef(made.as_ptr()) },
             },

@@ -17,10 +17,10 @@ our $VERSION = '0.01';
 
 # One engine client per distinct setting (timeout, proxy, TLS checks), so
 # connections are reused across requests and user agents. LWP makes a new
-# protocol object per request, which cannot hold them.
+# protocol object per request, which cannot hold them. A new ithread's
+# copies of these clients get handles of their own (Nodelay::CLONE).
 my %CLIENTS;
 
-sub CLONE { %CLIENTS = () }
 
 sub _client {
     my ($self, $proxy, $timeout) = @_;
@@ -54,19 +54,39 @@ sub request {
     }
     my $method = $request->method;
     my $body = length($$content) || $method eq 'POST' || $method eq 'PUT' ? $$content : undef;
+    # With :content_file or :content_cb (LWP's $arg) the body streams to
+    # LWP's collector piece by piece and is never held whole.
+    my $stream = defined $arg && (ref $arg || length $arg) && $method ne 'HEAD';
     my ($code, $handle, $data) = Nodelay::XS::request(
-        $client->{handle}, $method, $request->uri->as_string, \@headers, $body, $method ne 'HEAD');
+        $client->{handle}, $method, $request->uri->as_string, \@headers, $body, $method ne 'HEAD' && !$stream);
     if ($code) {
         my $e = eval { Nodelay::X->throw($code, $handle, $method, $request->uri->as_string) } || $@;
         # LWP turns a die here into a 500 response with Client-Warning; a
         # timeout says so, as LWP::Protocol::http's does.
-        die $e->is_timeout ? 'read timeout: ' . $e->message . "\n" : $e->message . "\n";
+        die _lwp_message($e);
     }
     my $res = Nodelay::Response->_new($handle, $data, $method, $request->uri->as_string);
     my $response = HTTP::Response->new($res->status, $res->reason, $res->_decoded_headers);
     $response->protocol($res->protocol);
     $response->request($request);
-    return $self->collect_once($arg, $response, $data);
+    return $self->collect_once($arg, $response, $data) unless $stream;
+    my $piece_size = $size || Nodelay::STREAM_PIECE();
+    # LWP's collector protocol: a reference to the next piece, an empty
+    # one at the end. A failure mid-body dies there, and LWP records it in
+    # X-Died as it does for its own connections.
+    return $self->collect($arg, $response, sub {
+        my ($c, $piece) = Nodelay::XS::response_read_chunk($res->{handle}, $piece_size);
+        if ($c) {
+            my $e = eval { Nodelay::X->throw($c, $piece, $method, $request->uri->as_string) } || $@;
+            die _lwp_message($e);
+        }
+        return \$piece;
+    });
+}
+
+sub _lwp_message {
+    my ($e) = @_;
+    return $e->is_timeout ? 'read timeout: ' . $e->message . "\n" : $e->message . "\n";
 }
 
 1;

@@ -1,0 +1,37 @@
+"""One end-to-end run of the lab (``python -m nodelay_bench ... --json FILE``) for the tests
+of tests/test_bench.py and tests/test_bench_lang.py: the process and its results file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from nodelay_bench import child_env
+
+__all__ = ["run_lab"]
+
+
+def run_lab(
+    out_json: Path,
+    *args: str,
+    timeout: float,
+    module: tuple[str, ...] = ("nodelay_bench",),
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Run the lab with ``args`` at one repetition (``--quick``) and scale 0.05, writing
+    ``out_json``; returns the finished process and the results document. ``module``: how
+    the lab is started (``("nodelay", "bench")``: through the package's command). Fails the
+    test if the lab exits non-zero."""
+    argv = [sys.executable, "-m", *module, "--quick", "--scale", "0.05", *args]
+    proc = subprocess.run(
+        [*argv, "--json", str(out_json)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env() if env is None else env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc, json.loads(out_json.read_text())
