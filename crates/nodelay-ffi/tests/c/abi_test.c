@@ -214,6 +214,21 @@ static void abort_by_signal(nodelay_client *c, const char *base) {
     signal(SIGALRM, SIG_DFL);
 }
 
+/* GET `path` and check that the body (its first 255 bytes) contains `needle`. */
+static void get_body_contains(nodelay_client *c, const char *base, const char *path,
+                              const char *needle) {
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request(c, "GET", url(base, path), NULL, 0, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    size_t len = 0;
+    const char *body = (const char *)nodelay_response_body(r, &len);
+    char text[256] = {0};
+    memcpy(text, body, len < 255 ? len : 255);
+    CHECK(strstr(text, needle) != NULL);
+    nodelay_response_free(r);
+}
+
 static void cookies(const char *base, const char *cookie_file) {
     remove(cookie_file);
     nodelay_client *c = client_with(5.0, cookie_file);
@@ -223,15 +238,7 @@ static void cookies(const char *base, const char *cookie_file) {
     CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
     nodelay_response_free(r);
     /* The jar sends it back. */
-    CHECK(nodelay_request(c, "GET", url(base, "/cookies"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
-          NODELAY_OK);
-    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
-    size_t len = 0;
-    const char *body = (const char *)nodelay_response_body(r, &len);
-    char text[256] = {0};
-    memcpy(text, body, len < 255 ? len : 255);
-    CHECK(strstr(text, "abc123") != NULL);
-    nodelay_response_free(r);
+    get_body_contains(c, base, "/cookies", "abc123");
     /* Autosaved already, before the client is freed. */
     FILE *f = fopen(cookie_file, "r");
     CHECK(f != NULL);
@@ -248,14 +255,7 @@ static void cookies(const char *base, const char *cookie_file) {
     nodelay_client_free(c);
     /* A new client loads the file. */
     c = client_with(5.0, cookie_file);
-    CHECK(nodelay_request(c, "GET", url(base, "/cookies"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
-          NODELAY_OK);
-    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
-    body = (const char *)nodelay_response_body(r, &len);
-    memset(text, 0, sizeof text);
-    memcpy(text, body, len < 255 ? len : 255);
-    CHECK(strstr(text, "abc123") != NULL);
-    nodelay_response_free(r);
+    get_body_contains(c, base, "/cookies", "abc123");
     nodelay_client_free(c);
 }
 
@@ -273,16 +273,7 @@ static void dup_shares_the_client(const char *base) {
                           NULL, &r) == NODELAY_OK);
     nodelay_response_free(r);
     nodelay_client_free(c);
-    r = NULL;
-    CHECK(nodelay_request(d, "GET", url(base, "/cookies"), NULL, 0, NULL, 0, NULL, NULL, &r) ==
-          NODELAY_OK);
-    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
-    size_t len = 0;
-    const char *body = (const char *)nodelay_response_body(r, &len);
-    char text[256] = {0};
-    memcpy(text, body, len < 255 ? len : 255);
-    CHECK(strstr(text, "yes") != NULL);
-    nodelay_response_free(r);
+    get_body_contains(d, base, "/cookies", "yes");
     nodelay_client_free(d);
 }
 
