@@ -223,13 +223,9 @@ impl<'py> Parser<'_, 'py> {
     fn cached_str(&mut self, cache: Cache, short: Short, start: usize) -> Parsed<'py> {
         let data = self.data;
         let generation = self.caches.generation;
-        let table = match cache {
-            Cache::Keys => &mut self.caches.keys,
-            Cache::Values => &mut self.caches.values,
-        };
-        let bits = match cache {
-            Cache::Keys => KEY_CACHE_BITS,
-            Cache::Values => VALUE_CACHE_BITS,
+        let (table, bits) = match cache {
+            Cache::Keys => (&mut self.caches.keys, KEY_CACHE_BITS),
+            Cache::Values => (&mut self.caches.values, VALUE_CACHE_BITS),
         };
         let first = (short.hash() >> (64 - bits)) as usize;
         let second = (first + 1) & ((1 << bits) - 1);
