@@ -113,7 +113,11 @@ def nodelay_client(cookies: nil, into: false)
     post_form: ->(u, form, _body) { last = c.post(u, form: form); [last.status, last.body] },
     stream: lambda { |u|
       sizes = []
-      last = c.get(u, buffer: buffer) { |piece| sizes << piece.bytesize }
+      last = if into
+               c.get(u, buffer: buffer) { |piece| sizes << piece.bytesize }
+             else
+               c.get(u) { |piece| sizes << piece.bytesize }
+             end
       [last.status, sizes]
     },
     protocol: -> { last ? last.version : "?" },
