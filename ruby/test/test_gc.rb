@@ -74,4 +74,25 @@ class TestGC < Minitest::Test
     GC.compact
     kept.each_with_index { |r, i| assert_equal @expected[0, i + 1], r.body }
   end
+
+  def test_compaction_inside_a_stream_into_a_buffer
+    skip "GC.compact is not supported here" unless GC.respond_to?(:compact)
+    whole = @client.get("/bytes/1000000").body
+    buf = String.new
+    got = +"".b
+    n = 0
+    @client.get("/gzip/1000000", buffer: buf) do |piece|
+      got << piece
+      GC.compact if (n += 1) % 3 == 1
+    end
+    assert_equal whole, got
+    GC.stress = true
+    begin
+      got = +"".b
+      @client.get("/chunked/300000", buffer: buf) { |piece| got << piece }
+    ensure
+      GC.stress = false
+    end
+    assert_equal whole[0, 300_000], got
+  end
 end
