@@ -96,6 +96,7 @@ LANGS: dict[str, Lang] = {
         script=LAB_PATH / "workers" / "ruby" / "worker.rb",
         clients=(
             "nodelay",
+            "nodelay-into",
             "nodelay-faraday",
             "net-http",
             "net-http-persistent",

@@ -8,7 +8,7 @@ require "zlib"
 # numbering): one scripted server per case, answering one request with exactly
 # these bytes, then closing or keeping the connection open (the error must
 # then come from the bytes, not from the end of the stream). Each case is
-# run whole and streamed to a block.
+# run whole, streamed to a block and streamed into one buffer (buffer:).
 class TestHostile < Minitest::Test
   OK_HEAD = "HTTP/1.1 200 OK\r\n"
   CHUNKED_HEAD = "#{OK_HEAD}Transfer-Encoding: chunked\r\n\r\n".freeze
@@ -134,6 +134,9 @@ class TestHostile < Minitest::Test
       end
       answering(bytes, keep_open: keep_open) do |url|
         assert_refused(error, message) { @client.get(url) { |_| nil } }
+      end
+      answering(bytes, keep_open: keep_open) do |url|
+        assert_refused(error, message) { @client.get(url, buffer: String.new) { |_| nil } }
       end
     end
   end

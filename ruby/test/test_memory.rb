@@ -22,12 +22,14 @@ class TestMemory < Minitest::Test
     skip "RSS is not measured under AddressSanitizer (make asan-ruby)" if ENV["NODELAY_ASAN_PRELOAD"]
     client = Nodelay::Client.new(base_url: TestServer.url, timeout: 10)
     form = { "user" => "soak", "note" => "a small form" }
+    buffer = String.new
     shapes = [
       -> { client.get("/bytes/202")["content-length"] == "202" },
       -> { client.post("/echo", form: form, headers: { "X-A" => "1" }).body == "user=soak&note=a+small+form" },
       -> { client.get("/bytes/40000").body.bytesize == 40_000 },
       -> { client.get("/gzip/3000").body.bytesize == 3000 },
       -> { n = 0; client.get("/bytes/5000") { |piece| n += piece.bytesize }; n == 5000 },
+      -> { n = 0; client.get("/bytes/70000", buffer: buffer) { |piece| n += piece.bytesize }; n == 70_000 },
       -> { client.get("/bytes/10").header_fields.size.positive? },
     ]
     run = ->(count) { count.times { |i| assert shapes[i % shapes.size].call, "request #{i}" } }

@@ -100,17 +100,24 @@ class Client
   def close = @close.call
 end
 
-def nodelay_client(cookies: nil)
+# into: the body streamed into one String reused for every piece
+# (get(url, buffer: buf) { |piece| }) instead of a new String per piece.
+def nodelay_client(cookies: nil, into: false)
   options = { timeout: TIMEOUT }
   options[:cookies] = Nodelay::CookieJar.new(autosave: cookies) if cookies
   c = Nodelay::Client.new(**options)
   last = nil
+  buffer = String.new(capacity: 64 * 1024) if into
   Client.new(
     get: ->(u) { last = c.get(u); [last.status, last.body] },
     post_form: ->(u, form, _body) { last = c.post(u, form: form); [last.status, last.body] },
     stream: lambda { |u|
       sizes = []
-      last = c.get(u) { |piece| sizes << piece.bytesize }
+      last = if into
+               c.get(u, buffer: buffer) { |piece| sizes << piece.bytesize }
+             else
+               c.get(u) { |piece| sizes << piece.bytesize }
+             end
       [last.status, sizes]
     },
     protocol: -> { last ? last.version : "?" },
@@ -163,12 +170,18 @@ def faraday_client(adapter)
   )
 end
 
+# Rows that differ from "nodelay" only in how a streamed body is handed out.
+STREAM_ONLY = %w[nodelay-into].freeze
+
 # Each client: [what to require, a constructor (the workload's URL -> Client),
 # the row's note, whether one client may serve several threads at once].
 # Workload f runs THREADS threads: on one shared client where the client is
 # thread-safe, else one client per thread (as the Python worker does).
 CLIENTS = {
   "nodelay" => [[], ->(_uri) { nodelay_client }, "", true],
+  # One buffer per client: a client per thread.
+  "nodelay-into" => [[], ->(_uri) { nodelay_client(into: true) },
+                     "get(url, buffer: buf): every piece read into one reused String", false],
   "nodelay-faraday" => [%w[faraday nodelay/faraday], ->(_uri) { faraday_client(:nodelay) },
                         "Faraday %s + the nodelay adapter", true],
   "net-http" => [%w[net/http], ->(uri) { net_http_client(uri) }, "Net::HTTP#start (keep-alive)", false],
@@ -465,6 +478,9 @@ end
 
 name = SPEC.fetch("client")
 requires, make, note, thread_safe = CLIENTS[name] || emit(skipped: "the ruby worker has no client #{name}")
+if STREAM_ONLY.include?(name) && SPEC.fetch("variant") != "stream"
+  emit(skipped: "streams only (workload d); otherwise the same as row nodelay")
+end
 begin
   load_nodelay if name.start_with?("nodelay")
   requires.each { |lib| require lib }

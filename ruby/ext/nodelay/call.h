@@ -62,8 +62,12 @@ void nodelay_rb_response_read_body(VALUE self);
 /* Sets the body of a response whose body `call` (CALL_REQUEST_BODY) read:
  * from `call->dst` (BODY_INTO) or from the library (BODY_WHOLE). */
 void nodelay_rb_response_take_body(VALUE self, const struct call *call);
-/* Streams the body to the block; frees the ABI response early on a raise
- * or break out of the block. */
-void nodelay_rb_response_stream(VALUE self);
+/* Streams the body to the block, in new Strings or, when `buffer` is a
+ * String, read into it in place each time; frees the ABI response early on
+ * a raise or break out of the block. */
+void nodelay_rb_response_stream(VALUE self, VALUE buffer);
+/* Makes `buffer` an empty, writable, binary String with room for a piece:
+ * raises FrozenError when it is frozen. */
+void nodelay_rb_stream_buffer_prepare(VALUE buffer);
 
 #endif

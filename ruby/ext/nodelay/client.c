@@ -157,13 +157,22 @@ static VALUE client_request(VALUE self, VALUE method, VALUE url, VALUE headers, 
     return response;
 }
 
-/* stream(method, url, headers, body) { |chunk| }: the response, its body
- * given to the block piece by piece (and not kept). */
-static VALUE client_stream(VALUE self, VALUE method, VALUE url, VALUE headers, VALUE body) {
+/* stream(method, url, headers, body, buffer) { |chunk| }: the response,
+ * its body given to the block piece by piece (and not kept): new Strings
+ * when `buffer` is nil, else that String each time, each piece read into
+ * it in place. A buffer that cannot be written raises before the request
+ * is sent. */
+static VALUE client_stream(VALUE self, VALUE method, VALUE url, VALUE headers, VALUE body,
+                           VALUE buffer) {
     rb_need_block();
+    if (!NIL_P(buffer)) {
+        Check_Type(buffer, T_STRING);
+        nodelay_rb_stream_buffer_prepare(buffer);
+    }
     struct call call;
     VALUE response = send_request(self, method, url, headers, body, &call, NULL);
-    nodelay_rb_response_stream(response);
+    nodelay_rb_response_stream(response, buffer);
+    RB_GC_GUARD(buffer);
     return response;
 }
 
@@ -189,7 +198,7 @@ void nodelay_rb_init_client(void) {
     rb_define_alloc_func(native_class, client_alloc);
     rb_define_method(native_class, "initialize", client_initialize, 1);
     rb_define_method(native_class, "request", client_request, 4);
-    rb_define_method(native_class, "stream", client_stream, 4);
+    rb_define_method(native_class, "stream", client_stream, 5);
     rb_define_method(native_class, "save_cookies", client_save_cookies, 0);
     rb_define_method(native_class, "close", client_close, 0);
 }

@@ -1,5 +1,7 @@
 /* Nodelay::Response: the ABI response (head looked up lazily, in the
  * received bytes) and its body as a Ruby String. */
+#include <ruby/encoding.h>
+
 #include "call.h"
 
 /* Bytes asked of the library per piece when streaming: big reads keep the
@@ -118,6 +120,7 @@ void nodelay_rb_response_take_body(VALUE self, const struct call *call) {
 struct stream {
     VALUE self;
     struct response *r;
+    VALUE buffer; /* the caller's String every piece is read into, or nil */
     int finished;
 };
 
@@ -149,6 +152,56 @@ static VALUE stream_pieces(VALUE arg) {
     return Qnil;
 }
 
+void nodelay_rb_stream_buffer_prepare(VALUE buffer) {
+    /* Raises FrozenError when frozen (or RuntimeError when another read
+     * holds its temporary lock); makes it independent of any String it
+     * shared its bytes with. */
+    rb_str_modify(buffer);
+    rb_str_set_len(buffer, 0);
+    /* A capacity already there is kept (the block may have shrunk it). */
+    if (rb_str_capacity(buffer) < STREAM_PIECE_BYTES)
+        rb_str_modify_expand(buffer, STREAM_PIECE_BYTES);
+    if (ENCODING_GET(buffer) != rb_ascii8bit_encindex())
+        rb_enc_associate_index(buffer, rb_ascii8bit_encindex());
+}
+
+static VALUE read_piece(VALUE arg) {
+    nodelay_rb_call((struct call *)arg);
+    return Qnil;
+}
+
+static VALUE unlock_buffer(VALUE buffer) { return rb_str_unlocktmp(buffer); }
+
+/* Every piece read in place into the caller's String `s->buffer`, which the
+ * block is given each time. While the GVL is released it is locked
+ * (rb_str_locktmp, as IO#readpartial does with its buffer): another thread
+ * changing it meanwhile gets a RuntimeError instead of moving the bytes
+ * the engine writes into. It is pinned by this frame's stack. Between
+ * pieces the block may do anything to it: it is made writable, binary and
+ * 64 KiB large again before each read, or FrozenError is raised. */
+static VALUE stream_pieces_into(VALUE arg) {
+    struct stream *s = (struct stream *)arg;
+    VALUE buf = s->buffer;
+    struct call call = {0};
+    call.op = CALL_READ_CHUNK;
+    call.response = s->r->response;
+    for (;;) {
+        nodelay_rb_stream_buffer_prepare(buf);
+        call.dst = (uint8_t *)RSTRING_PTR(buf);
+        call.len = STREAM_PIECE_BYTES;
+        call.got = 0;
+        rb_str_locktmp(buf);
+        rb_ensure(read_piece, (VALUE)&call, unlock_buffer, buf);
+        if (call.code != NODELAY_OK) nodelay_rb_raise(&call); /* the ensure frees */
+        if (call.got == 0) break;
+        rb_str_set_len(buf, (long)call.got);
+        rb_yield(buf);
+    }
+    RB_GC_GUARD(buf);
+    s->finished = 1;
+    return Qnil;
+}
+
 /* A raise (ours, the block's, an interrupt's) or a break out of the block:
  * the connection is closed now rather than at the next GC. */
 static VALUE stream_ensure(VALUE arg) {
@@ -157,10 +210,12 @@ static VALUE stream_ensure(VALUE arg) {
     return Qnil;
 }
 
-void nodelay_rb_response_stream(VALUE self) {
-    struct stream s = {self, get(self), 0};
-    rb_ensure(stream_pieces, (VALUE)&s, stream_ensure, (VALUE)&s);
+void nodelay_rb_response_stream(VALUE self, VALUE buffer) {
+    struct stream s = {self, get(self), buffer, 0};
+    rb_ensure(NIL_P(buffer) ? stream_pieces : stream_pieces_into, (VALUE)&s, stream_ensure,
+              (VALUE)&s);
     RB_GC_GUARD(self);
+    RB_GC_GUARD(buffer);
 }
 
 static VALUE response_status(VALUE self) {

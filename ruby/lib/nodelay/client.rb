@@ -52,11 +52,17 @@ module Nodelay
     # added to the query string. headers: this request's. One body at most:
     # form: (a Hash, URL-encoded), json: (any object, JSON.generate) or body:
     # (a String, sent as is). With a block, the body is given to it in pieces
-    # (Strings, decoded) as they arrive, and Response#body is nil.
-    def request(method, path, params: nil, headers: nil, form: nil, json: nil, body: nil, &block)
+    # (Strings, decoded) as they arrive, and Response#body is nil. buffer: a
+    # String every piece is then read into in place (as IO#readpartial's
+    # outbuf): the block gets that same String each time, binary, its
+    # contents replaced by the next piece (copy what it keeps); no String is
+    # allocated per piece. Frozen: FrozenError before the request is sent.
+    def request(method, path, params: nil, headers: nil, form: nil, json: nil, body: nil, buffer: nil,
+                &block)
       if (form.nil? ? 0 : 1) + (json.nil? ? 0 : 1) + (body.nil? ? 0 : 1) > 1
         raise ArgumentError, "give one of form:, json: and body:"
       end
+      raise ArgumentError, "buffer: is for a body streamed to a block" if buffer && !block
 
       if form
         body = Native.encode_form(form) || URI.encode_www_form(form).freeze
@@ -69,7 +75,7 @@ module Nodelay
       flat = headers || type ? fields(headers, type) : @flat_headers
       target = url(path, params)
       if block
-        @native.stream(method, target, flat, body&.to_s, &block)
+        @native.stream(method, target, flat, body&.to_s, buffer, &block)
       else
         @native.request(method, target, flat, body&.to_s)
       end
