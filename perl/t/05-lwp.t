@@ -27,6 +27,9 @@ sub with_nodelay {
 }
 
 my $ua = LWP::UserAgent->new(timeout => 5, agent => 'lwp-same/1');
+# Stock LWP without keep_alive asks for Connection: close, which the engine
+# (always pooling) does not: whole-response comparisons use a keep-alive UA.
+my $kua = LWP::UserAgent->new(timeout => 5, agent => 'lwp-same/1', keep_alive => 1);
 
 sub same_response {
     my ($path_or_req, $what) = @_;
@@ -105,6 +108,120 @@ subtest 'errors become LWP 500 responses' => sub {
     $res = with_nodelay(sub { $quick->get("$base/delay/3000") });
     is $res->code, 500, 'timeout: 500';
     like $res->message, qr/timeout/i, 'says timeout';
+};
+
+# Everything LWP users read off a response, stock against ours: the
+# headers compared whole (every field, every value in order, the case
+# HTTP::Headers prints), less the Client-* fields only stock LWP adds.
+sub _headers_without_client {
+    my ($res) = @_;
+    my $h = $res->headers->clone;
+    $h->remove_header(grep /^Client-/i, $h->header_field_names);
+    return $h;
+}
+our $TODO;
+sub same_everything {
+    my ($ref, $ours, $what, $headers_todo) = @_;
+    is $ours->code, $ref->code, "$what: code";
+    is $ours->message, $ref->message, "$what: message";
+    is $ours->protocol, $ref->protocol, "$what: protocol";
+    is $ours->content, $ref->content, "$what: content";
+    is $ours->decoded_content, $ref->decoded_content, "$what: decoded_content";
+    {
+        local $TODO = $headers_todo;
+        is _headers_without_client($ours)->as_string, _headers_without_client($ref)->as_string, "$what: headers as_string";
+        is_deeply [_headers_without_client($ours)->flatten], [_headers_without_client($ref)->flatten], "$what: header pairs";
+    }
+    is $ours->request->uri, $ref->request->uri, "$what: request";
+    is_deeply [sort grep !/^_(?:headers|request|content)\z/, keys %$ours],
+        [sort grep !/^_(?:headers|request|content)\z/, keys %$ref], "$what: same HTTP::Response fields";
+}
+
+subtest 'repeated, odd-case and HTML head headers (scripted server)' => sub {
+    require Scripted;
+    my $body = '<html><head><title>Hi there</title><meta http-equiv="X-From-Meta" content="m1"></head><body>x</body></html>';
+    my $head = join "\r\n",
+        'HTTP/1.1 200 Fine Thanks', 'Content-Type: text/html; charset=UTF-8',
+        'Set-Cookie: a=1', 'x-multi: one', 'Set-Cookie: b=2', 'X-MULTI: two', 'X-multi: three',
+        'x-lower-only: v', 'X_Under: u', 'Server: scripted', 'Connection: close',
+        'Content-Length: ' . length($body), '', '';
+    my $s = Scripted->start([recv => 1], [send => $head . $body], ['close']);
+    my $ref = $kua->get($s->url . '/');
+    my $ours = with_nodelay(sub { $kua->get($s->url . '/') });
+    same_everything($ref, $ours, 'scripted', 'X_Under becomes X-Under (stock keeps the underscore)');
+    is_deeply [$ours->header('Set-Cookie')], ['a=1', 'b=2'], 'Set-Cookie values in order';
+    is_deeply [$ours->header('X-Multi')], [qw(one two three)], 'X-Multi values in order';
+    is $ours->header('Title'), 'Hi there', "LWP's parse_head ran (Title)";
+    is $ours->header('X-From-Meta'), 'm1', "LWP's parse_head ran (meta)";
+};
+
+subtest 'HEAD, 404 and chunked compared whole' => sub {
+    for my $case ([HEAD => '/bytes/20'], [GET => '/status/404'], [GET => '/chunked/700'], [GET => '/redirect/1']) {
+        my $req = HTTP::Request->new(@$case[0], "$base$case->[1]");
+        same_everything($kua->request($req->clone), with_nodelay(sub { $kua->request($req->clone) }), "@$case",
+            $case->[1] =~ /chunked/ ? 'Transfer-Encoding kept (stock moves it to Client-Transfer-Encoding)' : undef);
+    }
+};
+
+subtest 'gzip body: decoded_content as stock' => sub {
+    my $ref = $ua->get("$base/gzip/3000");
+    my $ours = with_nodelay(sub { $ua->get("$base/gzip/3000") });
+    is $ours->code, $ref->code, 'code';
+    is $ours->decoded_content, $ref->decoded_content, 'decoded_content';
+    is length $ours->decoded_content, 3000, 'decoded length';
+    is $ours->header('Content-Encoding'), undef, 'no Content-Encoding (the engine decoded it)';
+};
+
+subtest 'user agent handlers run as with stock LWP' => sub {
+    for my $impl ('stock', 'nodelay') {
+        my @seen;
+        my $hua = LWP::UserAgent->new(timeout => 5);
+        $hua->add_handler(request_send => sub { push @seen, 'request_send'; return });
+        $hua->add_handler(response_header => sub { push @seen, 'response_header:' . $_[0]->code; return });
+        $hua->add_handler(response_data => sub { push @seen, 'response_data:' . length $_[3]; 1 });
+        $hua->add_handler(response_done => sub { push @seen, 'response_done:' . length $_[0]->content; return });
+        my $res = $impl eq 'stock' ? $hua->get("$base/bytes/202") : with_nodelay(sub { $hua->get("$base/bytes/202") });
+        is length $res->content, 202, "$impl: content kept";
+        is_deeply \@seen, [qw(request_send response_header:200 response_data:202 response_done:202)], "$impl: handlers in order";
+    }
+    # A response_header handler that turns default_add_content off keeps the
+    # body out of the response, and one that adds a data handler sees it.
+    for my $impl ('stock', 'nodelay') {
+        my $got = '';
+        my $hua = LWP::UserAgent->new(timeout => 5);
+        $hua->add_handler(response_header => sub {
+            my ($res) = @_;
+            $res->{default_add_content} = 0;
+            push @{ $res->{handlers}{response_data} }, { callback => sub { $got .= $_[3]; 1 } };
+            return;
+        });
+        my $res = $impl eq 'stock' ? $hua->get("$base/bytes/100") : with_nodelay(sub { $hua->get("$base/bytes/100") });
+        is $res->content, '', "$impl: default_add_content honoured";
+        is length $got, 100, "$impl: response's own data handler ran";
+        ok !exists $res->{handlers}, "$impl: data handlers removed after";
+    }
+    # A handler that dies mid-response becomes X-Died, as stock.
+    my $dua = LWP::UserAgent->new(timeout => 5);
+    $dua->add_handler(response_header => sub { die "stop here\n" });
+    my $ref = $dua->get("$base/bytes/10");
+    my $ours = with_nodelay(sub { $dua->get("$base/bytes/10") });
+    is $ours->header('X-Died'), $ref->header('X-Died'), 'X-Died';
+    is $ours->header('Client-Aborted'), $ref->header('Client-Aborted'), 'Client-Aborted';
+    is $ours->code, $ref->code, 'code after a dying handler';
+};
+
+subtest 'max_size and a streamed :content_cb' => sub {
+    my $mua = LWP::UserAgent->new(timeout => 5, max_size => 100);
+    my $ref = $mua->get("$base/bytes/5000");
+    my $ours = with_nodelay(sub { $mua->get("$base/bytes/5000") });
+    is $ours->header('Client-Aborted'), $ref->header('Client-Aborted'), 'Client-Aborted max_size';
+    my (@pieces, $obj);
+    my $res = with_nodelay(sub { $ua->get("$base/bytes/300000", ':content_cb' => sub { push @pieces, length $_[0]; $obj = $_[1] }, ':read_size_hint' => 4096) });
+    ok $res->is_success, 'streamed: success';
+    is $res->content, '', 'streamed: not kept in the response';
+    cmp_ok scalar(@pieces), '>', 1, 'streamed: more than one piece';
+    is eval { my $t = 0; $t += $_ for @pieces; $t }, 300000, 'streamed: every byte given';
+    isa_ok $obj, 'HTTP::Response', 'callback gets the response';
 };
 
 subtest 'connections are reused' => sub {
