@@ -244,6 +244,20 @@ subtest 'received heads become the HTTP::Headers push_header makes' => sub {
     }
 };
 
+subtest "the request's canonical URI as stock LWP works it out" => sub {
+    require Scalar::Util;
+    (my $upper = $base) =~ s/^http:/HTTP:/;
+    for my $url ("$base/bytes/3", "$base/bytes/3", "$upper/bytes/3", "$base/%7e", $base) {
+        my ($ref_req, $our_req) = (HTTP::Request->new(GET => $url), HTTP::Request->new(GET => $url));
+        $kua->request($ref_req);
+        with_nodelay(sub { $kua->request($our_req) });
+        is $our_req->uri_canonical, $ref_req->uri_canonical, "$url: uri_canonical";
+        is Scalar::Util::refaddr($our_req->uri_canonical) == Scalar::Util::refaddr($our_req->uri) ? 1 : 0,
+           Scalar::Util::refaddr($ref_req->uri_canonical) == Scalar::Util::refaddr($ref_req->uri) ? 1 : 0,
+           "$url: the URI object itself exactly when stock's is";
+    }
+};
+
 subtest 'connections are reused' => sub {
     my $before = with_nodelay(sub { $ua->get("$base/stats") })->content;
     with_nodelay(sub { $ua->get("$base/bytes/10") }) for 1 .. 20;

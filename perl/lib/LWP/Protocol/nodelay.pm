@@ -14,6 +14,7 @@ use Nodelay;
 use HTTP::Response;
 use HTTP::Headers;
 use LWP::UserAgent ();
+use Scalar::Util ();
 
 our $VERSION = '0.01';
 
@@ -105,6 +106,29 @@ sub _plain_ua {
         && $class->can('progress') == \&LWP::UserAgent::progress) ? 1 : 0;
 }
 
+# LWP matches its handlers (HTTP::Config: parse_head's response_header
+# handler on every response) against the request's canonical URI, which
+# HTTP::Request works out once per request object (uri_canonical) and which
+# is the URI object itself when it is canonical already. Whether a URL is
+# canonical is a property of its class and text, found here once per URL
+# (URI's own canonical, bounded cache); for such a request the memo is
+# filled with the object uri_canonical would have stored.
+my %CANONICAL;
+use constant MAX_CANONICAL_URLS => 1024;
+
+sub _note_canonical {
+    my ($request, $url) = @_;
+    my $uri = $request->{_uri};
+    my $key = ref($uri) . " $url";
+    my $canonical = $CANONICAL{$key} // do {
+        %CANONICAL = () if keys %CANONICAL >= MAX_CANONICAL_URLS;
+        my $c = $uri->canonical;
+        $CANONICAL{$key} = ref $c && Scalar::Util::refaddr($c) == Scalar::Util::refaddr($uri) ? 1 : 0;
+    };
+    $request->{_uri_canonical} = $uri if $canonical;
+    return;
+}
+
 sub request {
     my ($self, $request, $proxy, $arg, $size, $timeout) = @_;
     my $client = $self->_client($proxy, $timeout);
@@ -131,6 +155,7 @@ sub request {
         # timeout says so, as LWP::Protocol::http's does.
         die _lwp_message($e);
     }
+    _note_canonical($request, $url) if ref $request->{_uri} && !defined $request->{_uri_canonical};
     unless ($stream) {
         # The body is read: the handle is done with once the head is copied.
         my $response = eval { _response($handle, $request) };
