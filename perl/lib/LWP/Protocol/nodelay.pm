@@ -84,13 +84,16 @@ sub _headers {
 # $message), then protocol and request, make it.
 sub _response {
     my ($handle, $request) = @_;
+    my ($status, $reason, $version, $encoded, @pairs) = Nodelay::XS::response_head($handle);
     return bless {
-        _headers  => _headers(@{ Nodelay::Response::_header_pairs($handle) }),
+        # A Content-Encoding the engine undid goes, as Nodelay::Response's
+        # as_http_response drops it.
+        _headers  => _headers($encoded ? @{ Nodelay::Response::_header_pairs($handle) } : @pairs),
         _content  => '',
         ($WITH_MAX_BODY_SIZE ? (_max_body_size => $HTTP::Message::MAXIMUM_BODY_SIZE) : ()),
-        _rc       => Nodelay::XS::response_status($handle),
-        _msg      => Nodelay::XS::response_reason($handle),
-        _protocol => Nodelay::XS::response_version($handle),
+        _rc       => $status,
+        _msg      => $reason,
+        _protocol => $version,
         _request  => $request,
     }, 'HTTP::Response';
 }
@@ -199,7 +202,13 @@ sub _collect_whole {
                 my $plain = $PLAIN_UA{ ref $ua } // _plain_ua(ref $ua);
                 if ($plain && !$ua->{handlers}{response_data}
                     && !($response->{handlers} && $response->{handlers}{response_data})) {
-                    $response->add_content($data) if $add;
+                    if (!$add) { }
+                    # add_content's work for bytes appended to plain content.
+                    elsif (exists $response->{_content} && !ref $response->{_content} && !utf8::is_utf8($data)) {
+                        $response->{_content} .= $data;
+                        delete $response->{_parts};
+                    }
+                    else { $response->add_content($data) }
                 }
                 else {
                     push @{ $response->{handlers}{response_data} }, {
