@@ -105,8 +105,8 @@ my %PLAIN_UA;
 
 sub _plain_ua {
     my ($class) = @_;
-    return $PLAIN_UA{$class} //= ($class->can('handlers') == \&LWP::UserAgent::handlers
-        && $class->can('progress') == \&LWP::UserAgent::progress) ? 1 : 0;
+    return $PLAIN_UA{$class} //= (($class->can('handlers') // 0) == \&LWP::UserAgent::handlers
+        && ($class->can('progress') // 0) == \&LWP::UserAgent::progress) ? 1 : 0;
 }
 
 # LWP matches its handlers (HTTP::Config: parse_head's response_header
