@@ -210,6 +210,22 @@ subtest 'user agent handlers run as with stock LWP' => sub {
     is $ours->code, $ref->code, 'code after a dying handler';
 };
 
+{
+    package ProgressUA;
+    our @ISA = ('LWP::UserAgent');
+    sub progress { my ($self, $status) = @_; push @{ $self->{seen_progress} }, $status; $self->SUPER::progress(@_[1 .. $#_]) }
+}
+subtest 'a user agent that overrides progress is called as by stock LWP' => sub {
+    my %seen;
+    for my $impl ('stock', 'nodelay') {
+        my $pua = ProgressUA->new(timeout => 5, keep_alive => 1);
+        my $res = $impl eq 'stock' ? $pua->get("$base/bytes/202") : with_nodelay(sub { $pua->get("$base/bytes/202") });
+        is length $res->content, 202, "$impl: content";
+        $seen{$impl} = $pua->{seen_progress};
+    }
+    is_deeply $seen{nodelay}, $seen{stock}, "progress statuses (@{ $seen{stock} })";
+};
+
 subtest 'max_size and a streamed :content_cb' => sub {
     my $mua = LWP::UserAgent->new(timeout => 5, max_size => 100);
     my $ref = $mua->get("$base/bytes/5000");
