@@ -274,6 +274,32 @@ subtest "the request's canonical URI as stock LWP works it out" => sub {
     }
 };
 
+subtest 'a fork child through LWP connects anew; the parent keeps its connection' => sub {
+    my $count = sub {
+        my ($c) = with_nodelay(sub { $ua->get("$base/stats") })->content =~ /"connections"\s*:\s*(\d+)/;
+        return $c;
+    };
+    my $before = $count->();
+    plan skip_all => 'no connection count in /stats' unless defined $before;
+    pipe(my $r, my $w) or die "pipe: $!";
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        close $r;
+        my $res = eval { with_nodelay(sub { $ua->get("$base/bytes/10") }) };
+        print {$w} ($res ? $res->code . ' ' . length($res->content) : 'died') . ' ' . ($count->() // -1) . "\n";
+        close $w;
+        require POSIX;
+        POSIX::_exit(0);
+    }
+    close $w;
+    chomp(my $line = <$r> // '');
+    waitpid $pid, 0;
+    my ($code, $len, $in_child) = split ' ', $line;
+    is "$code $len", '200 10', "the child's request through LWP";
+    is $in_child, $before + 1, 'the child connected anew';
+    is $count->(), $before + 1, "the parent's pooled connection is still its own and still works";
+};
+
 subtest 'connections are reused' => sub {
     my $before = with_nodelay(sub { $ua->get("$base/stats") })->content;
     with_nodelay(sub { $ua->get("$base/bytes/10") }) for 1 .. 20;

@@ -21,7 +21,10 @@ our $VERSION = '0.01';
 # One engine client per distinct setting (timeout, proxy, TLS checks), so
 # connections are reused across requests and user agents. LWP makes a new
 # protocol object per request, which cannot hold them. A new ithread's
-# copies of these clients get handles of their own (Nodelay::CLONE).
+# copies of these clients get handles of their own (Nodelay::CLONE); a fork
+# child keeps using them, as with any Nodelay object: the engine drops the
+# connections it inherited and connects anew (t/07-threads-fork.t). The key
+# has no process id: \$\$ is a getpid() system call on every read in Perl.
 my %CLIENTS;
 
 
@@ -31,7 +34,7 @@ sub _client {
     my $ssl = $ua ? ($ua->ssl_opts('verify_hostname') // 1) : 1;
     my $ca = $ua ? $ua->ssl_opts('SSL_ca_file') : undef;
     my $proxy_url = defined $proxy ? "$proxy" : undef;
-    my $key = join "\0", $timeout // '', $proxy_url // '', $ssl ? 1 : 0, $ca // '', $$;
+    my $key = join "\0", $timeout // '', $proxy_url // '', $ssl ? 1 : 0, $ca // '';
     return $CLIENTS{$key} ||= Nodelay->new(
         timeout => $timeout,
         verify  => $ssl,
