@@ -67,6 +67,18 @@ subtest 'headers and agent reach the server' => sub {
     like $res->content, qr/lwp-same\/1/, "LWP's agent";
     like $res->content, qr/yes/, 'own header';
     unlike $res->content, qr/nodelay\//, "not the engine's agent";
+    # LWP::Protocol::http sends a line break in a value as a space and a
+    # ':'-prefixed name without the colon.
+    for my $h (['X-Multi-Line' => "a\nb"], [':X-Colon' => 'c']) {
+        my $ref = $kua->get("$base/headers", @$h);
+        my $ours = with_nodelay(sub { $kua->get("$base/headers", @$h) });
+        is $ours->code, $ref->code, "$h->[0]: code as stock";
+        (my $lc = lc $h->[0]) =~ s/^://;
+        my ($sent_ref) = $ref->content =~ /("\Q$lc\E": "[^"]*")/;
+        my ($sent_ours) = $ours->content =~ /("\Q$lc\E": "[^"]*")/;
+        ok defined $sent_ref, "$h->[0]: stock sent it";
+        is $sent_ours, $sent_ref, "$h->[0]: sent as stock sends it";
+    }
 };
 
 subtest 'HTTP::Cookies jar (kept by LWP)' => sub {

@@ -139,7 +139,11 @@ sub request {
     my ($self, $request, $proxy, $arg, $size, $timeout) = @_;
     my $client = $self->_client($proxy, $timeout);
     my @headers;
-    $request->headers->scan(sub { push @headers, @_ });
+    # As LWP::Protocol::http sends them: a leading ':' off the name, a line
+    # break in a value (HTTP::Headers allows them) sent as a space.
+    $request->headers->scan(sub {
+        push @headers, ord $_[0] == 58 ? substr($_[0], 1) : $_[0], index($_[1], "\n") < 0 ? $_[1] : $_[1] =~ tr/\n/ /r;
+    });
     my $content = $request->content_ref;
     if (ref $$content eq 'CODE') {    # dynamic content: collect it
         my $cb = $$content;
