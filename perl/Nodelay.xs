@@ -229,6 +229,31 @@ response_headers(r)
         mPUSHp((const char *)value, value_len);
     }
 
+# The whole head in one call: (status, reason, version, whether a
+# Content-Encoding field is there, then every header as name, value in
+# received order) -- what LWP::Protocol::nodelay builds its HTTP::Response
+# from.
+void
+response_head(r)
+    nodelay_response *r
+  PREINIT:
+    size_t i, count, name_len, value_len, reason_len = 0;
+    const uint8_t *name, *value, *reason;
+    const char *version;
+  PPCODE:
+    count = nodelay_response_header_count(r);
+    EXTEND(SP, (SSize_t)(4 + 2 * count));
+    mPUSHu(nodelay_response_status(r));
+    reason = nodelay_response_reason(r, &reason_len);
+    mPUSHp((const char *)reason, reason_len);
+    version = nodelay_response_version(r);
+    mPUSHp(version, strlen(version));
+    mPUSHi(nodelay_response_header(r, "content-encoding", 16, 0, &value, &value_len) ? 1 : 0);
+    for (i = 0; i < count && nodelay_response_header_at(r, i, &name, &name_len, &value, &value_len); i++) {
+        mPUSHp((const char *)name, name_len);
+        mPUSHp((const char *)value, value_len);
+    }
+
 # The next piece of the body, decoded, at most cap bytes, read straight into
 # a new scalar: (0, piece), the piece empty at the end; or (code, message).
 void
