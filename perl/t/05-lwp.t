@@ -293,19 +293,10 @@ subtest 'a fork child through LWP connects anew; the parent keeps its connection
     };
     my $before = $count->();
     plan skip_all => 'no connection count in /stats' unless defined $before;
-    pipe(my $r, my $w) or die "pipe: $!";
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        close $r;
+    my $line = TestServer::in_child(sub {
         my $res = eval { with_nodelay(sub { $ua->get("$base/bytes/10") }) };
-        print {$w} ($res ? $res->code . ' ' . length($res->content) : 'died') . ' ' . ($count->() // -1) . "\n";
-        close $w;
-        require POSIX;
-        POSIX::_exit(0);
-    }
-    close $w;
-    chomp(my $line = <$r> // '');
-    waitpid $pid, 0;
+        ($res ? $res->code . ' ' . length($res->content) : 'died') . ' ' . ($count->() // -1);
+    });
     my ($code, $len, $in_child) = split ' ', $line;
     is "$code $len", '200 10', "the child's request through LWP";
     is $in_child, $before + 1, 'the child connected anew';

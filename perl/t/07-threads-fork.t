@@ -55,19 +55,7 @@ SKIP: {
 subtest 'a fork child opens its own connection' => sub {
     my $ua = Nodelay->new(timeout => 5);
     my $before = connections($ua);    # the parent's connection is now pooled
-    pipe(my $r, my $w) or die "pipe: $!";
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        close $r;
-        my $in_child = eval { connections($ua) } // -1;
-        print {$w} "$in_child\n";
-        close $w;
-        require POSIX;
-        POSIX::_exit(0);
-    }
-    close $w;
-    chomp(my $in_child = <$r> // '');
-    waitpid $pid, 0;
+    my $in_child = TestServer::in_child(sub { connections($ua) });
     is $in_child, $before + 1, 'the child connected anew';
     is connections($ua), $before + 1, "the parent's pooled connection is still its own and still works";
 };

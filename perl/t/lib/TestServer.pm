@@ -34,4 +34,25 @@ sub DESTROY {
     delete $self->{pid};
 }
 
+# Runs $code in a fork child and returns what it returned (one line of
+# text; 'died' when it died), once the child has exited: the child's side
+# of a fork-safety test.
+sub in_child {
+    my ($code) = @_;
+    pipe(my $r, my $w) or die "pipe: $!";
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        close $r;
+        my $line = eval { $code->() } // 'died';
+        print {$w} "$line\n";
+        close $w;
+        require POSIX;
+        POSIX::_exit(0);
+    }
+    close $w;
+    chomp(my $line = <$r> // '');
+    waitpid $pid, 0;
+    return $line;
+}
+
 1;
