@@ -65,7 +65,7 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
     SV *timeout
     int verify
     SV *agent
@@ -73,6 +73,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies)
     SV *proxy
     unsigned int http2
     int cookies
+    SV *ca_file
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -89,6 +90,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies)
     o.proxy = SvOK(proxy) ? SvPVutf8_nolen(proxy) : NULL;
     o.http2 = http2;
     o.cookies = cookies;
+    o.ca_file = SvOK(ca_file) ? SvPV_nolen(ca_file) : NULL;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)

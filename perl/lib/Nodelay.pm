@@ -70,6 +70,8 @@ sub new {
         $args{proxy},
         $HTTP2{$http2},
         ($jar_object || (exists $args{cookies} && !$args{cookies}) ? 0 : 1),
+        # ca_file: a PEM bundle of the CAs to trust instead of the system's.
+        $args{ca_file},
     );
     Nodelay::X->throw($code, $handle) if $code;
     my $self = bless { handle => $handle, jar => $jar_object }, $class;

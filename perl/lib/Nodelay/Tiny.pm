@@ -33,11 +33,16 @@ sub new {
         verify_SSL      => $args{verify_SSL} // $args{verify_ssl} // 1,
         proxy           => $args{proxy} // $args{http_proxy},
         cookie_jar      => $args{cookie_jar},
+        SSL_options     => $args{SSL_options} || {},
     }, $class;
+    # HTTP::Tiny's SSL_options: SSL_ca_file names the CAs to trust (the
+    # engine's TLS is rustls, so the other IO::Socket::SSL options do not apply).
+    my $ca = $self->{SSL_options}{SSL_ca_file};
     $self->{client} = Nodelay->new(
         timeout => $self->{timeout},
         agent   => $agent,
         verify  => $self->{verify_SSL},
+        (defined $ca ? (ca_file => $ca) : ()),
         (defined $self->{proxy} ? (proxy => $self->{proxy}) : ()),
         # HTTP::Tiny keeps no cookies unless given a jar; a cookies.txt path
         # is nodelay's own jar.
@@ -46,7 +51,7 @@ sub new {
     return $self;
 }
 
-for my $name (qw(agent timeout max_redirect default_headers verify_SSL proxy cookie_jar)) {
+for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy cookie_jar)) {
     no strict 'refs';
     *{$name} = sub { $_[0]{$name} };
 }

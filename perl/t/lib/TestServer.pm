@@ -7,12 +7,29 @@ use IO::Handle;
 
 # Seconds to wait for the server's "listening on URL" line.
 use constant START_TIMEOUT => 30;
+# The CA that signed the server's built-in certificate (for localhost and
+# 127.0.0.1), as a PEM file: crates/nodelay-server/certs/ca.pem of the
+# checkout this distribution sits in (perl/, or a copy in build/).
+use constant CA_FILE => do {
+    require File::Spec;
+    require File::Basename;
+    my $dir = File::Spec->rel2abs(File::Basename::dirname(__FILE__));
+    my $found;
+    while (!$found) {
+        my $try = "$dir/crates/nodelay-server/certs/ca.pem";
+        if (-r $try) { $found = $try; last }
+        my $up = File::Basename::dirname($dir);
+        last if $up eq $dir;
+        $dir = $up;
+    }
+    $found // '';
+};
 
 sub start {
-    my ($class) = @_;
+    my ($class, @options) = @_;
     my $bin = $ENV{NODELAY_SERVER};
     return undef unless $bin && -x $bin;
-    my $pid = open(my $out, '-|', $bin, '--host', '127.0.0.1', '--port', '0') or return undef;
+    my $pid = open(my $out, '-|', $bin, '--host', '127.0.0.1', '--port', '0', @options) or return undef;
     my $url;
     local $SIG{ALRM} = sub { die "no 'listening on' line from $bin\n" };
     alarm START_TIMEOUT;

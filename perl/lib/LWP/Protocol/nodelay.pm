@@ -42,6 +42,7 @@ sub _client {
         # keeps its own cookie jar.
         agent   => '',
         cookies => 0,
+        (defined $ca ? (ca_file => $ca) : ()),
         (defined $proxy_url ? (proxy => $proxy_url) : ()),
     );
 }
