@@ -89,7 +89,7 @@ sub _headers {
 sub _response {
     my ($handle, $request) = @_;
     my ($status, $reason, $version, $encoded, @pairs) = Nodelay::XS::response_head($handle);
-    return bless {
+    my $response = bless {
         # A Content-Encoding the engine undid goes, as Nodelay::Response's
         # as_http_response drops it.
         _headers  => _headers($encoded ? @{ Nodelay::Response::_header_pairs($handle) } : @pairs),
@@ -100,6 +100,12 @@ sub _response {
         _protocol => $version,
         _request  => $request,
     }, 'HTTP::Response';
+    # The engine undid the transfer coding: as LWP::Protocol::http, the field
+    # moves to Client-Transfer-Encoding, so the head describes the body held.
+    if (my @te = $response->remove_header('Transfer-Encoding')) {
+        $response->push_header('Client-Transfer-Encoding', \@te);
+    }
+    return $response;
 }
 
 # Per user agent class: are handlers() and progress() LWP::UserAgent's own?
