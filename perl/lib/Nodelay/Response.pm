@@ -102,20 +102,22 @@ my %ENGINE_DECODES = map { $_ => 1 } qw(gzip x-gzip deflate br zstd identity);
 # The headers as name, value pairs for a body the engine already decoded:
 # a Content-Encoding it undid is dropped with the Content-Length of the
 # encoded bytes (as HTTP::Message expects of decoded content).
-sub _decoded_headers { _header_pairs($_[0]{handle}) }
+sub _decoded_headers { _decoded_pairs($_[0]->headers) }
 
-# The same from a response handle (LWP::Protocol::nodelay builds its
-# HTTP::Response from it without a Nodelay::Response).
-sub _header_pairs {
-    my ($handle) = @_;
-    my @codings = map { split /\s*,\s*/, lc } Nodelay::XS::response_header($handle, 'Content-Encoding');
-    return [Nodelay::XS::response_headers($handle)] unless grep { $_ ne '' } @codings;
-    my @headers = Nodelay::XS::response_headers($handle);
-    return \@headers if grep { $_ ne '' && !$ENGINE_DECODES{$_} } @codings;
+# The same for a list of received pairs (an array reference): what
+# LWP::Protocol::nodelay builds its HTTP::Response from.
+sub _decoded_pairs {
+    my ($pairs) = @_;
+    my @codings;
+    for (my $i = 0; $i < @$pairs; $i += 2) {
+        push @codings, map { split /\s*,\s*/, lc } $pairs->[$i + 1] if lc $pairs->[$i] eq 'content-encoding';
+    }
+    return $pairs unless grep { $_ ne '' } @codings;
+    return $pairs if grep { $_ ne '' && !$ENGINE_DECODES{$_} } @codings;
     my @out;
-    for (my $i = 0; $i < @headers; $i += 2) {
-        next if $headers[$i] =~ /\Acontent-(?:encoding|length)\z/i;
-        push @out, $headers[$i], $headers[$i + 1];
+    for (my $i = 0; $i < @$pairs; $i += 2) {
+        next if $pairs->[$i] =~ /\Acontent-(?:encoding|length)\z/i;
+        push @out, $pairs->[$i], $pairs->[$i + 1];
     }
     return \@out;
 }

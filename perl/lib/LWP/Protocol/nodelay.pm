@@ -92,7 +92,7 @@ sub _response {
     my $response = bless {
         # A Content-Encoding the engine undid goes, as Nodelay::Response's
         # as_http_response drops it.
-        _headers  => _headers($encoded ? @{ Nodelay::Response::_header_pairs($handle) } : @pairs),
+        _headers  => _headers($encoded ? @{ Nodelay::Response::_decoded_pairs(\@pairs) } : @pairs),
         _content  => '',
         ($WITH_MAX_BODY_SIZE ? (_max_body_size => $HTTP::Message::MAXIMUM_BODY_SIZE) : ()),
         _rc       => $status,
@@ -216,7 +216,7 @@ sub _collect_whole {
                 my $plain = $PLAIN_UA{ ref $ua } // _plain_ua(ref $ua);
                 if ($plain && !$ua->{handlers}{response_data}
                     && !($response->{handlers} && $response->{handlers}{response_data})) {
-                    if (!$add) { }
+                    if (!$add) { }    # a response_header handler asked for no body
                     # add_content's work for bytes appended to plain content.
                     elsif (exists $response->{_content} && !ref $response->{_content} && !utf8::is_utf8($data)) {
                         $response->{_content} .= $data;
