@@ -22,10 +22,7 @@ class TestGC < Minitest::Test
         pieces = []
         @client.get("/gzip/5000") { |p| pieces << p }
         responses << pieces.join
-        buf = String.new
-        into = +"".b
-        @client.get("/bytes/200000", buffer: buf) { |p| into << p }
-        into_responses << into
+        into_responses << joined_into(@client, "/bytes/200000", String.new)
       end
     ensure
       GC.stress = false
@@ -60,11 +57,7 @@ class TestGC < Minitest::Test
       2.times.map do
         Thread.new do
           buf = String.new
-          3.times.map do
-            got = +"".b
-            @client.get("/chunked/300000", buffer: buf) { |p| got << p }
-            got
-          end
+          3.times.map { joined_into(@client, "/chunked/300000", buf) }
         end
       end.each { |t| t.value.each { |got| assert_equal whole, got } }
     ensure
@@ -79,17 +72,12 @@ class TestGC < Minitest::Test
     skip "GC.compact is not supported here" unless GC.respond_to?(:compact)
     whole = @client.get("/bytes/1000000").body
     buf = String.new
-    got = +"".b
     n = 0
-    @client.get("/gzip/1000000", buffer: buf) do |piece|
-      got << piece
-      GC.compact if (n += 1) % 3 == 1
-    end
+    got = joined_into(@client, "/gzip/1000000", buf) { GC.compact if (n += 1) % 3 == 1 }
     assert_equal whole, got
     GC.stress = true
     begin
-      got = +"".b
-      @client.get("/chunked/300000", buffer: buf) { |piece| got << piece }
+      got = joined_into(@client, "/chunked/300000", buf)
     ensure
       GC.stress = false
     end

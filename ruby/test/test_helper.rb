@@ -10,6 +10,18 @@ require "minitest/autorun"
 require "timeout"
 require "socket"
 
+# The body of GET `target` streamed into `buf` (get(target, buffer: buf)),
+# its pieces joined; each piece is then given to the block, if any, while it
+# is still the buffer's content.
+def joined_into(client, target, buf)
+  got = +"".b
+  client.get(target, buffer: buf) do |piece|
+    got << piece
+    yield piece if block_given?
+  end
+  got
+end
+
 module TestServer
   # Seconds to wait for the server's "listening on URL" line.
   START_TIMEOUT = 30

@@ -63,10 +63,8 @@ class TestStreamInto < Minitest::Test
   def test_what_the_block_does_to_the_buffer_is_undone_before_the_next_piece
     whole = @client.get("/bytes/1000000").body
     buf = String.new
-    got = +"".b
     n = 0
-    @client.get("/bytes/1000000", buffer: buf) do |piece|
-      got << piece
+    got = joined_into(@client, "/bytes/1000000", buf) do |piece|
       case (n += 1) % 4
       when 0 then piece.clear
       when 1 then piece.replace("short")
@@ -139,9 +137,7 @@ class TestStreamInto < Minitest::Test
     rescue RuntimeError => e
       e
     end
-    got = +"".b
-    @client.get(server.url, buffer: buf) { |piece| got << piece }
-    assert_equal "abcdef", got
+    assert_equal "abcdef", joined_into(@client, server.url, buf)
     error = writer.value
     assert_kind_of RuntimeError, error
     assert_match(/locked/, error.message)

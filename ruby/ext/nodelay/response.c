@@ -124,34 +124,6 @@ struct stream {
     int finished;
 };
 
-static VALUE stream_pieces(VALUE arg) {
-    struct stream *s = (struct stream *)arg;
-    struct call call = {0};
-    call.op = CALL_READ_CHUNK;
-    call.response = s->r->response;
-    VALUE buf = rb_str_buf_new(STREAM_PIECE_BYTES);
-    for (;;) {
-        call.dst = (uint8_t *)RSTRING_PTR(buf);
-        call.len = STREAM_PIECE_BYTES;
-        call.got = 0;
-        nodelay_rb_call(&call);
-        if (call.code != NODELAY_OK) nodelay_rb_raise(&call); /* the ensure frees */
-        if (call.got == 0) break;
-        VALUE piece;
-        if (call.got < STREAM_COPY_BELOW_BYTES) {
-            piece = rb_str_new(RSTRING_PTR(buf), (long)call.got);
-        } else {
-            rb_str_set_len(buf, (long)call.got);
-            piece = buf;
-            buf = rb_str_buf_new(STREAM_PIECE_BYTES);
-        }
-        rb_yield(piece);
-    }
-    RB_GC_GUARD(buf);
-    s->finished = 1;
-    return Qnil;
-}
-
 void nodelay_rb_stream_buffer_prepare(VALUE buffer) {
     /* Raises FrozenError when frozen (or RuntimeError when another read
      * holds its temporary lock); makes it independent of any String it
@@ -172,30 +144,51 @@ static VALUE read_piece(VALUE arg) {
 
 static VALUE unlock_buffer(VALUE buffer) { return rb_str_unlocktmp(buffer); }
 
-/* Every piece read in place into the caller's String `s->buffer`, which the
- * block is given each time. While the GVL is released it is locked
- * (rb_str_locktmp, as IO#readpartial does with its buffer): another thread
- * changing it meanwhile gets a RuntimeError instead of moving the bytes
- * the engine writes into. It is pinned by this frame's stack. Between
- * pieces the block may do anything to it: it is made writable, binary and
- * 64 KiB large again before each read, or FrozenError is raised. */
-static VALUE stream_pieces_into(VALUE arg) {
+/* Reads the next piece into `buf` (room for STREAM_PIECE_BYTES) without the
+ * GVL: its size, 0 at the end of the body. A caller's String (`locked`) is
+ * locked meanwhile (rb_str_locktmp, as IO#readpartial does with its
+ * buffer): another thread changing it gets a RuntimeError instead of moving
+ * the bytes the engine writes into. */
+static size_t read_piece_into(struct call *call, VALUE buf, int locked) {
+    call->dst = (uint8_t *)RSTRING_PTR(buf);
+    call->len = STREAM_PIECE_BYTES;
+    call->got = 0;
+    if (locked) {
+        rb_str_locktmp(buf);
+        rb_ensure(read_piece, (VALUE)call, unlock_buffer, buf);
+    } else {
+        nodelay_rb_call(call);
+    }
+    if (call->code != NODELAY_OK) nodelay_rb_raise(call); /* the stream's ensure frees */
+    return call->got;
+}
+
+/* The pieces given to the block: with a caller's String (`s->buffer`), that
+ * String each time, read into in place; it is pinned by this frame's stack,
+ * and between pieces the block may do anything to it: it is made writable,
+ * binary and 64 KiB large again before each read, or FrozenError is raised.
+ * Without one, new Strings: a small piece is copied out of a reused buffer,
+ * a large one is that buffer itself, and a new buffer takes its place. */
+static VALUE stream_pieces(VALUE arg) {
     struct stream *s = (struct stream *)arg;
-    VALUE buf = s->buffer;
+    int into = !NIL_P(s->buffer);
     struct call call = {0};
     call.op = CALL_READ_CHUNK;
     call.response = s->r->response;
+    VALUE buf = into ? s->buffer : rb_str_buf_new(STREAM_PIECE_BYTES);
     for (;;) {
-        nodelay_rb_stream_buffer_prepare(buf);
-        call.dst = (uint8_t *)RSTRING_PTR(buf);
-        call.len = STREAM_PIECE_BYTES;
-        call.got = 0;
-        rb_str_locktmp(buf);
-        rb_ensure(read_piece, (VALUE)&call, unlock_buffer, buf);
-        if (call.code != NODELAY_OK) nodelay_rb_raise(&call); /* the ensure frees */
-        if (call.got == 0) break;
-        rb_str_set_len(buf, (long)call.got);
-        rb_yield(buf);
+        if (into) nodelay_rb_stream_buffer_prepare(buf);
+        size_t got = read_piece_into(&call, buf, into);
+        if (got == 0) break;
+        VALUE piece;
+        if (!into && got < STREAM_COPY_BELOW_BYTES) {
+            piece = rb_str_new(RSTRING_PTR(buf), (long)got);
+        } else {
+            rb_str_set_len(buf, (long)got);
+            piece = buf;
+            if (!into) buf = rb_str_buf_new(STREAM_PIECE_BYTES);
+        }
+        rb_yield(piece);
     }
     RB_GC_GUARD(buf);
     s->finished = 1;
@@ -212,8 +205,7 @@ static VALUE stream_ensure(VALUE arg) {
 
 void nodelay_rb_response_stream(VALUE self, VALUE buffer) {
     struct stream s = {self, get(self), buffer, 0};
-    rb_ensure(NIL_P(buffer) ? stream_pieces : stream_pieces_into, (VALUE)&s, stream_ensure,
-              (VALUE)&s);
+    rb_ensure(stream_pieces, (VALUE)&s, stream_ensure, (VALUE)&s);
     RB_GC_GUARD(self);
     RB_GC_GUARD(buffer);
 }
