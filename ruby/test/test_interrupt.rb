@@ -61,31 +61,24 @@ class TestInterrupt < Minitest::Test
 
   # A process whose main thread is its only thread: Ruby's signal handler
   # calls the unblocking function itself (it is declared async-signal-safe),
-  # with no helper Thread to do it. The child prints "ready" just before its
-  # request blocks, then "interrupted" from its rescue.
+  # with no helper Thread to do it.
   def test_sigint_interrupts_a_lone_main_thread
-    child = <<~RUBY
-      $LOAD_PATH.unshift(#{File.expand_path("../lib", __dir__).dump}, #{ENV.fetch("NODELAY_EXT_DIR").dump})
-      require "nodelay"
-      trap("INT", "DEFAULT")
-      client = Nodelay::Client.new(timeout: 10)
-      $stdout.sync = true
+    assert_child_interrupted_by_sigint(<<~RUBY)
       abort "threads: \#{Thread.list.size}" unless Thread.list.size == 1
-      puts "ready"
-      begin
-        client.get(#{@silent.url.dump})
-      rescue Interrupt
-        puts "interrupted"
-      end
     RUBY
-    IO.popen(ruby_child_env, [RbConfig.ruby, "-e", child], "r") do |io|
-      assert_equal "ready\n", io.gets
-      sleep 0.2
-      start = now
-      Process.kill(:INT, io.pid)
-      assert_equal "interrupted\n", io.gets
-      assert_operator elapsed_since(start), :<, INTERRUPT_BOUND
-    end
+  end
+
+  # A process whose other thread waits in a request too: with more than one
+  # thread Ruby calls the main thread's unblocking function only from a
+  # thread that holds or waits for the GVL or sleeps, and here none does. The
+  # engine's abort check reads the thread's pending interrupts itself.
+  def test_sigint_interrupts_the_main_thread_while_every_thread_waits
+    assert_child_interrupted_by_sigint(<<~RUBY)
+      other = Thread.new { client.get(#{"#{TestServer.url}/delay/5000".dump}) }
+      sleep 0.05 until other.status == "sleep" || !other.alive?
+      sleep 0.1
+      abort "threads: \#{Thread.list.size}" unless Thread.list.size == 2
+    RUBY
   end
 
   def test_an_interrupted_stream_is_closed_and_the_client_goes_on
@@ -115,5 +108,36 @@ class TestInterrupt < Minitest::Test
     bodies = 4.times.map { |i| Thread.new { client.get("/delay/300", params: { i: i }).status } }.map(&:value)
     assert_equal [200] * 4, bodies
     assert_operator elapsed_since(start), :<, 0.9, "the requests ran one after another"
+  end
+
+  private
+
+  # Runs a child Ruby that first runs `setup` (with `client` in scope), then
+  # prints "ready" just before its main thread's request to the silent
+  # server blocks, and "interrupted" from its rescue; the SIGINT sent to it
+  # must end the request within INTERRUPT_BOUND.
+  def assert_child_interrupted_by_sigint(setup)
+    child = <<~RUBY
+      $LOAD_PATH.unshift(#{File.expand_path("../lib", __dir__).dump}, #{ENV.fetch("NODELAY_EXT_DIR").dump})
+      require "nodelay"
+      trap("INT", "DEFAULT")
+      client = Nodelay::Client.new(timeout: 10)
+      $stdout.sync = true
+      #{setup}
+      puts "ready"
+      begin
+        client.get(#{@silent.url.dump})
+      rescue Interrupt
+        puts "interrupted"
+      end
+    RUBY
+    IO.popen(ruby_child_env, [RbConfig.ruby, "-e", child], "r") do |io|
+      assert_equal "ready\n", io.gets
+      sleep 0.2
+      start = now
+      Process.kill(:INT, io.pid)
+      assert_equal "interrupted\n", io.gets
+      assert_operator elapsed_since(start), :<, INTERRUPT_BOUND
+    end
   end
 end

@@ -1,16 +1,29 @@
 /* Blocking ABI calls with the GVL released. While one waits, other Ruby
  * threads run; an interrupt of the waiting thread (Thread#raise,
- * Timeout.timeout, a signal handled by the main thread) calls `unblock` on
- * another thread, which sets a flag the engine's abort callback answers: the
- * engine polls it after EINTR and at its signal-check interval (50 ms), so
- * the call returns NODELAY_E_INTERRUPTED and the exception is raised by the
- * caller once it freed what the call made, never from inside the library. */
+ * Timeout.timeout, a signal handled by the main thread) calls `unblock`,
+ * which sets a flag the engine's abort callback answers: the engine asks it
+ * after EINTR and at its signal-check interval (50 ms), so the call returns
+ * NODELAY_E_INTERRUPTED and the exception is raised by the caller once it
+ * freed what the call made, never from inside the library.
+ *
+ * The callback also reads the thread's own pending interrupts
+ * (rb_thread_interrupted, a read of the thread's interrupt flags, which Ruby
+ * documents for use by the thread itself), because Ruby does not always call
+ * `unblock`: with more than one thread, a signal reaches the main thread's
+ * unblocking function only through a thread that holds, waits for or sleeps
+ * without the GVL, and when every other thread waits in a call like this one
+ * none does. The flag is set by the signal handler itself, so the main
+ * thread still stops within one check interval. */
 #include <ruby/thread.h>
 
 #include "call.h"
 
 static int32_t should_abort(void *ctx) {
-    return __atomic_load_n(&((struct call *)ctx)->interrupted, __ATOMIC_ACQUIRE);
+    struct call *c = ctx;
+    if (!__atomic_load_n(&c->interrupted, __ATOMIC_ACQUIRE) && !rb_thread_interrupted(c->thread))
+        return 0;
+    __atomic_store_n(&c->interrupted, 1, __ATOMIC_RELEASE);
+    return 1;
 }
 
 static void unblock(void *ctx) {
@@ -73,6 +86,7 @@ static void *run(void *arg) {
 
 void nodelay_rb_call(struct call *call) {
     call->code = NODELAY_OK;
+    call->thread = rb_thread_current();
     do {
         call->ran = 0;
         call->interrupted = 0;

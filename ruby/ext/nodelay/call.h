@@ -34,9 +34,13 @@ struct call {
     size_t got;
     enum body_state body;
     nodelay_code code;
-    /* Set by the unblocking function (another thread), read by the abort
-     * callback (this call's thread). */
+    /* Set by the unblocking function (another thread) or by the abort
+     * callback when it saw the thread's own pending interrupts; read by the
+     * abort callback (this call's thread). */
     int interrupted;
+    /* The calling Ruby thread, whose pending interrupts the abort callback
+     * reads (it is running this call, so it stays alive). */
+    VALUE thread;
     /* Whether the call ran (it does not when an interrupt was pending). */
     int ran;
 };
