@@ -1,7 +1,9 @@
 /* Nodelay.xs: the Perl shim over the C ABI (include/nodelay.h). Perl-level
  * classes (lib/Nodelay.pm) hold the pointers; this file only converts
  * arguments and results. It never croaks while Rust code is on the stack:
- * every failure comes back as a code, and the Perl side raises it. */
+ * every failure comes back as a code, and the Perl side raises it (or, for
+ * a signal handler that died during the call, the XS function croaks with
+ * its error after the call returned). */
 
 #define PERL_NO_GET_CONTEXT
 #include "EXTERN.h"
@@ -10,23 +12,46 @@
 
 #include "nodelay.h"
 
-/* Polled by the engine while a request waits: a pending Perl signal (%SIG
- * handlers are installed without SA_RESTART, so the blocked read returns
- * EINTR) stops the request; the handler runs once the XS call returned. */
+/* Polled by the engine while a request waits (after EINTR, which a %SIG
+ * handler installed without SA_RESTART makes the blocked syscall return, and
+ * every 50 ms). A pending Perl signal runs its handlers here, as Perl runs
+ * them between two ops: a handler that returns lets the request go on, as
+ * Perl's own I/O carries on after EINTR (a $SIG{CHLD} that reaps a child
+ * must not fail the request); one that dies stops it, and its error is
+ * kept in `*raised` for the XS function to croak with once the call
+ * returned. The handlers run inside a G_EVAL call, so a die never unwinds
+ * through the library's frames; $@ is left as it was. Callers must have
+ * done PUTBACK: the call pushes on the Perl stack above PL_stack_sp. */
 static int32_t nd_perl_abort(void *ctx) {
     dTHX;
-    (void)ctx;
-    return PL_sig_pending ? 1 : 0;
+    SV **raised = (SV **)ctx;
+    if (!PL_sig_pending) return 0;
+    SV *errsv_before = newSVsv(ERRSV);
+    dSP;
+    PUSHMARK(SP);
+    PUTBACK;
+    call_pv("Nodelay::XS::_despatch_signals", G_DISCARD | G_EVAL);
+    int died = SvTRUE(ERRSV) ? 1 : 0;
+    if (died) *raised = newSVsv(ERRSV);
+    sv_setsv(ERRSV, errsv_before);
+    SvREFCNT_dec(errsv_before);
+    return died;
+}
+
+/* Croaks with the error a signal handler died with during the call, if it
+ * did (the call then returned NODELAY_E_INTERRUPTED). */
+static void croak_if_raised(pTHX_ SV *raised) {
+    if (raised) croak_sv(sv_2mortal(raised));
 }
 
 /* The body as a new scalar: read straight into its buffer when the length
  * is known, else copied once from the library's buffer. */
-static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out) {
+static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out, SV **raised) {
     int64_t known = nodelay_response_body_length(r);
     if (known >= 0) {
         SV *sv = newSV((STRLEN)known + 1);
         nodelay_code code = nodelay_response_read_into(r, (uint8_t *)SvPVX(sv), (size_t)known,
-                                                       nd_perl_abort, NULL);
+                                                       nd_perl_abort, raised);
         if (code != NODELAY_OK) {
             SvREFCNT_dec(sv);
             return code;
@@ -37,7 +62,7 @@ static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out) {
         *out = sv;
         return NODELAY_OK;
     }
-    nodelay_code code = nodelay_response_read(r, nd_perl_abort, NULL);
+    nodelay_code code = nodelay_response_read(r, nd_perl_abort, raised);
     if (code != NODELAY_OK) return code;
     size_t len = 0;
     const uint8_t *body = nodelay_response_body(r, &len);
@@ -48,6 +73,12 @@ static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out) {
 MODULE = Nodelay    PACKAGE = Nodelay::XS
 
 PROTOTYPES: DISABLE
+
+# Runs the pending %SIG handlers (nd_perl_abort calls it inside G_EVAL).
+void
+_despatch_signals()
+  CODE:
+    PERL_ASYNC_CHECK();
 
 unsigned int
 abi_version()
@@ -149,6 +180,7 @@ request(client, method, url, headers, body, want_body)
     STRLEN body_len = 0;
     const char *body_ptr = NULL;
     SV *content = NULL;
+    SV *raised = NULL;
   PPCODE:
     n = (av_len(headers) + 1) / 2;
     if (n > 0) Newx(pairs, n, nodelay_header);
@@ -162,15 +194,18 @@ request(client, method, url, headers, body, want_body)
         pairs[i].value_len = value ? len : 0;
     }
     if (SvOK(body)) body_ptr = SvPVbyte(body, body_len);
+    PUTBACK;
     code = nodelay_request(client, method, SvPVutf8_nolen(url), pairs, (size_t)n,
-                           (const uint8_t *)body_ptr, body_len, nd_perl_abort, NULL, &r);
+                           (const uint8_t *)body_ptr, body_len, nd_perl_abort, &raised, &r);
     Safefree(pairs);
     if (code == NODELAY_OK && want_body) {
-        code = read_body(aTHX_ r, &content);
+        code = read_body(aTHX_ r, &content, &raised);
     }
+    SPAGAIN;
     if (code != NODELAY_OK) {
         const char *message = nodelay_last_error();
         nodelay_response_free(r);
+        croak_if_raised(aTHX_ raised);
         mXPUSHu(code);
         mXPUSHp(message, strlen(message));
     } else {
@@ -266,13 +301,17 @@ response_read_chunk(r, cap)
     SV *piece;
     size_t n = 0;
     nodelay_code code;
+    SV *raised = NULL;
   PPCODE:
     if (cap == 0) cap = 1;
     piece = newSV(cap + 1);
-    code = nodelay_response_read_chunk(r, (uint8_t *)SvPVX(piece), cap, &n, nd_perl_abort, NULL);
+    PUTBACK;
+    code = nodelay_response_read_chunk(r, (uint8_t *)SvPVX(piece), cap, &n, nd_perl_abort, &raised);
+    SPAGAIN;
     if (code != NODELAY_OK) {
         const char *message = nodelay_last_error();
         SvREFCNT_dec(piece);
+        croak_if_raised(aTHX_ raised);
         mXPUSHu(code);
         mXPUSHp(message, strlen(message));
     } else {

@@ -3,6 +3,7 @@ use warnings;
 use Config;
 use lib 't/lib';
 use Test::More;
+use POSIX ();
 use Time::HiRes ();
 use Nodelay;
 use TestServer;
@@ -78,6 +79,68 @@ subtest 'alarm interrupts a blocked request within 100 ms' => sub {
     # the caller's handler, under 100 ms (the request would otherwise wait
     # for its 8 s timeout or the server's 10 s answer).
     cmp_ok $caught - $due, '<', 0.1, 'stopped within 100 ms of the signal';
+};
+
+# A child process that signals its parent `$delay` seconds from now, then
+# exits: `$signal` first when given, else only its exit (SIGCHLD).
+sub signal_parent_later {
+    my ($delay, $signal) = @_;
+    my $parent = $$;
+    my $pid = fork // die "fork: $!";
+    return $pid if $pid;
+    Time::HiRes::sleep($delay);
+    kill $signal, $parent if $signal;
+    POSIX::_exit(0);
+}
+
+# Handlers that return are run during the wait, as Perl runs them between
+# two ops, and the request goes on (HTTP::Tiny and IO::Socket carry on
+# after EINTR the same way).
+subtest 'a $SIG{CHLD} that reaps a child ending mid-request does not fail it' => sub {
+    my $ua = Nodelay->new(timeout => 8);
+    my $reaped = 0;
+    local $SIG{CHLD} = sub { $reaped++ while waitpid(-1, POSIX::WNOHANG()) > 0 };
+    signal_parent_later(0.2);
+    my $res = $ua->get("$base/delay/800");
+    is $res->status, 200, 'the request answered';
+    is $reaped, 1, 'the handler ran and reaped the child';
+};
+
+subtest 'a handler that returns, mid-head and mid-stream: the request goes on, $@ as it was' => sub {
+    my $ua = Nodelay->new(timeout => 8);
+    my $ran = 0;
+    local $SIG{USR1} = sub { $ran++ };
+    local $SIG{CHLD} = 'DEFAULT';
+    $@ = "before\n";
+    my $child = signal_parent_later(0.2, 'USR1');
+    my $res = $ua->get("$base/delay/800");
+    waitpid $child, 0;
+    is $res->status, 200, 'the request answered';
+    is $ran, 1, 'the handler ran once';
+    is $@, "before\n", '$@ untouched';
+    $child = signal_parent_later(0.25, 'USR1');
+    my $events = '';
+    $res = $ua->get("$base/drip/5?ms=100", data_callback => sub { $events .= $_[0] });
+    waitpid $child, 0;
+    is $events, join('', map { "data: $_\n\n" } 0 .. 4), 'every piece of the stream';
+    is $ran, 2, 'the handler ran during the stream';
+};
+
+subtest 'a handler that dies mid-stream stops it with its own error' => sub {
+    my $ua = Nodelay->new(timeout => 8);
+    local $SIG{USR1} = sub { die "usr1\n" };
+    local $SIG{CHLD} = 'DEFAULT';
+    my $child = signal_parent_later(0.25, 'USR1');
+    my $events = '';
+    my $ok = eval {
+        $ua->get("$base/drip/20?ms=100", data_callback => sub { $events .= $_[0] });
+        1;
+    };
+    waitpid $child, 0;
+    ok !$ok, 'stopped';
+    is $@, "usr1\n", "the handler's exception";
+    like $events, qr/\Adata: 0\n\n/, 'the pieces before it were handed out';
+    is length $ua->get("$base/bytes/10")->content, 10, 'the client goes on';
 };
 
 done_testing;
