@@ -12,46 +12,67 @@
 
 #include "nodelay.h"
 
+/* What a wait's signal handlers left for the XS function to do once the
+ * engine returned: croak with the error one died with, or go on with the
+ * exit() one called. */
+struct nd_wait {
+    SV *raised; /* the error a handler died with (owned) */
+    int jump;   /* nonzero: the JMPENV_JUMP value of an exit() to go on with */
+};
+
 /* Polled by the engine while a request waits (after EINTR, which a %SIG
  * handler installed without SA_RESTART makes the blocked syscall return, and
  * every 50 ms). A pending Perl signal runs its handlers here, as Perl runs
  * them between two ops: a handler that returns lets the request go on, as
  * Perl's own I/O carries on after EINTR (a $SIG{CHLD} that reaps a child
- * must not fail the request); one that dies stops it, and its error is
- * kept in `*raised` for the XS function to croak with once the call
- * returned. The handlers run inside a G_EVAL call, so a die never unwinds
- * through the library's frames; $@ is left as it was. Callers must have
- * done PUTBACK: the call pushes on the Perl stack above PL_stack_sp. */
+ * must not fail the request); one that dies or calls exit() stops it, and
+ * the XS function croaks or exits once the call returned. Nothing unwinds
+ * through the library's frames: a die is caught by the G_EVAL call, an exit
+ * (which G_EVAL passes on) by this function's own JMPENV. $@ is left as it
+ * was. Callers must have done PUTBACK: the call pushes on the Perl stack
+ * above PL_stack_sp. */
 static int32_t nd_perl_abort(void *ctx) {
     dTHX;
-    SV **raised = (SV **)ctx;
+    struct nd_wait *handlers = (struct nd_wait *)ctx;
     if (!PL_sig_pending) return 0;
     SV *errsv_before = newSVsv(ERRSV);
-    dSP;
-    PUSHMARK(SP);
-    PUTBACK;
-    call_pv("Nodelay::XS::_despatch_signals", G_DISCARD | G_EVAL);
+    int jumped;
+    dJMPENV;
+    JMPENV_PUSH(jumped);
+    if (jumped == 0) {
+        dSP;
+        PUSHMARK(SP);
+        PUTBACK;
+        call_pv("Nodelay::XS::_despatch_signals", G_DISCARD | G_EVAL);
+    }
+    JMPENV_POP;
+    if (jumped) {
+        handlers->jump = jumped;
+        SvREFCNT_dec(errsv_before);
+        return 1;
+    }
     int died = SvTRUE(ERRSV) ? 1 : 0;
-    if (died) *raised = newSVsv(ERRSV);
+    if (died) handlers->raised = newSVsv(ERRSV);
     sv_setsv(ERRSV, errsv_before);
     SvREFCNT_dec(errsv_before);
     return died;
 }
 
-/* Croaks with the error a signal handler died with during the call, if it
- * did (the call then returned NODELAY_E_INTERRUPTED). */
-static void croak_if_raised(pTHX_ SV *raised) {
-    if (raised) croak_sv(sv_2mortal(raised));
+/* After a call that failed: goes on with an exit() or croaks with the error
+ * a signal handler left during it; returns when none did. */
+static void nd_finish_wait(pTHX_ struct nd_wait *handlers) {
+    if (handlers->jump) JMPENV_JUMP(handlers->jump);
+    if (handlers->raised) croak_sv(sv_2mortal(handlers->raised));
 }
 
 /* The body as a new scalar: read straight into its buffer when the length
  * is known, else copied once from the library's buffer. */
-static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out, SV **raised) {
+static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out, struct nd_wait *handlers) {
     int64_t known = nodelay_response_body_length(r);
     if (known >= 0) {
         SV *sv = newSV((STRLEN)known + 1);
         nodelay_code code = nodelay_response_read_into(r, (uint8_t *)SvPVX(sv), (size_t)known,
-                                                       nd_perl_abort, raised);
+                                                       nd_perl_abort, handlers);
         if (code != NODELAY_OK) {
             SvREFCNT_dec(sv);
             return code;
@@ -62,7 +83,7 @@ static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out, SV **raised) 
         *out = sv;
         return NODELAY_OK;
     }
-    nodelay_code code = nodelay_response_read(r, nd_perl_abort, raised);
+    nodelay_code code = nodelay_response_read(r, nd_perl_abort, handlers);
     if (code != NODELAY_OK) return code;
     size_t len = 0;
     const uint8_t *body = nodelay_response_body(r, &len);
@@ -180,7 +201,7 @@ request(client, method, url, headers, body, want_body)
     STRLEN body_len = 0;
     const char *body_ptr = NULL;
     SV *content = NULL;
-    SV *raised = NULL;
+    struct nd_wait handlers = {NULL, 0};
   PPCODE:
     n = (av_len(headers) + 1) / 2;
     if (n > 0) Newx(pairs, n, nodelay_header);
@@ -196,16 +217,16 @@ request(client, method, url, headers, body, want_body)
     if (SvOK(body)) body_ptr = SvPVbyte(body, body_len);
     PUTBACK;
     code = nodelay_request(client, method, SvPVutf8_nolen(url), pairs, (size_t)n,
-                           (const uint8_t *)body_ptr, body_len, nd_perl_abort, &raised, &r);
+                           (const uint8_t *)body_ptr, body_len, nd_perl_abort, &handlers, &r);
     Safefree(pairs);
     if (code == NODELAY_OK && want_body) {
-        code = read_body(aTHX_ r, &content, &raised);
+        code = read_body(aTHX_ r, &content, &handlers);
     }
     SPAGAIN;
     if (code != NODELAY_OK) {
         const char *message = nodelay_last_error();
         nodelay_response_free(r);
-        croak_if_raised(aTHX_ raised);
+        nd_finish_wait(aTHX_ &handlers);
         mXPUSHu(code);
         mXPUSHp(message, strlen(message));
     } else {
@@ -301,17 +322,17 @@ response_read_chunk(r, cap)
     SV *piece;
     size_t n = 0;
     nodelay_code code;
-    SV *raised = NULL;
+    struct nd_wait handlers = {NULL, 0};
   PPCODE:
     if (cap == 0) cap = 1;
     piece = newSV(cap + 1);
     PUTBACK;
-    code = nodelay_response_read_chunk(r, (uint8_t *)SvPVX(piece), cap, &n, nd_perl_abort, &raised);
+    code = nodelay_response_read_chunk(r, (uint8_t *)SvPVX(piece), cap, &n, nd_perl_abort, &handlers);
     SPAGAIN;
     if (code != NODELAY_OK) {
         const char *message = nodelay_last_error();
         SvREFCNT_dec(piece);
-        croak_if_raised(aTHX_ raised);
+        nd_finish_wait(aTHX_ &handlers);
         mXPUSHu(code);
         mXPUSHp(message, strlen(message));
     } else {

@@ -143,4 +143,28 @@ subtest 'a handler that dies mid-stream stops it with its own error' => sub {
     is length $ua->get("$base/bytes/10")->content, 10, 'the client goes on';
 };
 
+subtest 'a handler that calls exit() ends the program there, with its status' => sub {
+    # A fresh perl, which inherits none of this test's objects (its server
+    # would be stopped by their destructors at the child's exit).
+    my $child = <<'PERL';
+use Nodelay;
+my $ua = Nodelay->new(timeout => 8);
+$SIG{TERM} = sub { exit 3 };
+$| = 1;
+print "ready\n";
+eval { $ua->get("$ARGV[0]/delay/5000") };    # exit is not an error: no eval catches it
+print "not stopped: $@\n";
+PERL
+    my $pid = open(my $from_child, '-|', $^X, (map { "-I$_" } @INC), '-e', $child, $base) or die "fork: $!";
+    is scalar <$from_child>, "ready\n", 'the child is about to wait';
+    Time::HiRes::sleep(0.2);
+    my $start = Time::HiRes::time();
+    kill 'TERM', $pid;
+    my @rest = <$from_child>;
+    close $from_child;
+    is $? >> 8, 3, "the handler's exit status";
+    is_deeply \@rest, [], 'nothing ran after the request';
+    cmp_ok Time::HiRes::time() - $start, '<', 2, 'at once, not after the answer';
+};
+
 done_testing;
