@@ -294,25 +294,25 @@ def _pycurl_g(url: str, n: int, tls: bool, ca: str) -> list[Any]:
     return out
 
 
-def _crawl_limits() -> Any:
+def _crawl_limits(workers: int) -> Any:
     import nodelay
 
-    return nodelay.Limits(max_connections=CRAWL_WORKERS, max_keepalive_connections=CRAWL_WORKERS)
+    return nodelay.Limits(max_connections=workers, max_keepalive_connections=workers)
 
 
 def _http2_mode(h2: bool, tls: bool) -> Any:
     return (True if tls else "prior_knowledge") if h2 else False
 
 
-def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str) -> dict[str, Any]:
-    """Crawls the site from ``/site/``, ``CRAWL_WORKERS`` requests in flight: ``threads``
-    sharing one ``Client`` or asyncio ``tasks`` sharing one ``AsyncClient``."""
+def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str, workers: int) -> dict[str, Any]:
+    """Crawls the site from ``/site/``, ``workers`` requests in flight: ``threads`` sharing
+    one ``Client`` or asyncio ``tasks`` sharing one ``AsyncClient``."""
     if driver == "tasks":
-        return _crawl_tasks(base, h2, tls, ca)
+        return _crawl_tasks(base, h2, tls, ca, workers)
     import nodelay
 
     client = nodelay.Client(
-        http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits()
+        http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits(workers)
     )
     seen = {"/site/"}
     todo = ["/site/"]
@@ -350,7 +350,7 @@ def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str) -> dict[str, An
     stats = _Stats(base, ca)
     before = stats.read()
     cpu0, t0 = _usage(), time.perf_counter()
-    threads = [threading.Thread(target=work) for _ in range(CRAWL_WORKERS)]
+    threads = [threading.Thread(target=work) for _ in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
@@ -376,15 +376,15 @@ def _crawl_record(
     }
 
 
-def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
-    """The crawl of ``_crawl`` by ``CRAWL_WORKERS`` asyncio tasks sharing one ``AsyncClient``."""
+def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str, workers: int) -> dict[str, Any]:
+    """The crawl of ``_crawl`` by ``workers`` asyncio tasks sharing one ``AsyncClient``."""
     import asyncio
 
     import nodelay
 
     async def crawl() -> dict[str, Any]:
         client = nodelay.AsyncClient(
-            http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits()
+            http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits(workers)
         )
         seen = {"/site/"}
         todo = ["/site/"]
@@ -422,7 +422,7 @@ def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
         stats = _Stats(base, ca)
         before = stats.read()
         cpu0, t0 = _usage(), time.perf_counter()
-        await asyncio.gather(*(work() for _ in range(CRAWL_WORKERS)))
+        await asyncio.gather(*(work() for _ in range(workers)))
         wall, cpu = time.perf_counter() - t0, _usage() - cpu0
         await client.aclose()
         return _crawl_record(wall, cpu, fetched, len(seen), stats.delta(before), versions)
@@ -436,14 +436,14 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["workload"] == "i":
         from nodelay import _core
 
-        driver = spec.get("driver", "threads")
-        _crawl(base, spec["h2"], tls, ca, driver)  # warm-up: connections, caches, imports
+        driver, workers = spec["driver"], spec["workers"]
+        _crawl(base, spec["h2"], tls, ca, driver, workers)  # warm-up: connections, caches, imports
         LATENCY.clear()
         # Each crawl has its own client: the timed one opens its connections, and the engine
         # tells how long the last of them took to connect (and to shake hands, over TLS).
         _core.record_connect_timings(True)
         _core.take_connect_timings()
-        record = _crawl(base, spec["h2"], tls, ca, driver)
+        record = _crawl(base, spec["h2"], tls, ca, driver, workers)
         opened = _core.take_connect_timings()
         if opened is not None:
             dns, tcp, tls_s = opened
@@ -669,7 +669,7 @@ def run_rows(
                         variant = f"{mode} {'TLS' if tls else 'cleartext'}"
                         advance(f"i: {client} {variant}")
                         spec: dict[str, Any] = {"workload": "i", "h2": h2, "url": url, "tls": tls}
-                        spec |= {"ca": ca, "driver": driver}
+                        spec |= {"ca": ca, "driver": driver, "workers": CRAWL_WORKERS}
                         runs = [_run_child(spec) for _ in range(repeat)]
                         rows.append(_row("i", client, variant, runs))
         finally:
