@@ -646,15 +646,14 @@ def test_runner_runs_the_http2_workloads_as_rows(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(120)
 def test_crawl_rows_time_the_connections_they_open() -> None:
-    from nodelay_bench.h2lab import run_rows
+    from nodelay_bench.h2lab import count_rows, run_rows
 
     rows = {(r.client, r.variant): r for r in run_rows(["i"], [], 1)}
+    modes = {"nodelay": ("h1 x6", "h2 x1"), "nodelay-async": ("h1 x6", "h2 x1", "h2 x1 m32")}
     assert set(rows) == {
-        (c, f"{mode} {t}")
-        for c in ("nodelay", "nodelay-async")
-        for mode in ("h1 x6", "h2 x1")
-        for t in ("cleartext", "TLS")
+        (c, f"{mode} {t}") for c, ms in modes.items() for mode in ms for t in ("cleartext", "TLS")
     }
+    assert count_rows(["i"], []) == len(rows)
     for (_, variant), row in rows.items():
         assert row.status == "ok" and row.errors() == 0, row.reason
         assert row.reps[0].requests == 501  # the root and its 500 pages
@@ -664,7 +663,9 @@ def test_crawl_rows_time_the_connections_they_open() -> None:
             assert row.tls_ms is not None and row.tls_ms["p50"] > 0
         else:
             assert row.tls_ms is None
-        assert "sent" in row.note and ("6 conn" in row.note) == variant.startswith("h1")
+        h1 = variant.startswith("h1")
+        assert row.protocol == ("HTTP/1.1" if h1 else "HTTP/2")
+        assert "sent" in row.note and row.note.endswith(", 6 conn" if h1 else ", 1 conn"), row.note
 
 
 def test_the_readme_lab_table_is_generated_from_the_record_it_names() -> None:

@@ -14,9 +14,10 @@ HTTP/2, and the crawl.
   native reference.
 * **i**: crawl the embedded server's generated site from ``/site/`` (500 linked pages):
   HTTP/1.1 over 6 connections vs HTTP/2 over one, each with 6 requests in flight (6 threads
-  sharing one ``Client``, and 6 asyncio tasks sharing one ``AsyncClient``); time,
-  requests, and bytes on the wire both ways (counted by the server on its sockets, below
-  TLS, from ``/stats``, minus the bytes of the ``/stats`` requests themselves).
+  sharing one ``Client``, and 6 asyncio tasks sharing one ``AsyncClient``), and HTTP/2 over
+  one connection with 32 streams in flight (32 asyncio tasks); time, requests, and bytes on
+  the wire both ways (counted by the server on its sockets, below TLS, from ``/stats``,
+  minus the bytes of the ``/stats`` requests themselves).
 
 The embedded server runs in its own process on CPU 0, every client in its own process on
 CPU 1. Each run is a fresh process (warm-up, then one timed run); a row holds every run as
@@ -26,7 +27,6 @@ one repetition, and the latency of every request of its timed runs.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import re
@@ -55,10 +55,24 @@ G_IN_FLIGHT = 32
 G_SIZE = 202
 """Workload g: body bytes of each response."""
 CRAWL_WORKERS = 6
-"""Workload i: requests in flight (a browser's 6 connections per host for HTTP/1.1)."""
-CRAWL_DRIVERS = ("threads", "tasks")
-"""Workload i: how the crawl keeps its requests in flight: threads sharing one ``Client``,
-or asyncio tasks sharing one ``AsyncClient``."""
+"""Workload i: requests in flight of the HTTP/1.1 crawl and of the HTTP/2 crawl held to the
+same count (a browser's 6 connections per host for HTTP/1.1)."""
+H2_CRAWL_STREAMS = 32
+"""Workload i: requests in flight of the crawl that uses HTTP/2 as it is meant to be used:
+one connection is not held to a browser's 6 per host, so a crawler can keep as many streams
+open as it has pages queued; 32, as in g (``h2load -m32``)."""
+CRAWL_MODES: dict[str, tuple[tuple[bool, int], ...]] = {
+    "threads": ((False, CRAWL_WORKERS), (True, CRAWL_WORKERS)),
+    # No 32-stream crawl by threads: a sync HTTP/2 request parks its thread until its answer
+    # comes, one wake-up and one GIL hand-off per request however many threads wait, so 32
+    # threads on the client's one CPU crawl no faster than 6. The tasks' answers reach the
+    # event loop through one queue it drains at each wake-up (crates/nodelay-py/src/aio/
+    # bridge.rs), so more streams in flight share each wake-up.
+    "tasks": ((False, CRAWL_WORKERS), (True, CRAWL_WORKERS), (True, H2_CRAWL_STREAMS)),
+}
+"""Workload i: each way of keeping the crawl's requests in flight (``threads`` sharing one
+``Client``, asyncio ``tasks`` sharing one ``AsyncClient``) with its crawls, each as (over
+HTTP/2, requests in flight)."""
 SITE_PAGES = 500
 """Pages of the generated site (crates/nodelay-server/src/routes/site.rs)."""
 TIMEOUT = 30.0
@@ -294,25 +308,25 @@ def _pycurl_g(url: str, n: int, tls: bool, ca: str) -> list[Any]:
     return out
 
 
-def _crawl_limits() -> Any:
+def _crawl_limits(workers: int) -> Any:
     import nodelay
 
-    return nodelay.Limits(max_connections=CRAWL_WORKERS, max_keepalive_connections=CRAWL_WORKERS)
+    return nodelay.Limits(max_connections=workers, max_keepalive_connections=workers)
 
 
 def _http2_mode(h2: bool, tls: bool) -> Any:
     return (True if tls else "prior_knowledge") if h2 else False
 
 
-def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str) -> dict[str, Any]:
-    """Crawls the site from ``/site/``, ``CRAWL_WORKERS`` requests in flight: ``threads``
-    sharing one ``Client`` or asyncio ``tasks`` sharing one ``AsyncClient``."""
+def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str, workers: int) -> dict[str, Any]:
+    """Crawls the site from ``/site/``, ``workers`` requests in flight: ``threads`` sharing
+    one ``Client`` or asyncio ``tasks`` sharing one ``AsyncClient``."""
     if driver == "tasks":
-        return _crawl_tasks(base, h2, tls, ca)
+        return _crawl_tasks(base, h2, tls, ca, workers)
     import nodelay
 
     client = nodelay.Client(
-        http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits()
+        http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits(workers)
     )
     seen = {"/site/"}
     todo = ["/site/"]
@@ -350,7 +364,7 @@ def _crawl(base: str, h2: bool, tls: bool, ca: str, driver: str) -> dict[str, An
     stats = _Stats(base, ca)
     before = stats.read()
     cpu0, t0 = _usage(), time.perf_counter()
-    threads = [threading.Thread(target=work) for _ in range(CRAWL_WORKERS)]
+    threads = [threading.Thread(target=work) for _ in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
@@ -376,15 +390,15 @@ def _crawl_record(
     }
 
 
-def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
-    """The crawl of ``_crawl`` by ``CRAWL_WORKERS`` asyncio tasks sharing one ``AsyncClient``."""
+def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str, workers: int) -> dict[str, Any]:
+    """The crawl of ``_crawl`` by ``workers`` asyncio tasks sharing one ``AsyncClient``."""
     import asyncio
 
     import nodelay
 
     async def crawl() -> dict[str, Any]:
         client = nodelay.AsyncClient(
-            http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits()
+            http2=_http2_mode(h2, tls), verify=ca, timeout=TIMEOUT, limits=_crawl_limits(workers)
         )
         seen = {"/site/"}
         todo = ["/site/"]
@@ -422,7 +436,7 @@ def _crawl_tasks(base: str, h2: bool, tls: bool, ca: str) -> dict[str, Any]:
         stats = _Stats(base, ca)
         before = stats.read()
         cpu0, t0 = _usage(), time.perf_counter()
-        await asyncio.gather(*(work() for _ in range(CRAWL_WORKERS)))
+        await asyncio.gather(*(work() for _ in range(workers)))
         wall, cpu = time.perf_counter() - t0, _usage() - cpu0
         await client.aclose()
         return _crawl_record(wall, cpu, fetched, len(seen), stats.delta(before), versions)
@@ -436,14 +450,14 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["workload"] == "i":
         from nodelay import _core
 
-        driver = spec.get("driver", "threads")
-        _crawl(base, spec["h2"], tls, ca, driver)  # warm-up: connections, caches, imports
+        driver, workers = spec["driver"], spec["workers"]
+        _crawl(base, spec["h2"], tls, ca, driver, workers)  # warm-up: connections, caches, imports
         LATENCY.clear()
         # Each crawl has its own client: the timed one opens its connections, and the engine
         # tells how long the last of them took to connect (and to shake hands, over TLS).
         _core.record_connect_timings(True)
         _core.take_connect_timings()
-        record = _crawl(base, spec["h2"], tls, ca, driver)
+        record = _crawl(base, spec["h2"], tls, ca, driver, workers)
         opened = _core.take_connect_timings()
         if opened is not None:
             dns, tcp, tls_s = opened
@@ -616,10 +630,22 @@ TRANSPORTS = (("h2c", False), ("h2+TLS", True))
 
 def count_rows(workloads: list[str], clients: list[str]) -> int:
     """How many rows ``run_rows`` produces (for the progress bar)."""
-    per_transport = (len(clients) if "g" in workloads else 0) + (
-        len(CRAWL_DRIVERS) * 2 if "i" in workloads else 0
-    )
+    crawls = sum(len(modes) for modes in CRAWL_MODES.values())
+    per_transport = (len(clients) if "g" in workloads else 0) + (crawls if "i" in workloads else 0)
     return per_transport * len(TRANSPORTS)
+
+
+def _crawl_variant(h2: bool, workers: int, tls: bool) -> str:
+    """An i row's variant: ``h1 x6`` (6 connections), ``h2 x1`` (one connection, as many
+    requests in flight as h1) or ``h2 x1 m32`` (one connection, 32 streams in flight, as
+    h2load's ``-m32``), then the transport."""
+    if not h2:
+        mode = f"h1 x{workers}"
+    elif workers == CRAWL_WORKERS:
+        mode = "h2 x1"
+    else:
+        mode = f"h2 x1 m{workers}"
+    return f"{mode} {'TLS' if tls else 'cleartext'}"
 
 
 def run_rows(
@@ -628,7 +654,7 @@ def run_rows(
     repeat: int,
     advance: Callable[[str], None] = lambda label: None,
 ) -> list[Row]:
-    """Workloads ``g``/``i`` for ``clients`` (g's; i is nodelay's crawl, threads and tasks):
+    """Workloads ``g``/``i`` for ``clients`` (g's; i is nodelay's crawl, ``CRAWL_MODES``):
     ``advance(label)`` is called as each row starts."""
     from nodelay import _core
 
@@ -663,15 +689,15 @@ def run_rows(
                             runs.append(run)
                         rows.append(_row("g", client, transport, runs))
                 if "i" in workloads:
-                    for driver, h2 in itertools.product(CRAWL_DRIVERS, (False, True)):
+                    for driver, modes in CRAWL_MODES.items():
                         client = "nodelay" if driver == "threads" else "nodelay-async"
-                        mode = "h2 x1" if h2 else f"h1 x{CRAWL_WORKERS}"
-                        variant = f"{mode} {'TLS' if tls else 'cleartext'}"
-                        advance(f"i: {client} {variant}")
-                        spec: dict[str, Any] = {"workload": "i", "h2": h2, "url": url, "tls": tls}
-                        spec |= {"ca": ca, "driver": driver}
-                        runs = [_run_child(spec) for _ in range(repeat)]
-                        rows.append(_row("i", client, variant, runs))
+                        for h2, workers in modes:
+                            variant = _crawl_variant(h2, workers, tls)
+                            advance(f"i: {client} {variant}")
+                            spec: dict[str, Any] = {"workload": "i", "h2": h2, "url": url}
+                            spec |= {"tls": tls, "ca": ca, "driver": driver, "workers": workers}
+                            runs = [_run_child(spec) for _ in range(repeat)]
+                            rows.append(_row("i", client, variant, runs))
         finally:
             for proc, _ in servers.values():
                 proc.terminate()
