@@ -101,7 +101,7 @@ subtest 'a $SIG{CHLD} that reaps a child ending mid-request does not fail it' =>
     my $reaped = 0;
     local $SIG{CHLD} = sub { $reaped++ while waitpid(-1, POSIX::WNOHANG()) > 0 };
     signal_parent_later(0.2);
-    my $res = $ua->get("$base/delay/800");
+    my $res = $ua->get("$base/delay/2000");
     is $res->status, 200, 'the request answered';
     is $reaped, 1, 'the handler ran and reaped the child';
 };
@@ -113,16 +113,16 @@ subtest 'a handler that returns, mid-head and mid-stream: the request goes on, $
     local $SIG{CHLD} = 'DEFAULT';
     $@ = "before\n";
     my $child = signal_parent_later(0.2, 'USR1');
-    my $res = $ua->get("$base/delay/800");
+    my $res = $ua->get("$base/delay/2000");
     waitpid $child, 0;
     is $res->status, 200, 'the request answered';
     is $ran, 1, 'the handler ran once';
     is $@, "before\n", '$@ untouched';
     $child = signal_parent_later(0.25, 'USR1');
     my $events = '';
-    $res = $ua->get("$base/drip/5?ms=100", data_callback => sub { $events .= $_[0] });
+    $res = $ua->get("$base/drip/10?ms=200", data_callback => sub { $events .= $_[0] });
     waitpid $child, 0;
-    is $events, join('', map { "data: $_\n\n" } 0 .. 4), 'every piece of the stream';
+    is $events, join('', map { "data: $_\n\n" } 0 .. 9), 'every piece of the stream';
     is $ran, 2, 'the handler ran during the stream';
 };
 
