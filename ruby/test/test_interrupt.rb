@@ -81,6 +81,19 @@ class TestInterrupt < Minitest::Test
     RUBY
   end
 
+  # A signal Ruby handles without raising (here SIGCHLD, from a child that
+  # ends mid-request) still stops the request: the abort callback cannot run
+  # Ruby code safely inside the engine's wait (docs/ruby.md). The error says
+  # so, and the client goes on.
+  def test_a_signal_handled_without_raising_fails_the_request_with_a_clear_error
+    pid = spawn(RbConfig.ruby, "-e", "sleep 0.2")
+    error = assert_raises(Nodelay::Interrupted) { @client.get("#{TestServer.url}/delay/3000") }
+    assert_match(/handled without raising \(a child process that ended/, error.message)
+    assert_equal 10, @client.get("#{TestServer.url}/bytes/10").body.bytesize
+  ensure
+    Process.wait(pid) if pid
+  end
+
   def test_an_interrupted_stream_is_closed_and_the_client_goes_on
     trickle = ScriptedServer.new do |c|
       c.readpartial(65_536)

@@ -95,6 +95,11 @@ void nodelay_rb_call(struct call *call) {
     } while (!call->ran);
 }
 
+/* Nodelay::Interrupted's message when the interrupt raised nothing. */
+#define NONRAISING_SIGNAL_MESSAGE                                                              \
+    "interrupted by a signal that Ruby handled without raising (a child process that ended, " \
+    "a trap block that returned): the request was abandoned"
+
 void nodelay_rb_raise(const struct call *call) {
     /* The message first: anything below may fail another ABI call. */
     VALUE message = rb_str_new_cstr(nodelay_last_error());
@@ -102,6 +107,9 @@ void nodelay_rb_raise(const struct call *call) {
         /* Raises the exception that interrupted us (Thread#raise's, Timeout's,
          * Interrupt for Ctrl-C); returns when there is none left to run. */
         rb_thread_check_ints();
+        /* Nothing raised: the request was abandoned for a signal Ruby
+         * handled by itself (docs/ruby.md, "The GVL and interrupts"). */
+        message = rb_str_new_cstr(NONRAISING_SIGNAL_MESSAGE);
     }
     rb_funcall(nodelay_rb_module, rb_intern("raise_code"), 2, UINT2NUM(call->code), message);
     UNREACHABLE;
