@@ -797,3 +797,52 @@ def test_the_readme_lab_table_adds_the_perl_and_ruby_fronts(tmp_path: Path) -> N
     assert readme.main(["--readme", str(copy)]) == 0
     assert "| hijk 20,000 (capped) | 1.00x |" in copy.read_text()
     assert readme.main(["--check", "--readme", str(copy)]) == 0
+
+
+IMPORTTIME_SAMPLE = """\
+import time: self [us] | cumulative | imported package
+import time:       120 |        120 |   _io
+import time:       300 |        900 |     nodelay._core
+import time:        40 |         40 |       nodelay
+import time:       700 |       2500 | nodelay
+"""
+
+
+def test_import_time_is_the_top_level_line_of_the_module() -> None:
+    from nodelay_bench.imports import import_us
+
+    # The indented "nodelay" (a module of that name imported deeper) is not the answer.
+    assert import_us(IMPORTTIME_SAMPLE, "nodelay") == 2500
+    with pytest.raises(ValueError, match="no top-level import time for 'httpx'"):
+        import_us(IMPORTTIME_SAMPLE, "httpx")
+
+
+def test_import_probe_times_fresh_interpreters(tmp_path: Path) -> None:
+    out = tmp_path / "imports.json"
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "nodelay_bench.imports", "--modules", "json,nodelay"),
+            *("--runs", "2", "--json", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "import nodelay < 30 ms" in proc.stdout
+    doc = json.loads(out.read_text())
+    rows = {r["module"]: r for r in doc["imports"]}
+    assert set(rows) == {"json", "nodelay"}
+    for r in rows.values():
+        assert r["runs"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"]
+    # json is a small stdlib module; nodelay pulls its own package and its extension.
+    assert rows["json"]["median_ms"] < rows["nodelay"]["median_ms"]
+
+
+def test_import_probe_reports_a_module_that_does_not_import() -> None:
+    from nodelay_bench.imports import measure
+
+    with pytest.raises(RuntimeError, match="import no_such_module_here failed"):
+        measure(["no_such_module_here"], 1)
