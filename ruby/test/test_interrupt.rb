@@ -94,6 +94,26 @@ class TestInterrupt < Minitest::Test
     Process.wait(pid) if pid
   end
 
+  # The same for an exception Thread.handle_interrupt defers: the request is
+  # abandoned, its error says why, and the exception comes when the block ends.
+  def test_an_exception_deferred_by_handle_interrupt_fails_the_request_with_a_clear_error
+    inner = Queue.new
+    t = Thread.new do
+      Thread.handle_interrupt(ArgumentError => :never) do
+        @client.get("#{TestServer.url}/delay/3000")
+      rescue Nodelay::Interrupted => e
+        inner << e
+      end
+      :not_raised
+    rescue ArgumentError => e
+      e
+    end
+    sleep 0.2
+    t.raise(ArgumentError, "deferred")
+    assert_equal "deferred", t.value.message
+    assert_match(/or by an exception that Thread\.handle_interrupt defers/, inner.pop.message)
+  end
+
   def test_an_interrupted_stream_is_closed_and_the_client_goes_on
     trickle = ScriptedServer.new do |c|
       c.readpartial(65_536)

@@ -95,10 +95,13 @@ void nodelay_rb_call(struct call *call) {
     } while (!call->ran);
 }
 
-/* Nodelay::Interrupted's message when the interrupt raised nothing. */
-#define NONRAISING_SIGNAL_MESSAGE                                                              \
+/* Nodelay::Interrupted's message when the interrupt raised nothing: a
+ * signal Ruby handled by itself, or an exception Thread.handle_interrupt
+ * holds back until its block ends. */
+#define NONRAISING_INTERRUPT_MESSAGE                                                           \
     "interrupted by a signal that Ruby handled without raising (a child process that ended, " \
-    "a trap block that returned): the request was abandoned"
+    "a trap block that returned) or by an exception that Thread.handle_interrupt defers: "    \
+    "the request was abandoned"
 
 void nodelay_rb_raise(const struct call *call) {
     /* The message first: anything below may fail another ABI call. */
@@ -107,9 +110,9 @@ void nodelay_rb_raise(const struct call *call) {
         /* Raises the exception that interrupted us (Thread#raise's, Timeout's,
          * Interrupt for Ctrl-C); returns when there is none left to run. */
         rb_thread_check_ints();
-        /* Nothing raised: the request was abandoned for a signal Ruby
-         * handled by itself (docs/ruby.md, "The GVL and interrupts"). */
-        message = rb_str_new_cstr(NONRAISING_SIGNAL_MESSAGE);
+        /* Nothing raised: the request was abandoned for an interrupt that
+         * raises nothing here (docs/ruby.md, "The GVL and interrupts"). */
+        message = rb_str_new_cstr(NONRAISING_INTERRUPT_MESSAGE);
     }
     rb_funcall(nodelay_rb_module, rb_intern("raise_code"), 2, UINT2NUM(call->code), message);
     UNREACHABLE;
