@@ -72,6 +72,9 @@ enum nodelay_code
   NODELAY_E_COOKIE_FILE = 1001,
   // A bug in the library (a Rust panic, caught at the ABI boundary).
   NODELAY_E_INTERNAL = 1002,
+  // `nodelay_json_parse` leaves this document to the language's own JSON
+  // parser (not valid JSON, or outside what the fast path takes).
+  NODELAY_E_JSON_UNSUPPORTED = 1003,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -81,10 +84,41 @@ typedef uint32_t nodelay_code;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What one item is.
+enum nodelay_json_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  NODELAY_JSON_NULL = 0,
+  NODELAY_JSON_FALSE = 1,
+  NODELAY_JSON_TRUE = 2,
+  // `value.integer` holds it.
+  NODELAY_JSON_INT = 3,
+  // `value.real` holds it.
+  NODELAY_JSON_FLOAT = 4,
+  // `len` UTF-8 bytes at `value.str` (not NUL-terminated).
+  NODELAY_JSON_STRING = 5,
+  // `len` values follow.
+  NODELAY_JSON_ARRAY = 6,
+  // `len` pairs follow, each a `NODELAY_JSON_STRING` key and its value.
+  NODELAY_JSON_OBJECT = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum nodelay_json_kind nodelay_json_kind;
+#else
+typedef uint8_t nodelay_json_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A client handle: a connection pool, TLS settings, default timeouts and a
 // cookie jar, shared with the handles `nodelay_client_dup` made from it.
 // Thread-safe: one client may serve every thread of a program.
 typedef struct nodelay_client nodelay_client;
+
+// A scanned document: its items, and the unescaped strings they point into.
+typedef struct nodelay_json nodelay_json;
 
 // A response: its head, and its body once read.
 typedef struct nodelay_response nodelay_response;
@@ -128,6 +162,26 @@ typedef struct nodelay_options {
   // Connections this client may hold open; 0: the default.
   uint32_t max_connections;
 } nodelay_options;
+
+// An item's value.
+typedef union nodelay_json_value {
+  // A string's bytes.
+  const uint8_t *str;
+  // An integer.
+  int64_t integer;
+  // A number with a fraction or an exponent.
+  double real;
+} nodelay_json_value;
+
+// One value of a scanned document (containers list their elements after them).
+typedef struct nodelay_json_item {
+  nodelay_json_kind kind;
+  // 1 when a string's bytes are all ASCII.
+  uint8_t ascii;
+  // A string's length in bytes, or a container's element (pair) count.
+  uint32_t len;
+  union nodelay_json_value value;
+} nodelay_json_item;
 
 // One request header: `name_len` bytes at `name`, `value_len` bytes at
 // `value` (UTF-8, no NUL needed). Borrowed for the call only.
@@ -174,6 +228,22 @@ const char *nodelay_last_error(void);
 // A short, static, English name for a code (`"read timeout"`); unknown
 // numbers get `"unknown error"`. Never free it.
 const char *nodelay_code_name(uint32_t code);
+
+// Scans the JSON document of `len` bytes at `doc` into `*out`.
+// `NODELAY_E_JSON_UNSUPPORTED` when the document is for the language's own
+// parser to judge: not valid JSON, not UTF-8, an integer outside `int64_t`, a
+// lone UTF-16 surrogate, nesting deeper than 256; the caller then parses it
+// with that parser, which returns the value or raises its own error.
+// Strings point into `doc` or into `*out`: keep `doc` unchanged and alive
+// until `nodelay_json_free(*out)`.
+nodelay_code nodelay_json_parse(const uint8_t *doc, size_t len, struct nodelay_json **out);
+
+// The items of a scanned document (`*count` of them; the first is the
+// document's value), valid until `nodelay_json_free`.
+const struct nodelay_json_item *nodelay_json_items(const struct nodelay_json *json, size_t *count);
+
+// Frees a document from `nodelay_json_parse` (NULL is ignored).
+void nodelay_json_free(struct nodelay_json *json);
 
 // Fills `options` with the defaults and sets `size` to this header's size.
 void nodelay_options_init(struct nodelay_options *options);

@@ -43,6 +43,9 @@ pub enum nodelay_code {
     NODELAY_E_COOKIE_FILE = 1001,
     /// A bug in the library (a Rust panic, caught at the ABI boundary).
     NODELAY_E_INTERNAL = 1002,
+    /// `nodelay_json_parse` leaves this document to the language's own JSON
+    /// parser (not valid JSON, or outside what the fast path takes).
+    NODELAY_E_JSON_UNSUPPORTED = 1003,
 }
 
 use nodelay_code::*;
@@ -98,6 +101,7 @@ impl nodelay_code {
             NODELAY_E_INVALID_ARGUMENT => c"invalid argument",
             NODELAY_E_COOKIE_FILE => c"cookie file error",
             NODELAY_E_INTERNAL => c"internal error",
+            NODELAY_E_JSON_UNSUPPORTED => c"JSON left to the language's parser",
         }
     }
 }
@@ -159,6 +163,7 @@ pub extern "C" fn nodelay_code_name(code: u32) -> *const c_char {
         NODELAY_E_INVALID_ARGUMENT,
         NODELAY_E_COOKIE_FILE,
         NODELAY_E_INTERNAL,
+        NODELAY_E_JSON_UNSUPPORTED,
     ];
     all.into_iter()
         .find(|c| *c as u32 == code)
@@ -195,6 +200,7 @@ mod tests {
         assert_eq!(NODELAY_E_INVALID_ARGUMENT as u32, 1000);
         assert_eq!(NODELAY_E_COOKIE_FILE as u32, 1001);
         assert_eq!(NODELAY_E_INTERNAL as u32, 1002);
+        assert_eq!(NODELAY_E_JSON_UNSUPPORTED as u32, 1003);
     }
 
     fn front_code(n: u32) -> ErrorCode {

@@ -19,6 +19,7 @@
 mod abort;
 mod client;
 mod code;
+mod json;
 mod options;
 mod request;
 mod response;
@@ -30,6 +31,10 @@ pub use client::{
     nodelay_client, nodelay_client_free, nodelay_client_new, nodelay_client_save_cookies,
 };
 pub use code::{nodelay_code, nodelay_code_name, nodelay_last_error};
+pub use json::{
+    nodelay_json, nodelay_json_free, nodelay_json_item, nodelay_json_items, nodelay_json_kind,
+    nodelay_json_parse, nodelay_json_value,
+};
 pub use options::{nodelay_options, nodelay_options_init};
 pub use request::{nodelay_header, nodelay_request};
 pub use response::*;

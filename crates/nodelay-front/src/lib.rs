@@ -16,6 +16,7 @@ pub mod body;
 pub mod cookies;
 mod error;
 mod head;
+pub mod json;
 
 pub use error::ErrorCode;
 pub use head::{text, Head};
