@@ -51,8 +51,9 @@ pub struct nodelay_json_item {
 
 /// A scanned document: its items, and the unescaped strings they point into.
 pub struct nodelay_json {
-    /// Owns the bytes of the strings that had escapes.
-    tape: Tape,
+    /// The bytes of the strings that had escapes, which items point into
+    /// (only kept alive, never read from Rust).
+    _unescaped: Vec<u8>,
     items: Vec<nodelay_json_item>,
 }
 
@@ -128,8 +129,10 @@ pub unsafe extern "C" fn nodelay_json_parse(
             );
         }
         let items = tape.items.iter().map(|i| c_item(&tape, doc, i)).collect();
-        tape.items = Vec::new();
-        let json = nodelay_json { tape, items };
+        let json = nodelay_json {
+            _unescaped: tape.scratch,
+            items,
+        };
         // SAFETY: `out` is a valid, writable pointer (checked non-null).
         unsafe { out.write(Box::into_raw(Box::new(json))) };
         nodelay_code::NODELAY_OK
