@@ -91,6 +91,49 @@ static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out, struct nd_wai
     return NODELAY_OK;
 }
 
+/* The Perl value of the JSON item at items[*at] (and of the items after it
+ * that a container holds), as JSON::PP->new->utf8 decodes it: hashes and
+ * arrays by reference, character strings (UTF-8 flagged only when not
+ * ASCII), IVs, NVs, undef, and copies of JSON::PP's own true and false. The
+ * tape nests at most 256 deep, which bounds the recursion. Runs no Perl code. */
+static SV *nd_json_value(pTHX_ const nodelay_json_item *items, size_t *at, SV *yes, SV *no) {
+    const nodelay_json_item *item = &items[(*at)++];
+    uint32_t n;
+    switch (item->kind) {
+    case NODELAY_JSON_FALSE:
+        return newSVsv(no);
+    case NODELAY_JSON_TRUE:
+        return newSVsv(yes);
+    case NODELAY_JSON_INT:
+        return newSViv((IV)item->value.integer);
+    case NODELAY_JSON_FLOAT:
+        return newSVnv((NV)item->value.real);
+    case NODELAY_JSON_STRING: {
+        SV *sv = newSVpvn((const char *)item->value.str, item->len);
+        if (!item->ascii) SvUTF8_on(sv);
+        return sv;
+    }
+    case NODELAY_JSON_ARRAY: {
+        AV *av = newAV();
+        for (n = 0; n < item->len; n++) av_push(av, nd_json_value(aTHX_ items, at, yes, no));
+        return newRV_noinc((SV *)av);
+    }
+    case NODELAY_JSON_OBJECT: {
+        HV *hv = newHV();
+        for (n = 0; n < item->len; n++) {
+            const nodelay_json_item *key = &items[(*at)++];
+            SV *value = nd_json_value(aTHX_ items, at, yes, no);
+            /* A negative length marks the key as UTF-8. */
+            I32 key_len = key->ascii ? (I32)key->len : -(I32)key->len;
+            hv_store(hv, (const char *)key->value.str, key_len, value, 0);
+        }
+        return newRV_noinc((SV *)hv);
+    }
+    default:
+        return newSV(0);
+    }
+}
+
 MODULE = Nodelay    PACKAGE = Nodelay::XS
 
 PROTOTYPES: DISABLE
@@ -356,3 +399,28 @@ response_version(r)
     RETVAL = nodelay_response_version(r);
   OUTPUT:
     RETVAL
+
+# json_decode(bytes): (1, value) when the engine's JSON fast path took the
+# document, () when it leaves it to JSON::PP (Nodelay::Response::json).
+# JSON::PP must be loaded: its true and false are the booleans handed out.
+void
+json_decode(content)
+    SV *content
+  PREINIT:
+    STRLEN len;
+    const char *doc;
+    nodelay_json *json = NULL;
+    const nodelay_json_item *items;
+    size_t count = 0, at = 0;
+    SV *yes, *no, *value;
+  PPCODE:
+    yes = get_sv("JSON::PP::true", 0);
+    no = get_sv("JSON::PP::false", 0);
+    if (!yes || !no) croak("Nodelay::XS::json_decode: JSON::PP is not loaded");
+    doc = SvPVbyte(content, len);
+    if (nodelay_json_parse((const uint8_t *)doc, len, &json) != NODELAY_OK) XSRETURN_EMPTY;
+    items = nodelay_json_items(json, &count);
+    value = count ? nd_json_value(aTHX_ items, &at, yes, no) : newSV(0);
+    nodelay_json_free(json);
+    mXPUSHi(1);
+    mXPUSHs(value);

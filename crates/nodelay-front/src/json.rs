@@ -13,7 +13,7 @@
 //! Anything else (invalid JSON included) is [`Unsupported`], and the front
 //! hands the body to its language's reference parser, which returns the value
 //! or raises its own error. The fast path therefore never disagrees with that
-//! parser on a document it accepts. See docs/decoding.md.
+//! parser on a document it accepts. See docs/json.md.
 
 use std::fmt;
 
@@ -27,6 +27,41 @@ const MAX_CONTAINER_LEN: usize = u32::MAX as usize;
 
 /// Digits an integer may have and always fit an `i64` (10^18 < 2^63).
 const I64_SAFE_DIGITS: usize = 18;
+
+/// The bytes a string scan stops at: the closing quote, an escape, a
+/// control character (invalid) and any non-ASCII byte (the string is then
+/// not ASCII).
+static STRING_STOP: [bool; 256] = {
+    let mut stop = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        stop[b] = b < 0x20 || b >= 0x80 || b == b'"' as usize || b == b'\\' as usize;
+        b += 1;
+    }
+    stop
+};
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` whose byte is zero, exact up to the
+/// first zero byte (a borrow may mark bytes after it, never before).
+#[inline]
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
+}
+
+/// The high bit of each byte of `word` (eight document bytes, little-endian)
+/// that [`STRING_STOP`] stops at, exact up to the first such byte.
+#[inline]
+fn stop_bytes(word: u64) -> u64 {
+    let quote = zero_bytes(word ^ (LOW_BITS * u64::from(b'"')));
+    let backslash = zero_bytes(word ^ (LOW_BITS * u64::from(b'\\')));
+    // Below 0x20: subtracting 0x20 borrows into the high bit (for bytes
+    // below 0x80, which the last term covers anyway).
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
+    quote | backslash | control | (word & HIGH_BITS)
+}
 
 /// What one tape entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,6 +204,24 @@ impl Scanner<'_> {
         }
     }
 
+    /// [`Scanner::skip_space`] for where a document usually has none or one
+    /// space (after a value, a comma or a colon).
+    #[inline]
+    fn skip_short_space(&mut self) {
+        match self.peek() {
+            Some(b' ')
+                if !matches!(
+                    self.doc.get(self.pos + 1),
+                    Some(b' ' | b'\t' | b'\n' | b'\r')
+                ) =>
+            {
+                self.pos += 1
+            }
+            Some(b' ' | b'\t' | b'\n' | b'\r') => self.skip_space(),
+            _ => {}
+        }
+    }
+
     fn literal(&mut self, word: &[u8], kind: Kind) -> Result<(), Unsupported> {
         if !self.doc[self.pos..].starts_with(word) {
             return Err(Unsupported);
@@ -218,11 +271,11 @@ impl Scanner<'_> {
             loop {
                 self.value(depth)?;
                 count += 1;
-                self.skip_space();
+                self.skip_short_space();
                 match self.peek() {
                     Some(b',') => {
                         self.pos += 1;
-                        self.skip_space();
+                        self.skip_short_space();
                     }
                     Some(b']') => break,
                     _ => return Err(Unsupported),
@@ -242,19 +295,19 @@ impl Scanner<'_> {
                     return Err(Unsupported);
                 }
                 self.string()?;
-                self.skip_space();
+                self.skip_short_space();
                 if self.peek() != Some(b':') {
                     return Err(Unsupported);
                 }
                 self.pos += 1;
-                self.skip_space();
+                self.skip_short_space();
                 self.value(depth)?;
                 count += 1;
-                self.skip_space();
+                self.skip_short_space();
                 match self.peek() {
                     Some(b',') => {
                         self.pos += 1;
-                        self.skip_space();
+                        self.skip_short_space();
                     }
                     Some(b'}') => break,
                     _ => return Err(Unsupported),
@@ -270,18 +323,38 @@ impl Scanner<'_> {
         let mut i = start;
         let mut ascii = true;
         loop {
-            let byte = *self.doc.get(i).ok_or(Unsupported)?;
-            match byte {
+            i = self.string_stop(i)?;
+            match self.doc[i] {
                 b'"' => break,
                 b'\\' => return self.escaped_string(start, i, ascii),
                 0..=0x1f => return Err(Unsupported),
-                0x80.. => ascii = false,
-                _ => {}
+                _ => ascii = false,
             }
             i += 1;
         }
         self.pos = i + 1;
         self.push_str(start, i - start, ascii, false)
+    }
+
+    /// The first byte at or after `i` that [`STRING_STOP`] stops at, eight
+    /// bytes at a time while eight remain (most strings are short, so the
+    /// end of one is found without a byte loop).
+    #[inline]
+    fn string_stop(&self, mut i: usize) -> Result<usize, Unsupported> {
+        while let Some(word) = self.doc.get(i..i + 8) {
+            let word = u64::from_le_bytes(word.try_into().map_err(|_| Unsupported)?);
+            let stops = stop_bytes(word);
+            if stops != 0 {
+                return Ok(i + (stops.trailing_zeros() / 8) as usize);
+            }
+            i += 8;
+        }
+        let rest = self.doc.get(i..).ok_or(Unsupported)?;
+        let at = rest
+            .iter()
+            .position(|&b| STRING_STOP[b as usize])
+            .ok_or(Unsupported)?;
+        Ok(i + at)
     }
 
     fn push_str(
@@ -573,6 +646,37 @@ mod tests {
         assert!(scan(&ok).is_ok());
         let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
         assert_eq!(scan(&deep).err(), Some(Unsupported));
+    }
+
+    #[test]
+    fn a_string_ends_where_the_byte_scan_would_stop() {
+        // Every position of each stop byte in and past an eight-byte word.
+        for stop in ["\"", "\\n", "\u{1}", "é"] {
+            for before in 0..20 {
+                let doc = format!("[\"{}{}x\"]", "a".repeat(before), stop);
+                let tape = scan(&doc);
+                match stop {
+                    "\u{1}" => assert!(tape.is_err(), "{doc:?}"),
+                    "\"" => assert!(tape.is_err(), "{doc:?}"),
+                    _ => {
+                        let tape = tape.unwrap();
+                        let text = tape.text(doc.as_bytes(), &tape.items[1]);
+                        let want = format!(
+                            "{}{}x",
+                            "a".repeat(before),
+                            if stop == "é" { "é" } else { "\n" }
+                        );
+                        assert_eq!(text, want.as_bytes(), "{doc:?}");
+                        assert_eq!(tape.items[1].ascii, stop != "é");
+                    }
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            let word = u64::from_le_bytes([b'a', b'a', b, b'a', b'"', 0, 0, 0]);
+            let first = (stop_bytes(word).trailing_zeros() / 8) as usize;
+            assert_eq!(first, if STRING_STOP[b as usize] { 2 } else { 4 }, "{b}");
+        }
     }
 
     #[test]

@@ -45,6 +45,21 @@ sub header { Nodelay::XS::response_header($_[0]{handle}, $_[1]) }
 # Every header as a list of name, value pairs in received order.
 sub headers { [Nodelay::XS::response_headers($_[0]{handle})] }
 
+# The body parsed as JSON, as JSON::PP->new->utf8->allow_nonref->decode
+# returns it: hash and array references, character strings, numbers, undef
+# for null, and $JSON::PP::true / $JSON::PP::false. The engine's JSON fast
+# path builds the value in one pass over the bytes; a document it leaves
+# (invalid JSON, an integer beyond 64 bits, a lone UTF-16 surrogate, nesting
+# deeper than 256) goes to JSON::PP itself, which returns its value or
+# croaks with its own message.
+sub json {
+    my ($self) = @_;
+    require JSON::PP;
+    my ($ok, $value) = Nodelay::XS::json_decode($self->{content});
+    return $value if $ok;
+    return JSON::PP->new->utf8->allow_nonref->decode($self->{content});
+}
+
 sub is_success { my $s = $_[0]->status; $s >= 200 && $s < 300 }
 
 # The media type (lower case, no parameters) and the charset parameter.
