@@ -134,6 +134,37 @@ static SV *nd_json_value(pTHX_ const nodelay_json_item *items, size_t *at, SV *y
     }
 }
 
+/* Appends `sv` to `out` as one application/x-www-form-urlencoded component:
+ * a character string as its UTF-8 bytes and a byte string as it is (as
+ * HTTP::Request::Common's POST), then HTTP::Tiny's escapes: A-Z a-z 0-9
+ * - . _ ~ kept, a space as '+', every other byte as %XX (upper-case hex);
+ * undef is empty. */
+static void nd_form_component(pTHX_ SV *out, SV *sv) {
+    static const char hex[] = "0123456789ABCDEF";
+    STRLEN len, i;
+    const unsigned char *s;
+    char *d;
+    if (!SvOK(sv)) return;
+    s = (const unsigned char *)SvPV(sv, len);
+    /* Room for the worst case (every byte escaped), written in place. */
+    d = SvGROW(out, SvCUR(out) + 3 * len + 1) + SvCUR(out);
+    for (i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+            || c == '-' || c == '.' || c == '_' || c == '~') {
+            *d++ = (char)c;
+        } else if (c == ' ') {
+            *d++ = '+';
+        } else {
+            *d++ = '%';
+            *d++ = hex[c >> 4];
+            *d++ = hex[c & 15];
+        }
+    }
+    SvCUR_set(out, d - SvPVX(out));
+    *d = '\0';
+}
+
 MODULE = Nodelay    PACKAGE = Nodelay::XS
 
 PROTOTYPES: DISABLE
@@ -424,3 +455,24 @@ json_decode(content)
     nodelay_json_free(json);
     mXPUSHi(1);
     mXPUSHs(value);
+
+# form_urlencode([name, value, ...]): the application/x-www-form-urlencoded
+# body of the pairs, in order (a missing last value is empty).
+SV *
+form_urlencode(pairs)
+    AV *pairs
+  PREINIT:
+    SSize_t n, i;
+  CODE:
+    n = av_len(pairs) + 1;
+    RETVAL = newSVpvs("");
+    for (i = 0; i < n; i += 2) {
+        SV **name = av_fetch(pairs, i, 0);
+        SV **value = i + 1 < n ? av_fetch(pairs, i + 1, 0) : NULL;
+        if (i) sv_catpvs(RETVAL, "&");
+        if (name) nd_form_component(aTHX_ RETVAL, *name);
+        sv_catpvs(RETVAL, "=");
+        if (value) nd_form_component(aTHX_ RETVAL, *value);
+    }
+  OUTPUT:
+    RETVAL

@@ -162,21 +162,11 @@ sub DESTROY {
 }
 
 # application/x-www-form-urlencoded, pairs in key order (a hashref) or as
-# given (an arrayref of name, value, ...).
+# given (an arrayref of name, value, ...): HTTP::Tiny's escapes; a byte string
+# is sent as its bytes, as HTTP::Request::Common does (the XS).
 sub _urlencode {
     my ($form) = @_;
-    my @pairs = ref $form eq 'HASH' ? map { ($_, $form->{$_}) } sort keys %$form : @$form;
-    my @out;
-    while (my ($name, $value) = splice @pairs, 0, 2) {
-        push @out, join '=', map {
-            my $s = $_ // '';
-            utf8::encode($s) if utf8::is_utf8($s);
-            $s =~ s/([^A-Za-z0-9\-._~ ])/sprintf '%%%02X', ord $1/ge;
-            $s =~ tr/ /+/;
-            $s;
-        } $name, $value;
-    }
-    return join '&', @out;
+    return Nodelay::XS::form_urlencode(ref $form eq 'HASH' ? [map { ($_, $form->{$_}) } sort keys %$form] : $form);
 }
 
 1;

@@ -50,6 +50,32 @@ subtest 'post' => sub {
     is $res->header('content-type'), 'application/x-www-form-urlencoded', 'form content type';
 };
 
+# HTTP::Tiny's www_form_urlencode is the reference for character strings;
+# a byte string (no UTF-8 flag) is sent as its bytes, each escaped, as
+# HTTP::Request::Common's POST does (HTTP::Tiny would UTF-8 encode it).
+subtest 'form encoding' => sub {
+    require HTTP::Tiny;
+    my $tiny = HTTP::Tiny->new;
+    my @forms = (
+        [user => 'bench', q => 'nodelay fast http'],
+        [a => '', 'b c' => 'd&e=f', '~-._' => '*+/%', 0 => 0, 1.5 => -3],
+        [do { utf8::upgrade(my $k = "\x{e9}t\x{e9}"); $k } => "\x{2603} snow", "\0" => "\x7f", nl => "\r\n\t"],
+        [k => 1, 'odd'],
+        [],
+    );
+    for my $form (@forms) {
+        my @padded = map { $_ // '' } @$form, (@$form % 2 ? '' : ());
+        my $res = $ua->post("$base/echo", form => $form);
+        is $res->content, $tiny->www_form_urlencode(\@padded), 'as HTTP::Tiny: ' . join(',', @padded);
+    }
+    is $ua->post("$base/echo", form => { z => 1, a => 'b c', m => 0 })->content, 'a=b+c&m=0&z=1', 'a hash in key order';
+    is $ua->post("$base/echo", form => [bytes => "caf\xe9"])->content, 'bytes=caf%E9', 'a byte string as its bytes';
+    my $chars = "caf\xe9";
+    utf8::upgrade($chars);
+    is $ua->post("$base/echo", form => [chars => $chars])->content, 'chars=caf%C3%A9', 'a character string as UTF-8';
+    is $ua->post("$base/echo", form => [u => undef])->content, 'u=', 'undef is empty';
+};
+
 subtest 'status' => sub {
     my $res = $ua->get("$base/status/404");
     is $res->status, 404, '404 is a response, not an exception';
