@@ -144,8 +144,8 @@ asan-ruby:
 # The lab's Ruby rows (nodelay bench --lang ruby; docs/ruby.md) on a release build: the
 # extension is built out of tree in RUBY_BENCH_BUILD against a release libnodelay_ffi.a, and
 # the lab's embedded server is the release Python extension. Peers are Debian packages
-# (RubyGems is not reachable here); a missing one is a skipped row. ruby-oj is the JSON
-# parser of workload b, the same for every row.
+# (RubyGems is not reachable here); a missing one is a skipped row. ruby-oj parses
+# workload b's document for every peer (nodelay's rows use Response#json).
 RUBY_BENCH_DEBS := $(RUBY_DEBS) ruby-curb ruby-excon ruby-typhoeus ruby-httpclient ruby-http \
 	ruby-net-http-persistent ruby-oj
 RUBY_BENCH_BUILD := build/ruby-release

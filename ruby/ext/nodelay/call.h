@@ -58,6 +58,7 @@ extern VALUE nodelay_rb_module;
 void nodelay_rb_init_client(void);
 void nodelay_rb_init_response(void);
 void nodelay_rb_init_form(void);
+void nodelay_rb_init_json(void);
 
 /* A response object for an ABI response (owned by it from now on). */
 VALUE nodelay_rb_response_new(nodelay_response *response, VALUE client);

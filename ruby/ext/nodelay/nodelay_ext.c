@@ -1,6 +1,7 @@
-/* The nodelay gem's C extension: Nodelay::Native (a client) and
- * Nodelay::Response over libnodelay_ffi (crates/nodelay-ffi, docs/ffi.md),
- * linked statically. lib/nodelay.rb builds the Ruby API on these. */
+/* The nodelay gem's C extension: Nodelay::Native (a client),
+ * Nodelay::Response and Response#json's fast path (json.c) over
+ * libnodelay_ffi (crates/nodelay-ffi, docs/ffi.md), linked statically.
+ * lib/nodelay.rb builds the Ruby API on these. */
 #include "call.h"
 
 VALUE nodelay_rb_module;
@@ -21,4 +22,5 @@ void Init_nodelay_ext(void) {
     nodelay_rb_init_client();
     nodelay_rb_init_response();
     nodelay_rb_init_form();
+    nodelay_rb_init_json();
 }
