@@ -52,15 +52,18 @@ fn zero_bytes(word: u64) -> u64 {
 }
 
 /// The high bit of each byte of `word` (eight document bytes, little-endian)
-/// that [`STRING_STOP`] stops at, exact up to the first such byte.
+/// that [`STRING_STOP`] stops at, exact up to the first such byte; without
+/// `non_ascii`, bytes of 0x80 and above are passed over (once a string is
+/// known not to be ASCII, its other such bytes need no stop).
 #[inline]
-fn stop_bytes(word: u64) -> u64 {
+fn stop_bytes(word: u64, non_ascii: bool) -> u64 {
     let quote = zero_bytes(word ^ (LOW_BITS * u64::from(b'"')));
     let backslash = zero_bytes(word ^ (LOW_BITS * u64::from(b'\\')));
-    // Below 0x20: subtracting 0x20 borrows into the high bit (for bytes
-    // below 0x80, which the last term covers anyway).
+    // Below 0x20: subtracting 0x20 borrows into the high bit; a byte of
+    // 0x80 or above keeps its high bit and `!word` clears it.
     let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
-    quote | backslash | control | (word & HIGH_BITS)
+    let high = if non_ascii { word & HIGH_BITS } else { 0 };
+    quote | backslash | control | high
 }
 
 /// What one tape entry is.
@@ -263,6 +266,21 @@ impl Scanner<'_> {
         Ok(())
     }
 
+    /// After a container's element: true past a comma (another element
+    /// follows), false at `close` (left for [`Scanner::close`]).
+    fn next_element(&mut self, close: u8) -> Result<bool, Unsupported> {
+        self.skip_short_space();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_short_space();
+                Ok(true)
+            }
+            Some(c) if c == close => Ok(false),
+            _ => Err(Unsupported),
+        }
+    }
+
     fn array(&mut self, depth: usize) -> Result<(), Unsupported> {
         let at = self.open(Kind::Array, depth)?;
         self.skip_space();
@@ -271,14 +289,8 @@ impl Scanner<'_> {
             loop {
                 self.value(depth)?;
                 count += 1;
-                self.skip_short_space();
-                match self.peek() {
-                    Some(b',') => {
-                        self.pos += 1;
-                        self.skip_short_space();
-                    }
-                    Some(b']') => break,
-                    _ => return Err(Unsupported),
+                if !self.next_element(b']')? {
+                    break;
                 }
             }
         }
@@ -303,14 +315,8 @@ impl Scanner<'_> {
                 self.skip_short_space();
                 self.value(depth)?;
                 count += 1;
-                self.skip_short_space();
-                match self.peek() {
-                    Some(b',') => {
-                        self.pos += 1;
-                        self.skip_short_space();
-                    }
-                    Some(b'}') => break,
-                    _ => return Err(Unsupported),
+                if !self.next_element(b'}')? {
+                    break;
                 }
             }
         }
@@ -323,7 +329,7 @@ impl Scanner<'_> {
         let mut i = start;
         let mut ascii = true;
         loop {
-            i = self.string_stop(i)?;
+            i = string_stop(self.doc, i, ascii)?;
             match self.doc[i] {
                 b'"' => break,
                 b'\\' => return self.escaped_string(start, i, ascii),
@@ -334,27 +340,6 @@ impl Scanner<'_> {
         }
         self.pos = i + 1;
         self.push_str(start, i - start, ascii, false)
-    }
-
-    /// The first byte at or after `i` that [`STRING_STOP`] stops at, eight
-    /// bytes at a time while eight remain (most strings are short, so the
-    /// end of one is found without a byte loop).
-    #[inline]
-    fn string_stop(&self, mut i: usize) -> Result<usize, Unsupported> {
-        while let Some(word) = self.doc.get(i..i + 8) {
-            let word = u64::from_le_bytes(word.try_into().map_err(|_| Unsupported)?);
-            let stops = stop_bytes(word);
-            if stops != 0 {
-                return Ok(i + (stops.trailing_zeros() / 8) as usize);
-            }
-            i += 8;
-        }
-        let rest = self.doc.get(i..).ok_or(Unsupported)?;
-        let at = rest
-            .iter()
-            .position(|&b| STRING_STOP[b as usize])
-            .ok_or(Unsupported)?;
-        Ok(i + at)
     }
 
     fn push_str(
@@ -381,82 +366,15 @@ impl Scanner<'_> {
         &mut self,
         start: usize,
         escape: usize,
-        mut ascii: bool,
+        ascii: bool,
     ) -> Result<(), Unsupported> {
         let offset = self.tape.scratch.len();
-        self.tape
-            .scratch
-            .extend_from_slice(&self.doc[start..escape]);
-        let mut i = escape;
-        loop {
-            let byte = *self.doc.get(i).ok_or(Unsupported)?;
-            match byte {
-                b'"' => break,
-                b'\\' => {
-                    let escape_char = *self.doc.get(i + 1).ok_or(Unsupported)?;
-                    i += 2;
-                    let plain = match escape_char {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'u' => {
-                            let (ch, used) = self.unicode_escape(i)?;
-                            i += used;
-                            ascii &= ch.is_ascii();
-                            let mut utf8 = [0; 4];
-                            self.tape
-                                .scratch
-                                .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-                            continue;
-                        }
-                        _ => return Err(Unsupported),
-                    };
-                    self.tape.scratch.push(plain);
-                    continue;
-                }
-                0..=0x1f => return Err(Unsupported),
-                0x80.. => ascii = false,
-                _ => {}
-            }
-            self.tape.scratch.push(byte);
-            i += 1;
-        }
-        self.pos = i + 1;
-        let len = self.tape.scratch.len() - offset;
-        self.push_str(offset, len, ascii, true)
-    }
-
-    /// The character of a `\uXXXX` escape whose hex digits start at `at`
-    /// (a surrogate pair takes a second escape), and the bytes it used.
-    fn unicode_escape(&self, at: usize) -> Result<(char, usize), Unsupported> {
-        let first = self.hex4(at)?;
-        if !(0xd800..0xe000).contains(&first) {
-            return Ok((char::from_u32(first).ok_or(Unsupported)?, 4));
-        }
-        // A high surrogate followed by `\u` and a low one; anything else is
-        // a lone surrogate, which the languages' parsers treat differently.
-        if first >= 0xdc00 || self.doc.get(at + 4..at + 6) != Some(b"\\u") {
-            return Err(Unsupported);
-        }
-        let second = self.hex4(at + 6)?;
-        if !(0xdc00..0xe000).contains(&second) {
-            return Err(Unsupported);
-        }
-        let code = 0x10000 + ((first - 0xd800) << 10) + (second - 0xdc00);
-        Ok((char::from_u32(code).ok_or(Unsupported)?, 10))
-    }
-
-    fn hex4(&self, at: usize) -> Result<u32, Unsupported> {
-        let digits = self.doc.get(at..at + 4).ok_or(Unsupported)?;
-        digits.iter().try_fold(0u32, |acc, &d| {
-            let nibble = (d as char).to_digit(16).ok_or(Unsupported)?;
-            Ok(acc << 4 | nibble)
-        })
+        let scratch = &mut self.tape.scratch;
+        scratch.extend_from_slice(&self.doc[start..escape]);
+        let (end, rest_ascii) = unescape_string(self.doc, escape, scratch)?;
+        self.pos = end;
+        let len = scratch.len() - offset;
+        self.push_str(offset, len, ascii && rest_ascii, true)
     }
 
     /// A number: RFC 8259's grammar (no leading zeros, no `+`, no bare `.`).
@@ -531,6 +449,108 @@ impl Scanner<'_> {
         self.tape.items.push(Item::scalar(Kind::Int, value as u64));
         Ok(())
     }
+}
+
+/// The first byte at or after `i` that [`STRING_STOP`] stops at (passing
+/// over non-ASCII bytes unless `non_ascii`), eight bytes at a time while
+/// eight remain (most strings are short, so the end of one is found without
+/// a byte loop).
+#[inline]
+fn string_stop(doc: &[u8], mut i: usize, non_ascii: bool) -> Result<usize, Unsupported> {
+    while let Some(word) = doc.get(i..i + 8) {
+        let word = u64::from_le_bytes(word.try_into().map_err(|_| Unsupported)?);
+        let stops = stop_bytes(word, non_ascii);
+        if stops != 0 {
+            return Ok(i + (stops.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let rest = doc.get(i..).ok_or(Unsupported)?;
+    let at = rest
+        .iter()
+        .position(|&b| STRING_STOP[b as usize] && (non_ascii || b < 0x80))
+        .ok_or(Unsupported)?;
+    Ok(i + at)
+}
+
+/// Unescapes the body of a JSON string from `doc[pos..]` (after its opening
+/// quote, or anywhere before its closing one) into `out`, as UTF-8: the
+/// position after the closing quote, and whether what was appended is all
+/// ASCII. A control character, an unknown escape or a lone UTF-16 surrogate
+/// is [`Unsupported`] (the languages' parsers differ on lone surrogates).
+/// The bytes copied are not checked as UTF-8: [`Tape::scan`] checks the
+/// whole document first, the Python parser when it makes the `str`.
+pub fn unescape_string(
+    doc: &[u8],
+    mut pos: usize,
+    out: &mut Vec<u8>,
+) -> Result<(usize, bool), Unsupported> {
+    let mut ascii = true;
+    loop {
+        let stop = string_stop(doc, pos, ascii)?;
+        out.extend_from_slice(&doc[pos..stop]);
+        pos = stop + 1;
+        let plain = match doc[stop] {
+            b'"' => return Ok((pos, ascii)),
+            b'\\' => {
+                let escape = *doc.get(pos).ok_or(Unsupported)?;
+                pos += 1;
+                match escape {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        let (ch, used) = unicode_escape(doc, pos)?;
+                        pos += used;
+                        ascii &= ch.is_ascii();
+                        let mut utf8 = [0; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
+                        continue;
+                    }
+                    _ => return Err(Unsupported),
+                }
+            }
+            0..=0x1f => return Err(Unsupported),
+            byte => {
+                ascii = false;
+                byte
+            }
+        };
+        out.push(plain);
+    }
+}
+
+/// The character of a `\uXXXX` escape whose hex digits start at `at` (a
+/// surrogate pair takes a second escape), and the bytes it used.
+fn unicode_escape(doc: &[u8], at: usize) -> Result<(char, usize), Unsupported> {
+    let first = hex4(doc, at)?;
+    if !(0xd800..0xe000).contains(&first) {
+        return Ok((char::from_u32(first).ok_or(Unsupported)?, 4));
+    }
+    // A high surrogate followed by `\u` and a low one; anything else is a
+    // lone surrogate, which the languages' parsers treat differently.
+    if first >= 0xdc00 || doc.get(at + 4..at + 6) != Some(b"\\u") {
+        return Err(Unsupported);
+    }
+    let second = hex4(doc, at + 6)?;
+    if !(0xdc00..0xe000).contains(&second) {
+        return Err(Unsupported);
+    }
+    let code = 0x10000 + ((first - 0xd800) << 10) + (second - 0xdc00);
+    Ok((char::from_u32(code).ok_or(Unsupported)?, 10))
+}
+
+fn hex4(doc: &[u8], at: usize) -> Result<u32, Unsupported> {
+    let digits = doc.get(at..at + 4).ok_or(Unsupported)?;
+    digits.iter().try_fold(0u32, |acc, &d| {
+        let nibble = (d as char).to_digit(16).ok_or(Unsupported)?;
+        Ok(acc << 4 | nibble)
+    })
 }
 
 #[cfg(test)]
@@ -624,6 +644,9 @@ mod tests {
             "[NaN]",
             "[Infinity]",
             "[\"a\tb\"]",
+            "[\"é\u{1}\"]",
+            "[\"日本語日本語日本語\u{1}x\"]",
+            "[\"日本語\\n日本語日本語\u{1f}\"]",
             "[\"\\x\"]",
             "[\"\\ud800\"]",
             "[\"\\udc00\\ud800\"]",
@@ -674,9 +697,31 @@ mod tests {
         }
         for b in 0..=255u8 {
             let word = u64::from_le_bytes([b'a', b'a', b, b'a', b'"', 0, 0, 0]);
-            let first = (stop_bytes(word).trailing_zeros() / 8) as usize;
+            let first = (stop_bytes(word, true).trailing_zeros() / 8) as usize;
             assert_eq!(first, if STRING_STOP[b as usize] { 2 } else { 4 }, "{b}");
+            let first = (stop_bytes(word, false).trailing_zeros() / 8) as usize;
+            let stops = STRING_STOP[b as usize] && b < 0x80;
+            assert_eq!(first, if stops { 2 } else { 4 }, "{b} past non-ASCII");
         }
+    }
+
+    #[test]
+    fn long_non_ascii_strings_with_and_without_escapes() {
+        let text = "日本語のテキスト、とても長い文字列です";
+        let doc = format!(r#"["{text}", "{text}\n{text}\"", "x{text}"]"#);
+        let tape = scan(&doc).unwrap();
+        let texts: Vec<(Vec<u8>, bool)> = tape.items[1..]
+            .iter()
+            .map(|i| (tape.text(doc.as_bytes(), i).to_vec(), i.ascii))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                (text.as_bytes().to_vec(), false),
+                (format!("{text}\n{text}\"").into_bytes(), false),
+                (format!("x{text}").into_bytes(), false),
+            ]
+        );
     }
 
     #[test]

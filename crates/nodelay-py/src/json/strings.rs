@@ -336,70 +336,15 @@ impl<'py> Parser<'_, 'py> {
     }
 
     /// Decodes the rest of a string with escapes into `out` (as UTF-8) and
-    /// consumes the closing quote. Lone surrogates (valid for json.loads, not
-    /// representable in UTF-8) make json.loads handle the document.
+    /// consumes the closing quote, with the JSON tape's unescaper (one
+    /// implementation of JSON's escapes). Lone surrogates (valid for
+    /// json.loads, not representable in UTF-8) make json.loads handle the
+    /// document.
     fn unescape(&mut self, out: &mut Vec<u8>) -> Result<(), Fallback> {
-        loop {
-            // Copy the plain run up to the next special byte in one go.
-            let (end, escaped) = self.scan_string()?;
-            out.extend_from_slice(&self.data[self.pos..end]);
-            self.pos = end + 1;
-            if !escaped {
-                return Ok(());
-            }
-            let &e = self.data.get(self.pos).ok_or(Fallback)?;
-            self.pos += 1;
-            let c = match e {
-                b'"' => b'"',
-                b'\\' => b'\\',
-                b'/' => b'/',
-                b'b' => 0x08,
-                b'f' => 0x0c,
-                b'n' => b'\n',
-                b'r' => b'\r',
-                b't' => b'\t',
-                b'u' => {
-                    let c = self.unicode_escape()?;
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                    continue;
-                }
-                _ => return Err(Fallback),
-            };
-            out.push(c);
-        }
-    }
-
-    /// The character of `\uXXXX` (after the `u`), joining a surrogate pair.
-    fn unicode_escape(&mut self) -> Result<char, Fallback> {
-        let first = self.hex4()?;
-        let code = match first {
-            0xD800..=0xDBFF => {
-                if !self.data[self.pos..].starts_with(b"\\u") {
-                    return Err(Fallback);
-                }
-                self.pos += 2;
-                let second = self.hex4()?;
-                if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(Fallback);
-                }
-                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
-            }
-            0xDC00..=0xDFFF => return Err(Fallback),
-            _ => first,
-        };
-        char::from_u32(code).ok_or(Fallback)
-    }
-
-    fn hex4(&mut self) -> Result<u32, Fallback> {
-        let digits = self.data.get(self.pos..self.pos + 4).ok_or(Fallback)?;
-        let mut value = 0u32;
-        for &d in digits {
-            let v = (d as char).to_digit(16).ok_or(Fallback)?;
-            value = value * 16 + v;
-        }
-        self.pos += 4;
-        Ok(value)
+        let (end, _ascii) =
+            nodelay_front::json::unescape_string(self.data, self.pos, out).map_err(|_| Fallback)?;
+        self.pos = end;
+        Ok(())
     }
 }
 
