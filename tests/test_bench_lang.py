@@ -90,22 +90,26 @@ def test_lab_runs_perl_rows_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("rich")
     _, doc = run_lab(
         tmp_path / "r.json",
-        *("--lang", "perl", "--workloads", "a,e,h,d", "--clients", "nodelay,http-tiny"),
+        *("--lang", "perl", "--workloads", "a,b,e,h,d", "--clients", "nodelay,http-tiny"),
         timeout=110,
     )
     assert doc["options"]["lang"] == "perl"
     rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
-    assert set(rows) == {(w, c) for w in "aehd" for c in ("nodelay", "http-tiny")}
-    for wid in "ae":
+    assert set(rows) == {(w, c) for w in "abehd" for c in ("nodelay", "http-tiny")}
+    for wid in "abe":
         for client in ("nodelay", "http-tiny"):
             row = rows[(wid, client)]
             assert row["kind"] == "perl"
             assert row["status"] == "ok" and row["errors"] == 0, row
-            n = 250 if wid == "a" else 150
+            n = {"a": 250, "b": 150, "e": 150}[wid]
             assert row["reps"][0]["requests"] == n
             assert row["latency_ms"]["n"] == n and row["peak_rss_kb"] > 0
             assert row["protocol"] == "HTTP/1.1"
     assert rows[("a", "nodelay")]["fastest_peer"] == "http-tiny"
+    # b: Nodelay parses with its own json method, the peer with the fastest parser there.
+    assert "parsed with Nodelay::Response->json" in rows[("b", "nodelay")]["note"]
+    assert "parsed with" in rows[("b", "http-tiny")]["note"]
+    assert "Nodelay::Response" not in rows[("b", "http-tiny")]["note"]
     # d is not one of the Perl worker's workloads: skipped, saying why.
     assert rows[("d", "nodelay")]["status"] == "skipped"
     assert "runs workloads a, b, c, e, h" in rows[("d", "nodelay")]["reason"]
@@ -156,15 +160,15 @@ def test_lab_runs_ruby_rows_end_to_end(tmp_path: Path) -> None:
     env["RUBYLIB"] = str(RUBY_EXT_DIR)  # after the release build the Lang names
     proc, doc = run_lab(
         tmp_path / "r.json",
-        *("--lang", "ruby", "--workloads", "a,d,e,f,h,j", "--clients", "nodelay,net-http"),
+        *("--lang", "ruby", "--workloads", "a,b,d,e,f,h,j", "--clients", "nodelay,net-http"),
         "--syscalls",
         timeout=230,
         env=env,
     )
     assert doc["options"]["lang"] == "ruby"
     rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
-    assert set(rows) == {(w, c) for w in "adefhj" for c in ("nodelay", "net-http")}
-    counts = {"a": 250, "d": 1, "e": 150, "f": 50, "h": 50}
+    assert set(rows) == {(w, c) for w in "abdefhj" for c in ("nodelay", "net-http")}
+    counts = {"a": 250, "b": 150, "d": 1, "e": 150, "f": 50, "h": 50}
     for wid, n in counts.items():
         for client in ("nodelay", "net-http"):
             row = rows[(wid, client)]
@@ -176,6 +180,10 @@ def test_lab_runs_ruby_rows_end_to_end(tmp_path: Path) -> None:
             assert row["latency_ms"]["n"] == n and row["peak_rss_kb"] > 0
             assert row["protocol"] == "HTTP/1.1" and row["cpu_us_per_request"] > 0
     assert rows[("a", "nodelay")]["fastest_peer"] == "net-http"
+    # b: nodelay parses with Response#json, Net::HTTP's bodies with the fastest parser there.
+    assert "parsed with Response#json" in rows[("b", "nodelay")]["note"]
+    assert "parsed with" in rows[("b", "net-http")]["note"]
+    assert "Response#json" not in rows[("b", "net-http")]["note"]
     # d: streamed to a block, its pieces counted, MB/s and CPU s/GB.
     for client in ("nodelay", "net-http"):
         d = rows[("d", client)]
