@@ -41,8 +41,10 @@ static STRING_STOP: [bool; 256] = {
     stop
 };
 
-const LOW_BITS: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+/// 0x01 in each byte of a word (the string scans test eight bytes at a time).
+pub const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+/// 0x80 in each byte of a word.
+pub const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// The high bit of each byte of `word` whose byte is zero, exact up to the
 /// first zero byte (a borrow may mark bytes after it, never before).
@@ -54,9 +56,10 @@ fn zero_bytes(word: u64) -> u64 {
 /// The high bit of each byte of `word` (eight document bytes, little-endian)
 /// that [`STRING_STOP`] stops at, exact up to the first such byte; without
 /// `non_ascii`, bytes of 0x80 and above are passed over (once a string is
-/// known not to be ASCII, its other such bytes need no stop).
+/// known not to be ASCII, its other such bytes need no stop; the Python
+/// parser never stops at them).
 #[inline]
-fn stop_bytes(word: u64, non_ascii: bool) -> u64 {
+pub fn stop_bytes(word: u64, non_ascii: bool) -> u64 {
     let quote = zero_bytes(word ^ (LOW_BITS * u64::from(b'"')));
     let backslash = zero_bytes(word ^ (LOW_BITS * u64::from(b'\\')));
     // Below 0x20: subtracting 0x20 borrows into the high bit; a byte of
@@ -377,6 +380,18 @@ impl Scanner<'_> {
         self.push_str(offset, len, ascii && rest_ascii, true)
     }
 
+    /// The end of the digits from `start`, of which the grammar wants one at least.
+    fn digits(&self, start: usize) -> Result<usize, Unsupported> {
+        let run = self.doc[start.min(self.doc.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if run == 0 {
+            return Err(Unsupported);
+        }
+        Ok(start + run)
+    }
+
     /// A number: RFC 8259's grammar (no leading zeros, no `+`, no bare `.`).
     fn number(&mut self) -> Result<(), Unsupported> {
         let start = self.pos;
@@ -400,14 +415,7 @@ impl Scanner<'_> {
         let int_digits = i - int_start;
         let mut is_float = false;
         if self.doc.get(i) == Some(&b'.') {
-            i += 1;
-            let fraction_start = i;
-            while let Some(b'0'..=b'9') = self.doc.get(i) {
-                i += 1;
-            }
-            if i == fraction_start {
-                return Err(Unsupported);
-            }
+            i = self.digits(i + 1)?;
             is_float = true;
         }
         if let Some(b'e' | b'E') = self.doc.get(i) {
@@ -415,13 +423,7 @@ impl Scanner<'_> {
             if let Some(b'+' | b'-') = self.doc.get(i) {
                 i += 1;
             }
-            let exponent_start = i;
-            while let Some(b'0'..=b'9') = self.doc.get(i) {
-                i += 1;
-            }
-            if i == exponent_start {
-                return Err(Unsupported);
-            }
+            i = self.digits(i)?;
             is_float = true;
         }
         self.pos = i;
@@ -454,9 +456,9 @@ impl Scanner<'_> {
 /// The first byte at or after `i` that [`STRING_STOP`] stops at (passing
 /// over non-ASCII bytes unless `non_ascii`), eight bytes at a time while
 /// eight remain (most strings are short, so the end of one is found without
-/// a byte loop).
+/// a byte loop); [`Unsupported`] when the document ends first.
 #[inline]
-fn string_stop(doc: &[u8], mut i: usize, non_ascii: bool) -> Result<usize, Unsupported> {
+pub fn string_stop(doc: &[u8], mut i: usize, non_ascii: bool) -> Result<usize, Unsupported> {
     while let Some(word) = doc.get(i..i + 8) {
         let word = u64::from_le_bytes(word.try_into().map_err(|_| Unsupported)?);
         let stops = stop_bytes(word, non_ascii);

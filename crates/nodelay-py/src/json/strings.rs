@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use pyo3::ffi;
 
 use super::{owned, Fallback, Parsed, Parser};
+use nodelay_front::json::{stop_bytes, string_stop, HIGH_BITS};
 
 /// Object keys up to this many bytes are shared per document (a repeated key
 /// reuses one `str`, whose hash is then computed once), as `json.loads` does
@@ -44,9 +45,6 @@ const KEY_CACHE_BITS: u32 = 8;
 /// values costs a cache miss per lookup). Repeated values keep their slots
 /// against unique ones by the second-chance rule of `cached_str`.
 const VALUE_CACHE_BITS: u32 = 6;
-
-const LOW_BITS: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// A string's cache identity: its first 16 bytes as two zero-padded words
 /// (enough to compare short strings) and its length.
@@ -298,31 +296,17 @@ impl<'py> Parser<'_, 'py> {
 
     /// Scans a string body from `pos` (after the opening quote) without
     /// consuming it: (index of the closing quote, has escapes). With escapes,
-    /// the index is where the first backslash is.
+    /// the index is where the first backslash is. The JSON tape's scan, which
+    /// passes over non-ASCII bytes here.
     #[inline]
     fn scan_string(&self) -> Result<(usize, bool), Fallback> {
-        let data = self.data;
-        let mut i = self.pos;
-        // Eight bytes at a time (SWAR): most string bytes are plain text.
-        while let Some(chunk) = data.get(i..i + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            let special = special_bytes(word);
-            if special != 0 {
-                i += (special.trailing_zeros() / 8) as usize;
-                break;
-            }
-            i += 8;
+        let i = string_stop(self.data, self.pos, false).map_err(|_| Fallback)?;
+        match self.data[i] {
+            b'"' => Ok((i, false)),
+            b'\\' => Ok((i, true)),
+            // Control character (json.loads strict mode).
+            _ => Err(Fallback),
         }
-        while let Some(&b) = data.get(i) {
-            match b {
-                b'"' => return Ok((i, false)),
-                b'\\' => return Ok((i, true)),
-                // Control character (json.loads strict mode).
-                0..=0x1f => return Err(Fallback),
-                _ => i += 1,
-            }
-        }
-        Err(Fallback) // unterminated
     }
 
     /// A `str` of the raw bytes `data[start..end]` (no escapes).
@@ -358,7 +342,7 @@ fn short_string(data: &[u8], pos: usize) -> Option<Short> {
     let (a, b) = block.split_at(8);
     let lo = u64::from_le_bytes(a.try_into().unwrap_or_default());
     let hi = u64::from_le_bytes(b.try_into().unwrap_or_default());
-    let special = special_bytes(lo);
+    let special = stop_bytes(lo, false);
     let short = if special != 0 {
         let len = (special.trailing_zeros() / 8) as usize;
         Short {
@@ -367,7 +351,7 @@ fn short_string(data: &[u8], pos: usize) -> Option<Short> {
             len,
         }
     } else {
-        let special = special_bytes(hi);
+        let special = stop_bytes(hi, false);
         if special == 0 {
             return None;
         }
@@ -402,18 +386,6 @@ fn leading_words(data: &[u8], start: usize, end: usize) -> Short {
 #[inline]
 fn low_bytes(n: usize) -> u64 {
     (1u64 << (8 * n)) - 1
-}
-
-/// The high bit of each byte of `word` that may be `"`, `\` or a control
-/// character (< 0x20). The lowest set bit is exact (the first such byte):
-/// false positives only appear above a true one, through the borrow.
-#[inline]
-fn special_bytes(word: u64) -> u64 {
-    let has_zero = |v: u64| v.wrapping_sub(LOW_BITS) & !v & HIGH_BITS;
-    let quote = has_zero(word ^ (LOW_BITS * u64::from(b'"')));
-    let backslash = has_zero(word ^ (LOW_BITS * u64::from(b'\\')));
-    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
-    quote | backslash | control
 }
 
 /// A compact ASCII `str` of `bytes` (all < 0x80).
