@@ -138,10 +138,9 @@ pub unsafe extern "C" fn nodelay_json_parse(
         };
         let mut json = SPARE.with(|spare| spare.take()).unwrap_or_default();
         let tape = &mut json.tape;
+        // A new handle is sized once; a spare one has room from its last document.
+        tape.items.clear();
         tape.items.reserve(doc.len() / BYTES_PER_ITEM_GUESS + 1);
-        // Reserved whole up front: items point into it, so it must never move.
-        tape.scratch.clear();
-        tape.scratch.reserve(doc.len());
         if tape.scan(doc).is_err() {
             keep_spare(json);
             return fail(
@@ -151,6 +150,7 @@ pub unsafe extern "C" fn nodelay_json_parse(
         }
         let nodelay_json { tape, items } = &mut *json;
         items.clear();
+        // Taken once the scan is done: the unescaped bytes no longer move.
         let unescaped = tape.scratch.as_ptr();
         items.extend(
             tape.items

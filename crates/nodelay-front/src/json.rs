@@ -149,9 +149,7 @@ impl std::error::Error for Unsupported {}
 pub struct Tape {
     /// The entries, in document order.
     pub items: Vec<Item>,
-    /// The strings that had escapes, unescaped, one after another. Never
-    /// longer than the document (an escape is longer than what it stands
-    /// for), so a caller may reserve that much once and keep pointers into it.
+    /// The strings that had escapes, unescaped, one after another.
     pub scratch: Vec<u8>,
 }
 
