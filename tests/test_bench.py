@@ -331,6 +331,45 @@ def test_cookie_flow_fails_a_client_whose_cookie_file_is_empty(
         run_cookie_flow(NoFile, _cookie_spec(server))
 
 
+# -- the asyncio floor ----------------------------------------------------------------------
+
+
+def test_asyncio_floor_reads_content_length_answers_only() -> None:
+    from nodelay_bench.clients.asyncio_floor import FramingError, _Connection
+
+    conn = _Connection()
+    conn.buffer += b"HTTP/1.1 200 OK\r\nX-Content-Length: 9\r\nContent-Length: 3\r\n\r\nab"
+    assert conn._take_reply() is None  # one byte short
+    conn.buffer += b"cHTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
+    assert conn._take_reply() == (200, b"abc")
+    assert conn._take_reply() == (404, b"")  # the next answer, kept in the buffer
+    conn.buffer += b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with pytest.raises(FramingError, match="without Content-Length"):
+        conn._take_reply()
+    endless = _Connection()
+    endless.buffer += b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 20_000
+    with pytest.raises(FramingError, match="no end of head"):
+        endless._take_reply()
+
+
+@pytest.mark.timeout(60)
+def test_asyncio_floor_runs_beside_the_async_client_without_being_its_peer(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("rich")
+    _, doc = run_lab(
+        tmp_path / "r.json",
+        *("--workloads", "a,e", "--clients", "nodelay-async,asyncio-floor"),
+        timeout=50,
+    )
+    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
+    for wid in "ae":
+        floor = rows[(wid, "asyncio-floor")]
+        assert floor["status"] == "ok" and floor["errors"] == 0, floor
+        assert floor["flavour"] == "async" and floor["cpu_us_per_request"] > 0
+        assert rows[(wid, "nodelay-async")]["fastest_peer"] == ""
+
+
 # -- end to end -----------------------------------------------------------------------------
 
 

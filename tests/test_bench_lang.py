@@ -69,6 +69,21 @@ def test_ratios_compare_a_language_row_with_its_own_peers_only() -> None:
     assert perl.fastest_peer == "hijk" and perl.ratio_fastest_peer == pytest.approx(2.0)
 
 
+def test_reference_rows_are_never_the_fastest_peer() -> None:
+    rows = [
+        Row("a", "nodelay-async", "python", "req/s", reps=[rep(0.1)]),
+        Row("a", "asyncio-floor", "python", "req/s", reps=[rep(0.05)]),
+        Row("a", "aiohttp", "python", "req/s", reps=[rep(0.2)]),
+        Row("a", "nodelay-lwp", "perl", "req/s", reps=[rep(0.1)]),
+        Row("a", "lwp-floor", "perl", "req/s", reps=[rep(0.05)]),
+        Row("a", "lwp", "perl", "req/s", reps=[rep(0.2)]),
+    ]
+    add_ratios(rows)
+    assert rows[0].fastest_peer == "aiohttp" and rows[0].ratio_fastest_peer == pytest.approx(2.0)
+    assert rows[3].fastest_peer == "lwp" and rows[3].ratio_fastest_peer == pytest.approx(2.0)
+    assert not rows[1].is_peer and not rows[4].is_peer and rows[5].is_peer
+
+
 def test_workload_spec_tells_a_worker_what_to_check() -> None:
     spec = workload_spec(WORKLOADS["e"])
     assert spec["method"] == "POST" and spec["check"] == "echo"
@@ -118,6 +133,27 @@ def test_lab_runs_perl_rows_end_to_end(tmp_path: Path) -> None:
     assert cookie_row["status"] == "ok" and cookie_row["errors"] == 0, cookie_row
     assert cookie_row["note"].startswith("cookie file reloaded")
     assert rows[("h", "http-tiny")]["status"] == "skipped"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
+@pytest.mark.skipif(not PERL_BUILT, reason="the Perl front is not built (make test-perl)")
+def test_lwp_floor_is_a_reference_row_beside_lwp(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    _, doc = run_lab(
+        tmp_path / "r.json",
+        *("--lang", "perl", "--workloads", "a,e", "--clients", "nodelay-lwp,lwp-floor,lwp"),
+        timeout=110,
+    )
+    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
+    for wid in "ae":
+        floor = rows[(wid, "lwp-floor")]
+        # Its answers pass the same checks as every row's: the echoed form, the 202 bytes.
+        assert floor["status"] == "ok" and floor["errors"] == 0, floor
+        assert floor["note"].startswith("reference:")
+        assert floor["ratio_fastest_peer"] is None
+        # nodelay-lwp is compared with stock LWP, never with the reference row.
+        assert rows[(wid, "nodelay-lwp")]["fastest_peer"] == "lwp"
 
 
 @pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")

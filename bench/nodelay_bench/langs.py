@@ -78,6 +78,7 @@ LANGS: dict[str, Lang] = {
             "nodelay-lwp",
             "lwp",
             "lwp-cookies",
+            "lwp-floor",
             "http-tiny",
             "furl",
             "hijk",

@@ -71,7 +71,7 @@ def table(doc: dict[str, Any], kind: str = "python") -> str:
     ]
     for wid in sorted({r.workload for r in rows}):
         ours = _best([r for r in ours_of if r.workload == wid])
-        peer = _best([r for r in rows if r.workload == wid and r.kind == kind and not r.is_nodelay])
+        peer = _best([r for r in rows if r.workload == wid and r.kind == kind and r.is_peer])
         if ours is None or peer is None:
             continue
         ours_rate, peer_rate = ours.median() or 0.0, peer.median() or 0.0

@@ -13,6 +13,11 @@ from .workloads import H2LAB
 
 NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch", "nodelay-readinto"})
 
+REFERENCES = frozenset({"asyncio-floor", "lwp-floor"})
+"""Rows that bound what a client can reach instead of competing: the least a request costs
+on asyncio's event loop, and under LWP::UserAgent with the cheapest transport Perl has.
+They are never a "fastest peer" (docs/performance.md, "Ceilings")."""
+
 __all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of", "save"]
 
 SCHEMA = "nodelay-bench/2"
@@ -68,6 +73,11 @@ class Row:
     @property
     def is_nodelay(self) -> bool:
         return self.client.startswith("nodelay")
+
+    @property
+    def is_peer(self) -> bool:
+        """A client nodelay is compared with: not nodelay, not a reference row."""
+        return not self.is_nodelay and self.client not in REFERENCES
 
     def summary(self) -> Summary | None:
         rates = [rate(r, self.unit) for r in self.reps]
@@ -172,7 +182,7 @@ def add_ratios(rows: list[Row]) -> None:
             for r in rows
             if r.workload == row.workload
             and r.kind == row.kind
-            and not r.is_nodelay
+            and r.is_peer
             and r.client not in NODELAY_FAMILY
             and r.variant == peer_variant
             and r.status == "ok"

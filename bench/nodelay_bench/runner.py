@@ -29,6 +29,8 @@ from .workloads import WORKLOADS, Workload
 __all__ = ["ROW_SECONDS", "Plan", "RunOptions", "pass_seconds", "plan_rows", "run_row"]
 
 WORKER_TIMEOUT = 1800.0
+ASYNC_ROWS = frozenset({"aiohttp", "asyncio-floor"})
+"""Python rows on asyncio whose names do not end in ``-async``."""
 SYSCALL_WORKLOADS = frozenset("abce")
 ROW_SECONDS = 60.0
 """Seconds a language worker's row (``--lang``) may spend sending: its warm-up and timed
@@ -190,7 +192,7 @@ def run_row(plan: Plan, server: Server, opts: RunOptions) -> Row:
     w = plan.workload
     flavour = "sync" if plan.kind in LANGS else "native" if plan.kind != "python" else "sync"
     if plan.kind == "python":
-        flavour = "async" if plan.client.endswith("-async") or plan.client == "aiohttp" else "sync"
+        flavour = "async" if plan.client.endswith("-async") or plan.client in ASYNC_ROWS else "sync"
     row = Row(w.id, plan.client, plan.kind, w.unit, variant=plan.variant, flavour=flavour)
     if plan.kind == "python" and (reason := client_registry.probe(plan.client)):
         row.status, row.reason = "skipped", reason

@@ -35,11 +35,13 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "pyreqwest-async": ("pyreqwest_async", "pyreqwest"),
     "httpr": ("httpr_", "httpr"),
     "primp": ("primp_", "primp"),
+    "asyncio-floor": ("asyncio_floor", "asyncio"),
 }
 
-OPT_IN = frozenset({"nodelay-readinto"})
+OPT_IN = frozenset({"nodelay-readinto", "asyncio-floor"})
 """Rows run only when named in ``--clients``: variants of a nodelay row that differ from it
-in one workload only (``nodelay-readinto``: d's streamed row)."""
+in one workload only (``nodelay-readinto``: d's streamed row), and the reference row
+``asyncio-floor`` (``results.REFERENCES``)."""
 
 DEFAULT_CLIENTS = tuple(name for name in CLIENTS if name not in OPT_IN)
 

@@ -14,6 +14,8 @@ use strict;
 use warnings;
 use JSON::PP ();
 use Time::HiRes qw(clock_gettime CLOCK_MONOTONIC);
+use FindBin ();
+use lib $FindBin::Bin;    # LWPFloor.pm, the lwp-floor row's protocol
 
 # A run of this many failures in a row ends a repetition (the rest count as
 # errors), as in the Python worker.
@@ -128,6 +130,12 @@ my %CLIENTS = (
         LWP::Protocol::implementor($_, 'LWP::Protocol::nodelay') for qw(http https);
         return _lwp(LWP::UserAgent->new(timeout => TIMEOUT));
     }],
+    # A reference row, not a peer: LWP::UserAgent over the cheapest transport
+    # Perl has (LWPFloor.pm, beside this script).
+    'lwp-floor' => [['LWP::UserAgent', 'LWPFloor'], sub {
+        LWP::Protocol::implementor('http', 'LWPFloor');
+        return _lwp(LWP::UserAgent->new(timeout => TIMEOUT));
+    }, 'reference: LWP::UserAgent over one syswrite and sysread (LWPFloor.pm)'],
     'lwp' => [['LWP::UserAgent'], sub {
         return _lwp(LWP::UserAgent->new(timeout => TIMEOUT, keep_alive => 1));
     }, 'keep_alive => 1 (LWP::ConnCache)'],
