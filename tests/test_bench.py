@@ -370,6 +370,24 @@ def test_asyncio_floor_runs_beside_the_async_client_without_being_its_peer(
         assert rows[(wid, "nodelay-async")]["fastest_peer"] == ""
 
 
+@pytest.mark.timeout(60)
+def test_loop_option_runs_the_asyncio_rows_on_uvloop(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    pytest.importorskip("uvloop")
+    _, doc = run_lab(
+        tmp_path / "r.json",
+        *("--workloads", "a", "--clients", "nodelay,nodelay-async,asyncio-floor"),
+        *("--loop", "uvloop"),
+        timeout=50,
+    )
+    assert doc["options"]["loop"] == "uvloop"
+    rows = {r["client"]: r for r in doc["rows"]}
+    for client in ("nodelay-async", "asyncio-floor"):
+        assert rows[client]["status"] == "ok" and rows[client]["errors"] == 0, rows[client]
+        assert rows[client]["note"] == "on uvloop"
+    assert rows["nodelay"]["note"] == ""  # a sync row has no event loop
+
+
 # -- end to end -----------------------------------------------------------------------------
 
 

@@ -34,6 +34,8 @@ ALL_CLIENTS = (*client_registry.DEFAULT_CLIENTS, *NATIVES)
 KNOWN_CLIENTS = (*client_registry.CLIENTS, *NATIVES)
 """``ALL_CLIENTS`` plus the opt-in rows (``client_registry.OPT_IN``)."""
 CONSOLE_WIDTH = 200
+LOOPS = ("asyncio", "uvloop")
+"""``--loop``: the event loops the Python worker runs asyncio rows on."""
 """Columns of the tables when the output is a file or a pipe (make bench | tee)."""
 
 
@@ -112,6 +114,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-pin", action="store_true", help="do not pin server and clients to CPUs"
     )
+    parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="asyncio",
+        help="event loop of the Python asyncio rows of workloads a-f and j "
+        "(default: %(default)s; uvloop: its rows say so in their notes)",
+    )
 
 
 def _split(text: str) -> list[str]:
@@ -153,7 +162,9 @@ def main(args: argparse.Namespace) -> int:
     from .runner import RunOptions
 
     pin = not args.no_pin and can_pin()
-    opts = RunOptions(repeat=repeat, scale=args.scale, pin=pin, syscalls=args.syscalls)
+    opts = RunOptions(
+        repeat=repeat, scale=args.scale, pin=pin, syscalls=args.syscalls, loop=args.loop
+    )
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = _run_all(workload_ids, clients, args, opts, console)
     finished = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
@@ -167,6 +178,7 @@ def main(args: argparse.Namespace) -> int:
         "server": args.server,
         "pinned": pin,
         "syscalls": args.syscalls,
+        "loop": args.loop,
     }
     doc = document(
         rows,

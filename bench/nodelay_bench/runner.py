@@ -51,6 +51,8 @@ class RunOptions:
     scale: float
     pin: bool
     syscalls: bool
+    loop: str = "asyncio"
+    """Event loop of the Python asyncio rows (``--loop``): "asyncio" or "uvloop"."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,17 @@ def plan_rows(workload_ids: list[str], clients: list[str], lang: str = "python")
 
 
 def _worker_argv(
-    plan: Plan, url: str, n: int, warmup: int, repeat: int, capped: bool = True
+    plan: Plan,
+    url: str,
+    n: int,
+    warmup: int,
+    repeat: int,
+    capped: bool = True,
+    loop: str = "asyncio",
 ) -> list[str]:
     """The worker's command; ``capped`` False for the strace runs, whose count of writes
-    per request needs every request sent (they send a few hundred)."""
+    per request needs every request sent (they send a few hundred); ``loop`` the event
+    loop of an asyncio row."""
     spec: dict[str, Any] = {
         "client": plan.client,
         "workload": plan.workload.id,
@@ -98,6 +107,7 @@ def _worker_argv(
         "n": n,
         "warmup": warmup,
         "repeat": repeat,
+        "loop": loop,
     }
     if plan.kind in LANGS:
         lang = LANGS[plan.kind]
@@ -117,7 +127,9 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     from .pinning import pin_to
 
     proc = subprocess.run(
-        _worker_argv(plan, url, w.count(opts.scale), w.warmup(opts.scale), opts.repeat),
+        _worker_argv(
+            plan, url, w.count(opts.scale), w.warmup(opts.scale), opts.repeat, loop=opts.loop
+        ),
         capture_output=True,
         text=True,
         timeout=WORKER_TIMEOUT,
@@ -158,7 +170,7 @@ def _run_python(plan: Plan, row: Row, url: str, opts: RunOptions) -> None:
     if opts.syscalls and w.id in SYSCALL_WORKLOADS and not plan.variant:
         with tempfile.TemporaryDirectory(prefix="nodelay-bench-strace-") as tmp:
             row.writes_per_request = writes_per_request(
-                lambda n: _worker_argv(plan, url, n, 0, 1, capped=False),
+                lambda n: _worker_argv(plan, url, n, 0, 1, capped=False, loop=opts.loop),
                 Path(tmp),
                 _worker_env(plan),
             )

@@ -566,7 +566,15 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     if reason is not None:
         return {"skipped": reason}
     if issubclass(cls, AsyncAdapter):
-        result = asyncio.run(_run_async(cls, spec))
+        loop = spec.get("loop", "asyncio")
+        if loop == "uvloop":
+            try:
+                import uvloop  # type: ignore[import-not-found,unused-ignore]
+            except ImportError:
+                return {"skipped": "uvloop is not installed (pip install uvloop)"}
+            result = uvloop.run(_run_async(cls, spec))
+        else:
+            result = asyncio.run(_run_async(cls, spec))
     elif w.check == "cookies":
         assert issubclass(cls, SyncAdapter)
         try:
@@ -580,6 +588,8 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     if "note" not in result:
         note = "batch API" if spec["variant"] == "batch" else cls.concurrency_note
         result["note"] = note if w.concurrency > 1 else ""
+    if issubclass(cls, AsyncAdapter) and spec.get("loop", "asyncio") != "asyncio":
+        result["note"] = "; ".join(filter(None, (f"on {spec['loop']}", result["note"])))
     return result
 
 

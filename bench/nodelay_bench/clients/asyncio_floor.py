@@ -15,7 +15,7 @@ and e) and fails a row that gets anything else.
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from typing import ClassVar, cast
 from urllib.parse import urlsplit
 
 from .base import AsyncAdapter, Reply
@@ -41,8 +41,8 @@ class _Connection(asyncio.Protocol):
         self.open = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport, self.open = transport, True
+        # A stream transport, though uvloop's do not subclass asyncio.Transport.
+        self.transport, self.open = cast(asyncio.Transport, transport), True
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
