@@ -11,7 +11,7 @@ from typing import Any
 
 from nodelay_bench import child_env
 
-__all__ = ["run_lab"]
+__all__ = ["check_reference_rows", "run_lab"]
 
 
 def run_lab(
@@ -35,3 +35,21 @@ def run_lab(
     )
     assert proc.returncode == 0, proc.stderr
     return proc, json.loads(out_json.read_text())
+
+
+def check_reference_rows(
+    doc: dict[str, Any], reference: str, ours: str, peer: str, workloads: str = "ae"
+) -> list[dict[str, Any]]:
+    """Asserts that the reference row ``reference`` (results.REFERENCES) ran each workload
+    with every answer right (the same checks as every row's) and that the nodelay row
+    ``ours`` was compared with ``peer`` ("" for none), never with the reference row.
+    Returns the reference rows for the caller's own checks."""
+    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
+    found = []
+    for wid in workloads:
+        row = rows[(wid, reference)]
+        assert row["status"] == "ok" and row["errors"] == 0, row
+        assert row["cpu_us_per_request"] > 0 and row["ratio_fastest_peer"] is None
+        assert rows[(wid, ours)]["fastest_peer"] == peer
+        found.append(row)
+    return found

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_lab import run_lab
+from bench_lab import check_reference_rows, run_lab
 from nodelay import _core
 from nodelay_bench import child_env, native, stats, syscalls, worker
 from nodelay_bench import server as server_module
@@ -362,12 +362,8 @@ def test_asyncio_floor_runs_beside_the_async_client_without_being_its_peer(
         *("--workloads", "a,e", "--clients", "nodelay-async,asyncio-floor"),
         timeout=50,
     )
-    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
-    for wid in "ae":
-        floor = rows[(wid, "asyncio-floor")]
-        assert floor["status"] == "ok" and floor["errors"] == 0, floor
-        assert floor["flavour"] == "async" and floor["cpu_us_per_request"] > 0
-        assert rows[(wid, "nodelay-async")]["fastest_peer"] == ""
+    for row in check_reference_rows(doc, "asyncio-floor", "nodelay-async", peer=""):
+        assert row["flavour"] == "async"
 
 
 @pytest.mark.timeout(60)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from bench_lab import run_lab
+from bench_lab import check_reference_rows, run_lab
 from nodelay import _core
 from nodelay_bench import child_env, runner
 from nodelay_bench.langs import LANGS, REPO, RUBY_THREADS, lang_env, workload_spec
@@ -145,15 +145,9 @@ def test_lwp_floor_is_a_reference_row_beside_lwp(tmp_path: Path) -> None:
         *("--lang", "perl", "--workloads", "a,e", "--clients", "nodelay-lwp,lwp-floor,lwp"),
         timeout=110,
     )
-    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
-    for wid in "ae":
-        floor = rows[(wid, "lwp-floor")]
-        # Its answers pass the same checks as every row's: the echoed form, the 202 bytes.
-        assert floor["status"] == "ok" and floor["errors"] == 0, floor
-        assert floor["note"].startswith("reference:")
-        assert floor["ratio_fastest_peer"] is None
-        # nodelay-lwp is compared with stock LWP, never with the reference row.
-        assert rows[(wid, "nodelay-lwp")]["fastest_peer"] == "lwp"
+    # nodelay-lwp is compared with stock LWP, never with the reference row.
+    for row in check_reference_rows(doc, "lwp-floor", "nodelay-lwp", peer="lwp"):
+        assert row["note"].startswith("reference:")
 
 
 @pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
