@@ -565,8 +565,9 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     reason = skip_reason(cls, w, spec["variant"])
     if reason is not None:
         return {"skipped": reason}
+    # The event loop of an asyncio row; None for a sync row.
+    loop = spec.get("loop", "asyncio") if issubclass(cls, AsyncAdapter) else None
     if issubclass(cls, AsyncAdapter):
-        loop = spec.get("loop", "asyncio")
         if loop == "uvloop":
             try:
                 import uvloop  # type: ignore[import-not-found,unused-ignore]
@@ -588,8 +589,8 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     if "note" not in result:
         note = "batch API" if spec["variant"] == "batch" else cls.concurrency_note
         result["note"] = note if w.concurrency > 1 else ""
-    if issubclass(cls, AsyncAdapter) and spec.get("loop", "asyncio") != "asyncio":
-        result["note"] = "; ".join(filter(None, (f"on {spec['loop']}", result["note"])))
+    if loop not in (None, "asyncio"):
+        result["note"] = "; ".join(filter(None, (f"on {loop}", result["note"])))
     return result
 
 
