@@ -18,7 +18,17 @@ REFERENCES = frozenset({"asyncio-floor", "lwp-floor"})
 on asyncio's event loop, and under LWP::UserAgent with the cheapest transport Perl has.
 They are never a "fastest peer" (docs/performance.md, "Ceilings")."""
 
-__all__ = ["SCHEMA", "Row", "add_ratios", "document", "environment", "load", "rows_of", "save"]
+__all__ = [
+    "REFERENCES",
+    "SCHEMA",
+    "Row",
+    "add_ratios",
+    "document",
+    "environment",
+    "load",
+    "rows_of",
+    "save",
+]
 
 SCHEMA = "nodelay-bench/2"
 """Version 2 added the timing summaries (``latency_ms``, ``connect_ms``, ``tls_ms``), the
