@@ -890,8 +890,10 @@ def test_import_probe_times_fresh_interpreters(tmp_path: Path) -> None:
     assert set(rows) == {"json", "nodelay"}
     for r in rows.values():
         assert r["runs"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"]
-    # json is a small stdlib module; nodelay pulls its own package and its extension.
-    assert rows["json"]["median_ms"] < rows["nodelay"]["median_ms"]
+    # The rows come fastest first. Which module that is stays unasserted: two runs of a
+    # ~10 ms import on a loaded machine order either way.
+    medians = [r["median_ms"] for r in doc["imports"]]
+    assert medians == sorted(medians)
 
 
 def test_import_probe_reports_a_module_that_does_not_import() -> None:
