@@ -34,9 +34,9 @@ ALL_CLIENTS = (*client_registry.DEFAULT_CLIENTS, *NATIVES)
 KNOWN_CLIENTS = (*client_registry.CLIENTS, *NATIVES)
 """``ALL_CLIENTS`` plus the opt-in rows (``client_registry.OPT_IN``)."""
 CONSOLE_WIDTH = 200
+"""Columns of the tables when the output is a file or a pipe (make bench | tee)."""
 LOOPS = ("asyncio", "uvloop")
 """``--loop``: the event loops the Python worker runs asyncio rows on."""
-"""Columns of the tables when the output is a file or a pipe (make bench | tee)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
