@@ -565,9 +565,9 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     reason = skip_reason(cls, w, spec["variant"])
     if reason is not None:
         return {"skipped": reason}
-    # The event loop of an asyncio row; None for a sync row.
-    loop = spec.get("loop", "asyncio") if issubclass(cls, AsyncAdapter) else None
+    loop = None  # the event loop of an asyncio row, named in its note
     if issubclass(cls, AsyncAdapter):
+        loop = spec.get("loop", "asyncio")
         if loop == "uvloop":
             try:
                 import uvloop  # type: ignore[import-not-found,unused-ignore]
