@@ -11,8 +11,6 @@ from typing import Any
 from .stats import Rep, Summary, cpu_us_per_request, rate, ratio, summarize
 from .workloads import H2LAB
 
-NODELAY_FAMILY = frozenset({"nodelay", "nodelay-async", "nodelay-batch", "nodelay-readinto"})
-
 REFERENCES = frozenset({"asyncio-floor", "lwp-floor"})
 """Rows that bound what a client can reach instead of competing: the least a request costs
 on asyncio's event loop, and under LWP::UserAgent with the cheapest transport Perl has.
@@ -193,7 +191,6 @@ def add_ratios(rows: list[Row]) -> None:
             if r.workload == row.workload
             and r.kind == row.kind
             and r.is_peer
-            and r.client not in NODELAY_FAMILY
             and r.variant == peer_variant
             and r.status == "ok"
             and r.errors() == 0
