@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 # What the test suite imports (the checkout's venv and each wheel's test venv install it).
 TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
-	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9"
+	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9" \
+	"respx>=0.22" "pytest-httpx>=0.35" "vcrpy>=7"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
