@@ -28,11 +28,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
     from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-    from typing import Any
+    from typing import Any, TypeAlias
 
     from .._core import TimeoutTuple
 
-    Body = bytes | _core.Upload | None
+    Body: TypeAlias = "bytes | _core.Upload | None"
+    """A request body as the engine takes it."""
 
 __all__ = [
     "CONNECT_FAILURES",
