@@ -154,3 +154,13 @@ def test_async_client(server: _core.TestServer, hits: list[int]) -> None:
 def test_the_respx_mock_fixture(respx_mock: respx.MockRouter) -> None:
     respx_mock.get("/fixture").respond(json={"fixture": True})
     assert nodelay.get("http://api.test/fixture").json() == {"fixture": True}
+
+
+def test_the_requests_facade(server: _core.TestServer, hits: list[int]) -> None:
+    import nodelay.requests
+
+    with respx.mock(using="nodelay") as respx_mock:
+        route = respx_mock.get(f"{server.url}/facade").respond(json={"via": "facade"})
+        with nodelay.requests.Session() as session:
+            assert session.get(f"{server.url}/facade").json() == {"via": "facade"}
+        assert route.called
