@@ -220,13 +220,17 @@ def test_an_unmatched_request_raises_naming_it(
 
 @pytest.mark.nodelay_mock(should_mock=lambda request: "/bytes/" not in str(request.url))
 def test_should_mock_sends_the_other_requests_to_the_network(
-    client: nodelay.Client, nodelay_mock: NodelayMock, server: _core.TestServer
+    client: nodelay.Client, nodelay_mock: NodelayMock, server: _core.TestServer, driver: str
 ) -> None:
     nodelay_mock.add_response(url=f"{server.url}/mocked", text="mocked")
     before = server.requests()
     assert client.get(f"{server.url}/bytes/4").content == b"abcd"
     assert client.get(f"{server.url}/mocked").text == "mocked"
     assert server.requests() == before + 1
+    transport = nodelay.HTTPTransport if driver == "sync" else nodelay.AsyncHTTPTransport
+    with nodelay.Client(transport=transport(retries=1)) as through_transport:
+        assert through_transport.get(f"{server.url}/bytes/2").content == b"ab"
+    assert server.requests() == before + 2
 
 
 @pytest.mark.sync_only("streams with the sync API; the async one: test_async_paths")
