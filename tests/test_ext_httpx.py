@@ -341,3 +341,52 @@ def test_verify_ca_file(side: Side, ca_file: str, identity: tuple[str, str]) -> 
                 client.get(url)
     finally:
         srv.close()
+
+
+# -- trace extension -------------------------------------------------------------------------------
+
+TRACED = [
+    "http11.receive_response_headers.complete",
+    "http11.receive_response_body.started",
+    "http11.receive_response_body.complete",
+    "http11.response_closed.started",
+    "http11.response_closed.complete",
+]
+"""The trace events nodelay's transport reports (the engine connects, sends and reads the
+head in one call, so those phases have no events of their own), in httpcore's order."""
+
+
+def in_order(wanted: list[str], events: list[str]) -> bool:
+    remaining = iter(events)
+    return all(name in remaining for name in wanted)
+
+
+def test_trace_events(side: Side, server: _core.TestServer) -> None:
+    events: list[str] = []
+    heads: list[Any] = []
+
+    def trace(name: str, info: dict[str, Any]) -> None:
+        events.append(name)
+        if name.endswith("receive_response_headers.complete"):
+            heads.append(info["return_value"])
+
+    with side.Client() as client:
+        client.get(f"{server.url}/bytes/3", extensions={"trace": trace})
+    assert in_order(TRACED, events)
+    version, status, reason, headers = heads[0]
+    assert (version, status, reason) == (b"HTTP/1.1", 200, b"OK")
+    assert (b"content-length", b"3") in [(n.lower(), v) for n, v in headers]
+
+
+def test_async_trace_events(side: Side, server: _core.TestServer) -> None:
+    events: list[str] = []
+
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        events.append(name)
+
+    async def main() -> None:
+        async with side.AsyncClient() as client:
+            await client.get(f"{server.url}/bytes/3", extensions={"trace": trace})
+
+    asyncio.run(main())
+    assert in_order(TRACED, events)

@@ -178,44 +178,81 @@ def _raw_headers(stream: Any) -> list[tuple[bytes, bytes]]:
     return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in stream.headers()]
 
 
+def _trace_prefix(stream: Any) -> str:
+    """httpcore's prefix of trace events for the response's protocol."""
+    return "http2" if stream.version == "HTTP/2" else "http11"
+
+
 class _Pieces:
     """A response body read from the engine as the library iterates it (httpcore's
-    response stream shape: iterable, with ``close()``)."""
+    response stream shape: iterable, with ``close()``). With a ``trace`` extension, the
+    body's reading and closing are reported as httpcore names them."""
 
-    __slots__ = ("_binding", "_stream")
+    __slots__ = ("_binding", "_request", "_stream", "_trace")
 
-    def __init__(self, stream: _core.RawStream, binding: Binding) -> None:
+    def __init__(self, stream: _core.RawStream, binding: Binding, request: Any) -> None:
         self._stream = stream
         self._binding = binding
+        self._request = request
+        self._trace = request.extensions.get("trace")
+
+    def _event(self, name: str, info: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
 
     def __iter__(self) -> Iterator[bytes]:
+        self._event("receive_response_body.started", {"request": self._request})
         try:
             yield from _engine.read_pieces(self._stream)
         except _engine.ENGINE_ERRORS as error:
-            raise self._binding.error(error) from error
+            mapped = self._binding.error(error)
+            self._event("receive_response_body.failed", {"exception": mapped})
+            raise mapped from error
+        self._event("receive_response_body.complete", {"return_value": None})
 
     def close(self) -> None:
+        self._event("response_closed.started", {})
         self._stream.close()
+        self._event("response_closed.complete", {"return_value": None})
 
 
 class _AsyncPieces:
-    """``_Pieces`` for the asyncio engine (``__aiter__`` and ``aclose()``)."""
+    """``_Pieces`` for the asyncio engine (``__aiter__`` and ``aclose()``; an async
+    ``trace`` callback is awaited, as httpcore does)."""
 
-    __slots__ = ("_binding", "_stream")
+    __slots__ = ("_binding", "_request", "_stream", "_trace")
 
-    def __init__(self, stream: _core.AsyncRawStream, binding: Binding) -> None:
+    def __init__(self, stream: _core.AsyncRawStream, binding: Binding, request: Any) -> None:
         self._stream = stream
         self._binding = binding
+        self._request = request
+        self._trace = request.extensions.get("trace")
+
+    async def _event(self, name: str, info: dict[str, Any]) -> None:
+        if self._trace is not None:
+            await self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        await self._event("receive_response_body.started", {"request": self._request})
         try:
             async for piece in _engine.aread_pieces(self._stream):
                 yield piece
         except _engine.ENGINE_ERRORS as error:
-            raise self._binding.error(error) from error
+            mapped = self._binding.error(error)
+            await self._event("receive_response_body.failed", {"exception": mapped})
+            raise mapped from error
+        await self._event("receive_response_body.complete", {"return_value": None})
 
     async def aclose(self) -> None:
+        await self._event("response_closed.started", {})
         self._stream.close()
+        await self._event("response_closed.complete", {"return_value": None})
+
+
+def _head_info(stream: Any) -> dict[str, Any]:
+    """The ``receive_response_headers.complete`` trace event's info (httpcore's shape)."""
+    head = (stream.version.encode("ascii"), stream.status, stream.reason.encode("latin-1"))
+    return {"return_value": (*head, _raw_headers(stream))}
 
 
 class _PoolBase:
@@ -255,7 +292,10 @@ class EnginePool(_PoolBase):
             )
         except _engine.ENGINE_ERRORS as error:
             raise self._binding.error(error) from error
-        return self._response(stream, _Pieces(stream, self._binding))
+        trace = request.extensions.get("trace")
+        if trace is not None:
+            trace(f"{_trace_prefix(stream)}.receive_response_headers.complete", _head_info(stream))
+        return self._response(stream, _Pieces(stream, self._binding, request))
 
     def close(self) -> None:
         self._engine.close()
@@ -290,7 +330,11 @@ class AsyncEnginePool(_PoolBase):
         finally:
             if upload is not None:
                 upload.close()
-        return self._response(stream, _AsyncPieces(stream, self._binding))
+        trace = request.extensions.get("trace")
+        if trace is not None:
+            name = f"{_trace_prefix(stream)}.receive_response_headers.complete"
+            await trace(name, _head_info(stream))
+        return self._response(stream, _AsyncPieces(stream, self._binding, request))
 
     async def aclose(self) -> None:
         self._engine.close()
