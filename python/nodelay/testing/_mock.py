@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     Callback: TypeAlias = "Callable[[Request], Response | Awaitable[Response | None] | None]"
 
-__all__ = ["MockOptions", "MockRoute", "NodelayMock", "Pieces"]
+__all__ = ["MockRoute", "NodelayMock", "Pieces"]
 
 DOCS = "docs/testing.md"
 """Where the messages send a reader for the settings they name."""
