@@ -288,6 +288,8 @@ def test_the_requests_facade_is_answered(nodelay_mock: NodelayMock, untouched: s
             session.get(f"{untouched}/r2").raise_for_status()
     sent = nodelay_mock.get_request(url=f"{untouched}/r2")
     assert sent is not None and sent.headers["cookie"] == "f=1"
+    nodelay_mock.add_response(method="POST", url=f"{untouched}/r3", match_content=b"a=1")
+    assert nodelay.requests.post(f"{untouched}/r3", data={"a": "1"}).status_code == 200
 
 
 @pytest.mark.sync_only("the transports are Client's (the async ones are the same seam)")
