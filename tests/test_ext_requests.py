@@ -412,3 +412,19 @@ def test_requests_ca_bundle_variable(
         with _session(kind) as s:
             r = s.get(f"https://localhost:{tls_server.port}/bytes/4")
             assert r.content == expected_bytes(4), kind
+
+
+def test_utf8_location_is_followed_as_requests_follows_it(session: requests.Session) -> None:
+    moved = "HTTP/1.1 301 Moved\r\nLocation: /café\r\nContent-Length: 0\r\n\r\n".encode()
+    with ScriptedServer([Recv(), Send(moved), Recv(), Send(response(body=b"here"))]) as srv:
+        r = session.get(f"http://127.0.0.1:{srv.port}/")
+        assert r.content == b"here"
+        assert r.url == f"http://127.0.0.1:{srv.port}/caf%C3%A9"
+        assert srv.requests[1].startswith(b"GET /caf%C3%A9 HTTP/1.1\r\n")
+
+
+def test_read_timeout_message_is_urllib3s(
+    session: requests.Session, server: _core.TestServer
+) -> None:
+    with pytest.raises(requests.exceptions.ReadTimeout, match="Read timed out"):
+        session.get(f"{server.url}/delay/{SLOW_MS}", timeout=SHORT_TIMEOUT_S)

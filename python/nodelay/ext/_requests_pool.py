@@ -53,7 +53,10 @@ _METHODS_NOT_EXPECTING_BODY = frozenset(("GET", "HEAD", "DELETE", "TRACE", "OPTI
 of these (``urllib3.util.request.body_to_chunks``)."""
 
 _FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding"))
-"""Dropped for a streamed body: the engine frames it (length when known, else chunked)."""
+"""The body's framing: sent as requests set them (the engine frames a body by the ones it
+is given, and picks length or chunked itself only when there are none)."""
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _HTTP_VERSIONS = {"HTTP/1.0": 10, "HTTP/1.1": 11, "HTTP/2": 20, "HTTP/2.0": 20}
 """``RawStream.version`` → ``HTTPResponse.version`` (http.client's numbers)."""
@@ -86,6 +89,21 @@ def _header_text(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
+def _http_client_view(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Response header fields as http.client gives them: each byte one Latin-1 character
+    (requests re-encodes ``Location`` as Latin-1 and decodes it as UTF-8). The engine
+    gives UTF-8 text when the bytes are valid UTF-8, which is re-encoded here; bytes that
+    were not valid UTF-8 (Latin-1 text from the engine) cannot be told apart from it, and
+    are re-encoded the same way."""
+    if all(name.isascii() and value.isascii() for name, value in headers):
+        return headers
+    return [(_latin1_view(name), _latin1_view(value)) for name, value in headers]
+
+
+def _latin1_view(text: str) -> str:
+    return text if text.isascii() else text.encode("utf-8").decode("latin-1")
+
+
 def _engine_body(body: Any) -> bytes | Upload | None:
     if body is None or isinstance(body, bytes):
         return body
@@ -97,22 +115,6 @@ def _engine_body(body: Any) -> bytes | Upload | None:
 def _text_chunks(file: Any) -> Any:
     while chunk := file.read(1 << 16):
         yield chunk.encode("utf-8") if isinstance(chunk, str) else chunk
-
-
-_URLLIB3_ERRORS: dict[type[BaseException], Callable[[Exception, EnginePool], Exception]] = {
-    nd.ConnectTimeout: lambda exc, pool: ConnectTimeoutError(pool, str(exc)),
-    nd.PoolTimeout: lambda exc, pool: EmptyPoolError(pool, str(exc)),  # type: ignore[arg-type]
-    nd.TimeoutException: lambda exc, pool: ReadTimeoutError(pool, None, str(exc)),  # type: ignore[arg-type]
-    nd.ProxyError: lambda exc, pool: ProxyError("Unable to connect to proxy", exc),
-    nd.TLSError: lambda exc, pool: SSLError(str(exc)),
-    nd.ConnectError: lambda exc, pool: NewConnectionError(pool, str(exc)),  # type: ignore[arg-type]
-    nd.LocalProtocolError: lambda exc, pool: InvalidHeader(str(exc)),
-    nd.RequestError: lambda exc, pool: ProtocolError("Connection aborted.", exc),
-}
-"""The urllib3 exception urllib3's pool raises (before retries) where the engine raised a
-nodelay one; ``HTTPAdapter.send`` maps these to requests' classes (a connect failure to
-``ConnectionError``, a TLS one to ``SSLError``, a write or read stall to ``ReadTimeout``,
-as urllib3's socket timeout covers both)."""
 
 
 def _warn_unverified(host: str) -> None:
@@ -157,9 +159,10 @@ class EnginePool:
         self._source = source
         self.scheme = scheme
         self.host = host
-        self.port = port
+        self.port = port if port is not None else _DEFAULT_PORTS.get(scheme)
         self.proxy = proxy
         netloc = f"[{host}]" if ":" in host else host
+        # A port the URL leaves out stays out (it would show in Host).
         self._origin = f"{scheme}://{netloc}" if port is None else f"{scheme}://{netloc}:{port}"
         self.cert_reqs: str | None = None
         self.ca_certs: str | None = None
@@ -168,7 +171,9 @@ class EnginePool:
         self.key_file: str | None = None
 
     def __repr__(self) -> str:
-        return f"<nodelay EnginePool {self._origin}>"
+        # urllib3's pool names: they open requests' error messages.
+        kind = "HTTPSConnectionPool" if self.scheme == "https" else "HTTPConnectionPool"
+        return f"{kind}(host={self.host!r}, port={self.port!r})"
 
     def tls_key(self) -> tuple[Any, ...]:
         """What selects the engine: the TLS attributes ``cert_verify`` set, and the
@@ -244,12 +249,7 @@ class EnginePool:
                 rewind_body(body, body_pos)
 
     def _headers(self, method: str, headers: Any, body: Any) -> list[tuple[str, str]]:
-        streamed = body is not None and not isinstance(body, (bytes, str))
-        sent = [
-            (_header_text(name), _header_text(value))
-            for name, value in (headers or {}).items()
-            if not (streamed and _header_text(name).lower() in _FRAMING_HEADERS)
-        ]
+        sent = [(_header_text(n), _header_text(v)) for n, v in (headers or {}).items()]
         if body is None and method.upper() not in _METHODS_NOT_EXPECTING_BODY:
             if not any(name.lower() in _FRAMING_HEADERS for name, _ in sent):
                 sent.append(("Content-Length", "0"))
@@ -261,7 +261,7 @@ class EnginePool:
         body = EngineBody(stream)
         return HTTPResponse(
             body=body,  # type: ignore[arg-type]
-            headers=HTTPHeaderDict(stream.headers()),
+            headers=HTTPHeaderDict(_http_client_view(stream.headers())),
             status=stream.status,
             version=_HTTP_VERSIONS.get(stream.version, 11),
             version_string=stream.version,
@@ -276,3 +276,26 @@ class EnginePool:
 
     def close(self) -> None:
         """Nothing to close: connections belong to the adapter's engines."""
+
+
+_URLLIB3_ERRORS: dict[type[BaseException], Callable[[Exception, EnginePool], Exception]] = {
+    nd.ConnectTimeout: lambda exc, pool: ConnectTimeoutError(
+        pool, f"Connection to {pool.host} timed out. ({exc})"
+    ),
+    nd.PoolTimeout: lambda exc, pool: EmptyPoolError(pool, str(exc)),  # type: ignore[arg-type]
+    nd.TimeoutException: lambda exc, pool: ReadTimeoutError(
+        pool,  # type: ignore[arg-type]
+        None,
+        f"Read timed out. ({exc})",
+    ),
+    nd.ProxyError: lambda exc, pool: ProxyError("Unable to connect to proxy", exc),
+    nd.TLSError: lambda exc, pool: SSLError(str(exc)),
+    nd.ConnectError: lambda exc, pool: NewConnectionError(pool, str(exc)),  # type: ignore[arg-type]
+    nd.LocalProtocolError: lambda exc, pool: InvalidHeader(str(exc)),
+    nd.RequestError: lambda exc, pool: ProtocolError("Connection aborted.", exc),
+}
+"""The urllib3 exception urllib3's pool raises (before retries) where the engine raised a
+nodelay one, with urllib3's wording (code matches "Read timed out" in messages) and the
+engine's message in parentheses. ``HTTPAdapter.send`` maps these to requests' classes: a
+connect failure to ``ConnectionError``, a TLS one to ``SSLError``, a write or read stall to
+``ReadTimeout`` (urllib3's socket timeout covers both)."""

@@ -66,6 +66,12 @@ def _urllib3_connections_replaced() -> bool:
     )
 
 
+def _is_socks(proxy: str | None) -> bool:
+    """Whether ``proxy`` is a SOCKS proxy, which the engine does not speak: urllib3 (with
+    PySocks) carries those requests, as under requests."""
+    return proxy is not None and proxy.lower().startswith("socks")
+
+
 def _directory_bundle(directory: str) -> str:
     """The certificates of a CA directory (``verify=<dir>``, OpenSSL's ``capath``) as one
     PEM bundle file, which is what the engine takes."""
@@ -122,9 +128,10 @@ class Adapter(requests.adapters.HTTPAdapter):
         proxies: dict[str, str] | None = None,
         cert: Any = None,
     ) -> Any:
-        """An ``EnginePool`` for the request's origin and proxy (urllib3's pool when its
-        connection classes were replaced)."""
-        if _urllib3_connections_replaced():
+        """An ``EnginePool`` for the request's origin and proxy; urllib3's pool when its
+        connection classes were replaced or the proxy is a SOCKS one."""
+        proxy = requests.utils.select_proxy(request.url or "", proxies)
+        if _urllib3_connections_replaced() or _is_socks(proxy):
             return super().get_connection_with_tls_context(request, verify, proxies, cert)
         url = request.url or ""
         parts = urlsplit(url)
@@ -134,13 +141,8 @@ class Adapter(requests.adapters.HTTPAdapter):
             raise requests.exceptions.InvalidURL(exc, request=request) from None
         if not parts.hostname:
             raise LocationValueError("No host specified.")
-        proxy = requests.utils.select_proxy(url, proxies)
         if proxy:
             proxy = requests.utils.prepend_scheme_if_needed(proxy, "http")
-            if proxy.lower().startswith("socks"):
-                raise requests.exceptions.InvalidSchema(
-                    f"SOCKS proxies are not supported by nodelay's adapter: {proxy!r}"
-                )
             if not urlsplit(proxy).hostname:
                 raise requests.exceptions.InvalidProxyURL(
                     "Please check proxy URL. It is malformed and could be missing the host."
