@@ -23,6 +23,7 @@ from .._exceptions import (
     ConnectError,
     ConnectTimeout,
     DecodingError,
+    InvalidURL,
     LocalProtocolError,
     NetworkError,
     PoolTimeout,
@@ -59,6 +60,10 @@ __all__ = [
 ]
 
 
+_FAILURES = (*_engine.ENGINE_ERRORS, InvalidURL)
+"""What an engine call raises that the bridge maps (``Binding.errors``)."""
+
+
 class Binding:
     """What one library contributes: its module (``httpx`` or ``httpx2``), its httpcore
     (``httpcore`` or ``httpcore2``) and the table from nodelay's exception classes to the
@@ -83,6 +88,9 @@ class Binding:
             LocalProtocolError: httpcore.LocalProtocolError,
             RemoteProtocolError: httpcore.RemoteProtocolError,
             ProtocolError: httpcore.ProtocolError,
+            # A URL the library accepted that the engine cannot use (a port beyond
+            # 65535): httpcore fails to connect to it, and so does this.
+            InvalidURL: httpcore.ConnectError,
             DecodingError: library.DecodingError,
             StreamConsumed: library.StreamConsumed,
             RequestError: library.TransportError,
@@ -204,7 +212,7 @@ class _Pieces:
         self._event("receive_response_body.started", {"request": self._request})
         try:
             yield from _engine.read_pieces(self._stream)
-        except _engine.ENGINE_ERRORS as error:
+        except _FAILURES as error:
             mapped = self._binding.error(error)
             self._event("receive_response_body.failed", {"exception": mapped})
             raise mapped from error
@@ -237,7 +245,7 @@ class _AsyncPieces:
         try:
             async for piece in _engine.aread_pieces(self._stream):
                 yield piece
-        except _engine.ENGINE_ERRORS as error:
+        except _FAILURES as error:
             mapped = self._binding.error(error)
             await self._event("receive_response_body.failed", {"exception": mapped})
             raise mapped from error
@@ -290,7 +298,7 @@ class EnginePool(_PoolBase):
             stream = _engine.open_stream(
                 self._engine, method, url, headers, body, timeout, self._retries
             )
-        except _engine.ENGINE_ERRORS as error:
+        except _FAILURES as error:
             raise self._binding.error(error) from error
         trace = request.extensions.get("trace")
         if trace is not None:
@@ -325,7 +333,7 @@ class AsyncEnginePool(_PoolBase):
             stream = await _engine.aopen_stream(
                 self._engine, method, url, headers, body, timeout, self._retries
             )
-        except _engine.ENGINE_ERRORS as error:
+        except _FAILURES as error:
             raise self._binding.error(error) from error
         finally:
             if upload is not None:
