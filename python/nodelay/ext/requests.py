@@ -130,7 +130,7 @@ class Adapter(requests.adapters.HTTPAdapter):
     ) -> Any:
         """An ``EnginePool`` for the request's origin and proxy; urllib3's pool when its
         connection classes were replaced or the proxy is a SOCKS one."""
-        proxy = requests.utils.select_proxy(request.url or "", proxies)
+        proxy = requests.utils.select_proxy(request.url or "", proxies) if proxies else None
         if _urllib3_connections_replaced() or _is_socks(proxy):
             return super().get_connection_with_tls_context(request, verify, proxies, cert)
         url = request.url or ""
