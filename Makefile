@@ -5,7 +5,10 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 # What the test suite imports (the checkout's venv and each wheel's test venv install it).
 TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
-	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9"
+	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9" \
+	"respx>=0.22" "pytest-httpx>=0.35" "vcrpy>=7" \
+	"responses>=0.25" "requests-mock>=1.12" "requests-cache>=1.2" "hishel>=2,<3" "opentelemetry-sdk>=1.29" \
+	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
@@ -321,3 +324,36 @@ DOCS_DEPS := "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10" "mkdocstrings[python]>=
 docs: venv
 	$(PY) -m pip install --quiet $(DOCS_DEPS)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# -- requests' own test suite over nodelay.ext.requests (docs/requests-adapter.md) ------------
+# The sdist of the installed requests from PyPI, unpacked in build/requests-suite, with the
+# test dependencies it names (pytest-httpbin...). `requests-suite` runs it twice, as released
+# and with every Session mounting nodelay's Adapter (tests/requests_suite_adapter.py: the
+# known differences are strict xfails, so each run passes or fails as a whole); the counts of
+# each run are its pytest summary line. `test-requests-suite` is the adapter's run of the
+# files that send requests (about 75 s here), for `make test`.
+REQUESTS_SUITE := build/requests-suite
+REQUESTS_SUITE_DEPS := "pytest-httpbin==2.1.0" "pytest-mock>=3" "trustme>=1.1" "PySocks>=1.7"
+REQUESTS_SUITE_SENDING := tests/test_requests.py tests/test_lowlevel.py tests/test_adapters.py \
+	tests/test_testserver.py
+REQUESTS_SUITE_PYTEST := -q -p no:cacheprovider --timeout 60 -rfEs
+
+.PHONY: requests-suite-src requests-suite test-requests-suite
+requests-suite-src: dev
+	$(PY) -m pip install --quiet $(REQUESTS_SUITE_DEPS)
+	@version=$$($(PY) -c "import requests; print(requests.__version__)"); \
+	if [ ! -d $(REQUESTS_SUITE)/requests-$$version/tests ]; then \
+		rm -rf $(REQUESTS_SUITE) && mkdir -p $(REQUESTS_SUITE) && \
+		$(PY) -m pip download --quiet --no-binary :all: --no-deps --dest $(REQUESTS_SUITE) "requests==$$version" && \
+		tar xzf $(REQUESTS_SUITE)/requests-$$version.tar.gz -C $(REQUESTS_SUITE); \
+	fi; \
+	ln -sfn requests-$$version $(REQUESTS_SUITE)/current
+
+requests-suite: requests-suite-src
+	-cd $(REQUESTS_SUITE)/current && $(abspath $(PY)) -m pytest $(REQUESTS_SUITE_PYTEST) tests
+	cd $(REQUESTS_SUITE)/current && PYTHONPATH=$(abspath tests) $(abspath $(PY)) -m pytest \
+		-p requests_suite_adapter $(REQUESTS_SUITE_PYTEST) tests
+
+test-requests-suite: requests-suite-src
+	cd $(REQUESTS_SUITE)/current && PYTHONPATH=$(abspath tests) $(abspath $(PY)) -m pytest \
+		-p requests_suite_adapter $(REQUESTS_SUITE_PYTEST) $(REQUESTS_SUITE_SENDING)

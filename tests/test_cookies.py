@@ -398,3 +398,17 @@ def test_we_read_curls_file(tmp_path: Path, server: _core.TestServer) -> None:
     assert dict(jar) == {"by_curl": "1"}
     with nodelay.Client(cookies=jar) as c:
         assert c.get(server.url + "/cookies").json() == {"cookies": {"by_curl": "1"}}
+
+
+def test_file_errors_name_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.txt"
+    with pytest.raises(FileNotFoundError) as info:
+        CookieJar.load(missing)
+    assert info.value.filename == str(missing) and info.value.errno == 2
+    assert str(missing) in str(info.value)
+    with pytest.raises(IsADirectoryError) as directory:
+        CookieJar.load(tmp_path)
+    assert directory.value.filename == str(tmp_path)
+    with pytest.raises(FileNotFoundError) as unsaved:
+        CookieJar({"a": "1"}).save(tmp_path / "no-dir" / "cookies.txt")
+    assert unsaved.value.filename == str(tmp_path / "no-dir" / "cookies.txt")

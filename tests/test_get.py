@@ -222,7 +222,7 @@ def test_tls_verification_options(
     tls = _core.TestServer(tls=True)
     try:
         url = f"https://localhost:{tls.port}/bytes/4"
-        assert run(["-s", url]) == EXIT_CODES_CONNECT  # the test CA is not trusted
+        assert run(["-s", url]) == EXIT_CODE_CERTIFICATE  # the test CA is not trusted
         assert run(["-k", url]) == 0
         assert capsysbinary.readouterr().out == b"abcd"
         ca = tmp_path / "ca.pem"
@@ -233,7 +233,7 @@ def test_tls_verification_options(
         tls.close()
 
 
-EXIT_CODES_CONNECT = _get.EXIT_CODES["couldnt_connect"]
+EXIT_CODE_CERTIFICATE = _get.EXIT_CODES["peer_failed_verification"]
 
 
 def test_output_is_written_as_it_arrives_and_not_on_fail(

@@ -129,6 +129,15 @@ class BaseClient:
     _closed_engine: ClosedEngine
     _stream_raw: Callable[[Any], Any]
     """``StreamRaw`` or ``AsyncStreamRaw``: what a streamed response reads its body with."""
+    _routed: bool = False
+    """Whether the flow asks ``_transport_for`` which transport performs each exchange
+    (``_flow._exchange``). A client with ``transport=`` or ``mounts=`` sets it on itself;
+    the class default is what ``nodelay.testing`` flips to route every client through
+    ``_intercept`` (``nodelay/testing/_seam.py``)."""
+    _intercept: Callable[[BaseClient, Any], Any] | None = None
+    """Unless None: what ``_transport_for`` hands the transport it chose (``None`` for the
+    engine), with the client, for the transport to use instead. Set on the class by
+    ``nodelay.testing`` (a class: stored on a class, it is not bound as a method)."""
 
     def __init__(
         self,
@@ -195,7 +204,6 @@ class BaseClient:
         self._adopted: Any = None
         self._transport: Any = None
         self._mounts: list[tuple[Any, Any]] = []
-        self._routed = False
         if transport is None and not mounts:
             return
         from ._transports import mount_table
@@ -213,11 +221,15 @@ class BaseClient:
 
     def _transport_for(self, url: str) -> Any:
         """The transport that serves ``url``: the most specific matching mount's, else
-        ``transport=``; ``None`` means the client's engine."""
+        ``transport=``; ``None`` means the client's engine. While ``_intercept`` is set,
+        the transport it answers for that choice."""
+        chosen = self._transport
         for pattern, transport in self._mounts:
             if pattern.matches(url):
-                return self._transport if transport is None else transport
-        return self._transport
+                chosen = self._transport if transport is None else transport
+                break
+        intercept = self._intercept
+        return chosen if intercept is None else intercept(self, chosen)
 
     def _transports(self) -> list[Any]:
         """Every transport this client owns and closes with itself."""

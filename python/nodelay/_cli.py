@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
-__all__ = ["main"]
+__all__ = ["main", "with_command"]
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -145,9 +145,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_TOP_LEVEL_OPTIONS = frozenset({"-h", "--help", "--version"})
+"""The options of ``nodelay`` itself; any other first argument starts ``nodelay get``."""
+
+
+def with_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """``argv`` with ``get`` put first unless it is empty or starts with one of
+    ``parser``'s subcommands or ``_TOP_LEVEL_OPTIONS``: ``nodelay -fsSL URL`` is ``nodelay
+    get -fsSL URL``, as a curl user types it. A URL spelled like a subcommand (``serve``)
+    needs ``get``."""
+    commands: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            commands.update(action.choices)
+    if not argv or argv[0] in commands or argv[0] in _TOP_LEVEL_OPTIONS:
+        return list(argv)
+    return ["get", *argv]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nodelay`` command; returns the exit status."""
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(with_command(parser, sys.argv[1:] if argv is None else argv))
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)

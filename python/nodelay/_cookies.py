@@ -12,12 +12,14 @@ curl (``-b``/``-c``), wget and LWP read and write.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping, MutableMapping
 
 from . import _core
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NamedTuple, TypeAlias
 
     from ._models import _RawLike
@@ -29,6 +31,25 @@ __all__ = ["Cookie", "CookieJar", "CookieTypes"]
 
 MAX_COOKIES_PER_RESPONSE: int = _core.CookieJar.MAX_COOKIES_PER_RESPONSE
 MAX_COOKIES_PER_JAR: int = _core.CookieJar.MAX_COOKIES_PER_JAR
+
+
+_OS_ERROR_CODE = re.compile(r"\(os error (\d+)\)$")
+"""The errno at the end of the engine's I/O error messages ("... (os error 2)")."""
+
+
+def _with_path(operation: Callable[[str], object], path: str) -> None:
+    """Run ``operation(path)``; an ``OSError`` from the engine is raised again as Python's
+    own are, naming the file: ``[Errno 2] No such file or directory: 'cookies.txt'``."""
+    try:
+        operation(path)
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        found = _OS_ERROR_CODE.search(str(exc))
+        if found is None:
+            raise type(exc)(f"{exc}: {path!r}") from exc
+        code = int(found.group(1))
+        raise type(exc)(code, os.strerror(code), path) from exc
 
 
 _COOKIE_DOC = """One stored cookie. ``domain`` has no leading dot and is ``""`` for a cookie sent
@@ -96,7 +117,7 @@ class CookieJar(MutableMapping[str, str]):
         if autosave is not None:
             self._autosave = os.fspath(autosave)
             if os.path.exists(self._autosave):
-                self._jar.load(self._autosave)
+                _with_path(self._jar.load, self._autosave)
             if cookies:
                 self._changed()
 
@@ -225,7 +246,7 @@ class CookieJar(MutableMapping[str, str]):
             if self._autosave is None:
                 raise ValueError("save() needs a path (this jar has no autosave path)")
             path = self._autosave
-        self._jar.save(os.fspath(path))
+        _with_path(self._jar.save, os.fspath(path))
 
     @classmethod
     def load(cls, path: StrPath, *, autosave: bool | StrPath = False) -> CookieJar:
@@ -233,7 +254,7 @@ class CookieJar(MutableMapping[str, str]):
         LWP, browser exports); expired cookies and lines that do not parse are skipped.
         ``autosave=True`` saves changes back to the same file."""
         jar = cls()
-        jar._jar.load(os.fspath(path))
+        _with_path(jar._jar.load, os.fspath(path))
         if autosave is True:
             jar._autosave = os.fspath(path)
         elif autosave:
@@ -242,7 +263,7 @@ class CookieJar(MutableMapping[str, str]):
 
     def _changed(self) -> None:
         if self._autosave is not None:
-            self._jar.save(self._autosave)
+            _with_path(self._jar.save, self._autosave)
 
     # -- display ----------------------------------------------------------------------------
 

@@ -1,23 +1,24 @@
-"""``nodelay get URL``: a small curl/httpie-like command over ``nodelay.Client``.
+"""``nodelay get URL`` (or ``nodelay URL``): curl's command line over ``nodelay.Client``.
 
-Exit codes follow curl's for the main failures (see ``EXIT_CODES``). ``-v`` prints the
-request and response heads to stderr (with the protocol version actually spoken), each
-hop's ``elapsed`` as the engine measured it, and curl ``-w``-style phase timings: name
-lookup, TCP connect and TLS handshake as the engine recorded them when it opened the
-connection (``_core.record_connect_timings``, off unless asked for), the response head
-and the end of the body as seen around the engine calls.
+Options are curl's, spelled as curl spells them (bundled short flags like ``-fsSL``
+included), with curl's meaning and exit codes (``_get_exit``); tests/test_cli_curl.py
+runs curl beside each with the same arguments against the same server. The request body
+comes from ``_get_body``, output goes through ``_get_output`` (with the progress meter of
+``_get_progress`` on a terminal), ``-w`` is ``_get_writeout`` and ``-v`` ``_get_verbose``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json as _json
 import sys
-import threading
 import time
-from pathlib import Path
-from typing import IO, Any
-from urllib.parse import urlsplit
+from typing import IO, Any, NamedTuple
+
+from . import _get_body as body
+from ._get_exit import EXIT_CODES, exit_code
+from ._get_output import STDOUT, Sink, WriteFailed, remote_name
+from ._get_verbose import Phases, head_bytes, print_verbose
+from ._get_writeout import Transfer, read_format, write_out
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,36 +32,36 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_CODES", "add_parser", "exit_code", "main"]
 
-EXIT_CODES = {
-    "unsupported_protocol": 1,
-    "malformed_url": 3,
-    "couldnt_resolve_host": 6,
-    "couldnt_connect": 7,
-    "weird_server_reply": 8,
-    "http_error": 22,
-    "write_error": 23,
-    "timeout": 28,
-    "too_many_redirects": 47,
-    "send_error": 55,
-    "recv_error": 56,
-    "couldnt_resolve_proxy": 5,
-    "proxy": 97,
-}
-"""curl's exit codes (``man curl``, EXIT CODES) for the failures ``nodelay get`` reports."""
-
 _FORM = "application/x-www-form-urlencoded"
-PROGRESS_INTERVAL = 0.25
-"""Seconds between two updates of the download indicator."""
+_JSON = "application/json"
+
+RETRY_FIRST_DELAY = 1
+"""Seconds before the first ``--retry`` when ``--retry-delay`` is not given; each next
+wait doubles (curl's backoff)."""
+
+RETRY_MAX_DELAY = 600
+"""Longest wait between two retries, in seconds (curl's ``RETRY_SLEEP_MAX``, 10 minutes)."""
+
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""The statuses ``--retry`` takes for transient (curl's list)."""
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+"""Seconds to connect when neither ``--connect-timeout`` nor ``-m`` says."""
+
+DEFAULT_IO_TIMEOUT = 30.0
+"""Seconds a read, a write or a pool wait may stall when ``-m`` does not say."""
 
 
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``nodelay get`` (``handler`` is this module's ``main``)."""
     p = subparsers.add_parser(
         "get",
-        help="send one HTTP request and print the response (curl-like)",
-        description="Send one HTTP request with nodelay and print the response body. "
-        "Exit codes follow curl's (6 resolve, 7 connect, 28 timeout, 22 HTTP >= 400 with "
-        "-f, 47 redirects, 56 receive, 1 protocol, 3 URL, 5 proxy resolve, 97 proxy).",
+        help="send one HTTP request and print the response (curl's options; `nodelay URL` "
+        "is the same)",
+        description="Send one HTTP request with nodelay and print the response body, with "
+        "curl's options and exit codes (6 resolve, 7 connect, 18 partial body, 22 HTTP >= "
+        "400 with -f, 23 write, 26 read, 28 timeout, 35 TLS, 47 redirects, 52 empty reply, "
+        "56 receive, 60 certificate, 1 protocol, 3 URL, 5 proxy resolve, 97 proxy).",
     )
     p.add_argument("url", help="URL to request (http:// is assumed when no scheme is given)")
     p.add_argument("-X", "--request", dest="method", metavar="METHOD", help="request method")
@@ -73,20 +74,63 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="'NAME: VALUE'",
         help="add a request header (repeatable); 'NAME:' with no value removes a default one",
     )
+    _data_option(
+        p,
+        ("-d", "--data", "--data-ascii"),
+        body.data_ascii,
+        "send DATA urlencoded (POST); @FILE reads FILE without its line ends; every data "
+        "option adds a part, joined with '&'",
+    )
+    _data_option(p, ("--data-binary",), body.data_binary, "like -d, @FILE read as it is")
+    _data_option(p, ("--data-raw",), body.data_raw, "like -d, with no @FILE")
+    _data_option(
+        p,
+        ("--data-urlencode",),
+        body.data_urlencode,
+        "like -d, percent-encoded: CONTENT, NAME=CONTENT, @FILE or NAME@FILE",
+    )
     p.add_argument(
-        "-d",
-        "--data",
+        "-G", "--get", dest="get", action="store_true", help="send the data in the URL's query"
+    )
+    p.add_argument(
+        "--json",
         action="append",
         default=[],
-        metavar="DATA",
-        help="send DATA as a urlencoded body (POST); @FILE reads it from FILE; repeated -d "
-        "are joined with '&'",
+        metavar="JSON",
+        help="send JSON (POST, Content-Type and Accept application/json); @FILE reads FILE",
     )
-    p.add_argument("--json", metavar="JSON", help="send JSON (POST, Content-Type application/json)")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the body to FILE")
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the body to FILE ('-': standard output)"
+    )
+    p.add_argument(
+        "-O",
+        "--remote-name",
+        action="store_true",
+        help="write the body to a file named as the URL's path ends",
+    )
+    p.add_argument(
+        "-D",
+        "--dump-header",
+        metavar="FILE",
+        help="write the response heads to FILE ('-': standard output)",
+    )
+    p.add_argument(
+        "-w",
+        "--write-out",
+        metavar="FORMAT",
+        help="print FORMAT after the transfer: %%{http_code}, %%{size_download}, "
+        "%%{time_total}, %%{url_effective}, %%{content_type}, %%{num_redirects}, "
+        "%%header{NAME}... (curl's); @FILE reads it from FILE",
+    )
     p.add_argument("-I", "--head", action="store_true", help="send HEAD; print the response head")
-    p.add_argument("-i", "--include", action="store_true", help="print the response head too")
+    p.add_argument("-i", "--include", action="store_true", help="print the response heads too")
     p.add_argument("-L", "--location", action="store_true", help="follow redirects")
+    p.add_argument(
+        "--compressed",
+        action="store_true",
+        help="ask for a compressed response (Accept-Encoding) and decompress it; without "
+        "it the body is written as received",
+    )
     p.add_argument(
         "--http2", action="store_true", help="offer HTTP/2 by ALPN on https (HTTP/1.1 if declined)"
     )
@@ -103,11 +147,37 @@ def add_parser(subparsers: Subparsers) -> None:
         help="redirects to follow with -L (default: %(default)s, like curl)",
     )
     p.add_argument(
-        "-f", "--fail", action="store_true", help="exit 22 (no body) for HTTP status >= 400"
+        "-f",
+        "--fail",
+        action="store_true",
+        help="exit 22 (heads with -i or -D, no body) for HTTP status >= 400",
     )
     p.add_argument("-m", "--max-time", type=float, metavar="SECONDS", help="total time allowed")
     p.add_argument(
         "--connect-timeout", type=float, metavar="SECONDS", help="time allowed to connect"
+    )
+    p.add_argument(
+        "--retry",
+        type=int,
+        default=0,
+        metavar="N",
+        help="retry up to N times after a timeout, a name that did not resolve, or status "
+        "408, 429, 500, 502, 503 or 504; waits 1 s, then twice as long each time",
+    )
+    p.add_argument(
+        "--retry-delay", type=int, default=0, metavar="SECONDS", help="wait this long instead"
+    )
+    p.add_argument(
+        "--retry-max-time",
+        type=int,
+        default=0,
+        metavar="SECONDS",
+        help="start no retry after this long",
+    )
+    p.add_argument(
+        "--retry-connrefused",
+        action="store_true",
+        help="with --retry, also retry a refused connection",
     )
     p.add_argument(
         "-x",
@@ -145,7 +215,6 @@ def add_parser(subparsers: Subparsers) -> None:
     p.add_argument(
         "-c",
         "--cookie-jar",
-        type=Path,
         metavar="FILE",
         help="write all cookies to FILE after the transfer (Netscape format, curl -b reads it)",
     )
@@ -154,13 +223,33 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.add_argument(
         "--cacert",
-        type=Path,
         metavar="FILE",
         help="trust the CA certificates of this PEM file instead of the system store",
     )
-    p.add_argument("-s", "--silent", action="store_true", help="no progress, no error messages")
+    p.add_argument(
+        "-s", "--silent", action="store_true", help="no progress meter, no error messages"
+    )
+    p.add_argument(
+        "-S", "--show-error", action="store_true", help="with -s, still print error messages"
+    )
+    p.add_argument(
+        "--no-progress-meter", action="store_true", help="no progress meter (errors still shown)"
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="print heads and timings to stderr")
     p.set_defaults(handler=main)
+
+
+def _data_option(
+    p: argparse.ArgumentParser,
+    names: tuple[str, ...],
+    kind: Callable[[str], body.DataPart],
+    text: str,
+) -> None:
+    """One of the data options: each adds a ``DataPart`` to ``data``, in command-line
+    order."""
+    p.add_argument(
+        *names, dest="data", action="append", default=[], type=kind, metavar="DATA", help=text
+    )
 
 
 def _with_scheme(url: str) -> str:
@@ -178,37 +267,6 @@ def _header_pairs(values: list[str]) -> dict[str, str | None]:
     return headers
 
 
-def _data_body(values: list[str]) -> bytes:
-    parts = []
-    for value in values:
-        if value.startswith("@"):
-            source = value[1:]
-            raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-            parts.append(raw.replace(b"\r", b"").replace(b"\n", b""))  # like curl -d @file
-        else:
-            parts.append(value.encode("utf-8"))
-    return b"&".join(parts)
-
-
-def _form_fields(
-    values: list[str],
-) -> tuple[dict[str, str], dict[str, tuple[str, IO[bytes], str | None]]]:
-    """``-F`` values as ``data=`` fields and ``files=`` (``NAME=@FILE[;type=MIME]``);
-    the files stay open until the process ends (one request)."""
-    data: dict[str, str] = {}
-    files: dict[str, tuple[str, IO[bytes], str | None]] = {}
-    for value in values:
-        name, sep, rest = value.partition("=")
-        if not sep or not name:
-            raise ValueError(f"bad -F {value!r}: expected NAME=VALUE or NAME=@FILE")
-        if rest.startswith("@"):
-            path, _, mime = rest[1:].partition(";type=")
-            files[name] = (Path(path).name, Path(path).open("rb"), mime or None)
-        else:
-            data[name] = rest
-    return data, files
-
-
 def _cookie_option(value: str | None) -> Any:
     """``-b``: a ``CookieJar`` loaded from a file, or the cookies of a ``NAME=VALUE; ...``
     string (curl tells them apart by the ``=``)."""
@@ -220,37 +278,6 @@ def _cookie_option(value: str | None) -> Any:
         return CookieJar.load(value)
     pairs = (part.strip().partition("=") for part in value.split(";") if part.strip())
     return {name.strip(): v.strip() for name, _, v in pairs}
-
-
-def exit_code(exc: BaseException) -> int:
-    """curl's exit code for a nodelay exception."""
-    from . import _exceptions as e
-
-    if isinstance(exc, e.InvalidURL):
-        return EXIT_CODES["malformed_url"]
-    if isinstance(exc, e.UnsupportedProtocol):
-        return EXIT_CODES["unsupported_protocol"]
-    if isinstance(exc, e.ProxyError):
-        # "proxy URL: failed to resolve ..." / "...: failed to connect ..." / a refusal.
-        if "failed to resolve" in str(exc):
-            return EXIT_CODES["couldnt_resolve_proxy"]
-        if "failed to connect" in str(exc):
-            return EXIT_CODES["couldnt_connect"]
-        return EXIT_CODES["proxy"]
-    if isinstance(exc, e.TooManyRedirects):
-        return EXIT_CODES["too_many_redirects"]
-    if isinstance(exc, e.TimeoutException):
-        return EXIT_CODES["timeout"]
-    if isinstance(exc, e.ConnectError):
-        # The engine says "failed to resolve HOST" for DNS failures (no subclass yet).
-        if "resolve" in str(exc):
-            return EXIT_CODES["couldnt_resolve_host"]
-        return EXIT_CODES["couldnt_connect"]
-    if isinstance(exc, e.WriteError):
-        return EXIT_CODES["send_error"]
-    if isinstance(exc, e.ReadError | e.RemoteProtocolError):
-        return EXIT_CODES["recv_error"]
-    return 1
 
 
 def _proxy_option(args: argparse.Namespace) -> dict[str, str | None] | None:
@@ -270,312 +297,290 @@ def _proxy_option(args: argparse.Namespace) -> dict[str, str | None] | None:
     }
 
 
-def _head_lines(response: Response) -> list[str]:
-    lines = [f"{response.http_version} {response.status_code} {response.reason_phrase}"]
-    lines += [f"{name}: {value}" for name, value in response.headers.multi_items()]
-    return lines
+class _Request(NamedTuple):
+    """The request the options describe, built once (files read once) for every attempt."""
+
+    method: str
+    url: str
+    options: dict[str, Any]
 
 
-def _print_request(response: Response, err: IO[str]) -> None:
-    req = response.request
-    if req is None:
-        return
-    parts = urlsplit(str(req.url))
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    # The request went out in the version its response came back in (ALPN or h2c).
-    err.write(f"> {req.method} {target} {response.http_version}\n")
-    names = {name.lower() for name, _ in req.headers.multi_items()}
-    if "host" not in names:
-        err.write(f"> Host: {parts.netloc}\n")  # added by the engine
-    for name, value in req.headers.multi_items():
-        err.write(f"> {name}: {value}\n")
-    body = req.content
-    if body and "content-length" not in names:
-        err.write(f"> Content-Length: {len(body)}\n")  # added by the engine
-    err.write(">\n")
-
-
-class _Indicator:
-    """A download indicator on stderr while ``-o`` writes the body: bytes so far (of the
-    Content-Length when known) and the rate. It runs only when stderr is a terminal."""
-
-    def __init__(self, target: str, err: IO[str]) -> None:
-        self.target = target
-        self.err = err
-        self.received = 0
-        self.expected: int | None = None
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.start = time.perf_counter()
-
-    def _run(self) -> None:
-        spinner = "|/-\\"
-        i = 0
-        while not self.stop.wait(PROGRESS_INTERVAL):
-            elapsed = time.perf_counter() - self.start
-            got = self.received
-            of = f" of {self.expected:,}" if self.expected else ""
-            rate = got / elapsed / 1e6 if elapsed > 0 else 0.0
-            self.err.write(
-                f"\r{spinner[i % 4]} {self.target}  {got:,}{of} bytes  {rate:,.1f} MB/s"
-                f"  {elapsed:6.1f} s"
-            )
-            self.err.flush()
-            i += 1
-
-    def __enter__(self) -> _Indicator:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=1.0)
-        self.err.write("\r\033[K")
-
-
-class _Phases:
-    """When the phases of one ``nodelay get`` ended, in seconds from its start (curl's
-    ``-w`` variables): the connect phases come from the engine's record of the last
-    connection it opened (``None`` when every hop reused one)."""
-
-    def __init__(self) -> None:
-        self.connect: tuple[float | None, float, float | None] | None = None
-        self.head = 0.0
-        self.total = 0.0
-
-    def lines(self) -> list[str]:
-        rows: list[tuple[str, float, str]] = []
-        if self.connect is None:
-            rows.append(("connect", 0.0, "no new connection: a pooled one was reused"))
-        else:
-            dns, tcp, tls = self.connect
-            lookup = dns or 0.0
-            if dns is not None:
-                rows.append(("namelookup", dns, "name resolved"))
-            rows.append(
-                (
-                    "connect",
-                    lookup + tcp,
-                    "TCP connected" + ("" if dns is not None else ", name lookup included"),
-                )
-            )
-            if tls is not None:
-                rows.append(("appconnect", lookup + tcp + tls, "TLS handshake done"))
-        rows.append(("starttransfer", self.head, "response head received"))
-        rows.append(("total", self.total, "body received"))
-        return [f"* {name:<14}{at * 1000:10.3f} ms  ({what})" for name, at, what in rows]
-
-
-def _send(client: Client, args: argparse.Namespace, url: str, stream: bool = False) -> Response:
+def _request(args: argparse.Namespace, url: str) -> _Request:
+    """Method, URL and ``Client.request`` keywords from the options; ``ValueError`` for
+    options that contradict each other, ``OSError`` for a file that cannot be read."""
+    if args.form and (args.data or args.json):
+        raise ValueError("-F cannot be combined with -d or --json")
+    if args.data and args.json:
+        raise ValueError("--json cannot be combined with -d and its kin")
     headers = _header_pairs(args.headers)
-    kwargs: dict[str, Any] = {}
+    lower = {k.lower() for k in headers}
+    options: dict[str, Any] = {}
     method = args.method
-    if args.json is not None:
-        _json.loads(args.json)  # refuse invalid JSON before sending
-        kwargs["content"] = args.json.encode("utf-8")
-        lower = {k.lower() for k in headers}
-        if "content-type" not in lower:
-            headers["Content-Type"] = "application/json"
-        if "accept" not in lower:
-            headers["Accept"] = "application/json"
+    if args.json:
+        options["content"] = body.join_json(args.json)
+        for name in ("Content-Type", "Accept"):
+            if name.lower() not in lower:
+                headers[name] = _JSON
         method = method or "POST"
+    elif args.data and args.get:
+        url = body.with_query(url, body.join_data(args.data))
     elif args.data:
-        kwargs["content"] = _data_body(args.data)
-        if "content-type" not in {k.lower() for k in headers}:
+        options["content"] = body.join_data(args.data)
+        if "content-type" not in lower:
             headers["Content-Type"] = _FORM
         method = method or "POST"
     elif args.form:
-        kwargs["data"], kwargs["files"] = _form_fields(args.form)
+        options["data"], options["files"] = body.form_fields(args.form)
         method = method or "POST"
-    lower = {k.lower() for k in headers}
     for name, value in (("User-Agent", args.user_agent), ("Referer", args.referer)):
         if value is not None and name.lower() not in lower:
             headers[name] = value
+    if not args.compressed and "accept-encoding" not in lower:
+        # curl asks for no content coding unless told to, and writes what comes.
+        headers["Accept-Encoding"] = None
     if args.user is not None:
         user, _, password = args.user.partition(":")
-        kwargs["auth"] = (user, password)
+        options["auth"] = (user, password)
     if args.head:
         method = "HEAD"
-    kwargs["headers"] = headers or None
-    response: Response = client.request((method or "GET").upper(), url, stream=stream, **kwargs)
-    return response
+    options["headers"] = headers
+    return _Request((method or "GET").upper(), url, options)
 
 
-def _timed_send(client: Client, args: argparse.Namespace, url: str, phases: _Phases) -> Response:
-    """``_send`` with the phases recorded: the engine returns at the response head when
-    streaming, then the body is read."""
+def _client(args: argparse.Namespace) -> Client:
+    from ._client import Client
+    from ._config import Timeout
+
+    total = args.max_time
+    io = total if total is not None else DEFAULT_IO_TIMEOUT
+    timeout = Timeout(
+        connect=args.connect_timeout
+        if args.connect_timeout is not None
+        else DEFAULT_CONNECT_TIMEOUT,
+        read=io,
+        write=io,
+        pool=io,
+        total=total,
+    )
+    return Client(
+        timeout=timeout,
+        follow_redirects=args.location,
+        max_redirects=args.max_redirs,
+        proxy=_proxy_option(args),
+        http2="prior_knowledge" if args.http2_prior_knowledge else args.http2,
+        verify=False if args.insecure else (args.cacert or True),
+        cookies=_cookie_option(args.cookie),
+    )
+
+
+class _Outputs(NamedTuple):
+    """Where the body, the heads of ``-i`` and the heads of ``-D`` go."""
+
+    body: Sink
+    dump: Sink | None
+    show_meter: bool
+
+
+def _outputs(args: argparse.Namespace, url: str, err: IO[str]) -> _Outputs:
+    target = args.output if args.output is not None else STDOUT
+    if args.output is None and args.remote_name:
+        target = remote_name(url)
+    sink = Sink(target)
+    quiet = args.silent or args.no_progress_meter or args.verbose
+    # curl's rule: a meter on a terminal's stderr, unless the body goes to the terminal.
+    show = not quiet and err.isatty() and not (sink.is_stdout and sys.stdout.isatty())
+    return _Outputs(sink, Sink(args.dump_header) if args.dump_header else None, show)
+
+
+def _write_body(response: Response, args: argparse.Namespace, outputs: _Outputs) -> None:
+    """The body to its sink as it arrives (a large download is never held in memory, an
+    event stream shows as it comes); decompressed only with ``--compressed``."""
+    from contextlib import nullcontext
+
+    from ._get_progress import Meter
+
+    chunks = response.iter_bytes() if args.compressed else response.iter_raw()
+    length = response.headers.get("content-length")
+    expected = int(length) if length and length.isdigit() else None
+    meter = Meter(sys.stderr, expected) if outputs.show_meter else None
+    with meter if meter is not None else nullcontext():
+        for chunk in chunks:
+            try:
+                outputs.body.write(chunk)
+            except WriteFailed:
+                response.close()
+                raise
+            if meter is not None:
+                meter.received = response.num_bytes_downloaded
+
+
+def _attempt(
+    client: Client,
+    request: _Request,
+    args: argparse.Namespace,
+    outputs: _Outputs,
+    transfer: Transfer,
+) -> int:
+    """One transfer: send, write heads and body; returns 0, or 22 for ``-f`` on a status
+    >= 400 (the engine's exceptions propagate)."""
     from . import _core
 
-    _core.record_connect_timings(True)
-    _core.take_connect_timings()  # forget any earlier connect
+    timed = args.verbose or args.write_out is not None
+    phases = Phases()
+    if timed:
+        _core.record_connect_timings(True)
+        _core.take_connect_timings()  # forget any earlier connect
     start = time.perf_counter()
     try:
-        response = _send(client, args, url, stream=True)
+        response = client.request(request.method, request.url, stream=True, **request.options)
         phases.head = time.perf_counter() - start
-        response.read()
+        transfer.response = response
+        transfer.hops = [*response.history, response]
+        heads = b"".join(head_bytes(hop) for hop in transfer.hops)
+        if outputs.dump is not None:
+            outputs.dump.write(heads)  # every attempt's heads, as curl keeps them
+        if args.include or args.head:
+            outputs.body.write(heads)
+        failed = args.fail and response.status_code >= 400
+        if failed:
+            response.close()
+        else:
+            _write_body(response, args, outputs)
+            outputs.body.finish()
         phases.total = time.perf_counter() - start
-        phases.connect = _core.take_connect_timings()
+        if timed:
+            phases.connect = _core.take_connect_timings()
     finally:
-        _core.record_connect_timings(False)
-    return response
+        if timed:
+            _core.record_connect_timings(False)
+        transfer.time_total = time.perf_counter() - start
+        outputs.body.close()
+    transfer.size_download = response.num_bytes_downloaded
+    transfer.time_starttransfer = phases.head
+    lookup, connect, tls = phases.connect_times()
+    transfer.time_namelookup, transfer.time_connect, transfer.time_appconnect = (
+        lookup,
+        connect,
+        tls,
+    )
+    if args.verbose:
+        print_verbose(response, phases, sys.stderr)
+    if failed:
+        transfer.errormsg = f"The requested URL returned error: {response.status_code}"
+        return EXIT_CODES["http_error"]
+    return 0
+
+
+def _transient(code: int, transfer: Transfer, args: argparse.Namespace) -> str | None:
+    """What makes this outcome worth a retry, in curl's words, or ``None``."""
+    if code in (EXIT_CODES["timeout"], EXIT_CODES["couldnt_resolve_host"]):
+        return ": timeout"
+    if code == EXIT_CODES["couldnt_connect"] and args.retry_connrefused:
+        return ": connection refused"
+    response = transfer.response
+    if code in (0, EXIT_CODES["http_error"]) and response is not None:
+        if response.status_code in RETRY_STATUSES:
+            return ": HTTP error"
+    return None
+
+
+def _retry_after(transfer: Transfer) -> int:
+    """The response's ``Retry-After`` in whole seconds (0: none or a date)."""
+    value = transfer.response.headers.get("retry-after") if transfer.response else None
+    return int(value) if value is not None and value.strip().isdigit() else 0
 
 
 def main(args: argparse.Namespace) -> int:
     """Run ``nodelay get`` with parsed arguments; returns curl's exit code."""
     from . import _exceptions as e
-    from ._client import Client
-    from ._config import Timeout
 
-    out = sys.stdout.buffer
     err = sys.stderr
+    show_errors = not args.silent or args.show_error
     url = _with_scheme(args.url)
+    transfer = Transfer(url=url, filename=args.output or "")
 
     def fail(code: int, message: str) -> int:
-        if not args.silent:
+        transfer.exitcode, transfer.errormsg = code, message
+        if show_errors:
             err.write(f"nodelay: ({code}) {message}\n")
         return code
 
-    total = args.max_time
-    timeout = Timeout(
-        connect=args.connect_timeout if args.connect_timeout is not None else 10.0,
-        read=total if total is not None else 30.0,
-        write=total if total is not None else 30.0,
-        pool=total if total is not None else 30.0,
-        total=total,
-    )
+    def warn(message: str) -> None:
+        if not args.silent:
+            err.write(f"Warning: {message}\n")
+
+    fmt: str | None = None
     try:
-        if args.form and (args.data or args.json is not None):
-            raise ValueError("-F cannot be combined with -d or --json")
-        with Client(
-            timeout=timeout,
-            follow_redirects=args.location,
-            max_redirects=args.max_redirs,
-            proxy=_proxy_option(args),
-            http2="prior_knowledge" if args.http2_prior_knowledge else args.http2,
-            verify=False if args.insecure else (str(args.cacert) if args.cacert else True),
-            cookies=_cookie_option(args.cookie),
-        ) as client:
-            phases = _Phases()
-            if args.verbose:
-                response = _timed_send(client, args, url, phases)
-            else:
-                # The body goes to stdout or the -o file as it arrives (a large
-                # download is never held in memory, an event stream shows as it
-                # comes); it is read after the status is checked.
-                response = _send(client, args, url, stream=True)
-            if args.verbose:
-                _print_verbose(response, phases, err)
-            code = _deliver(response, args, out, err, fail)
-            if args.cookie_jar is not None:
-                client.cookies.save(args.cookie_jar)
-            return code
-    except (e.HTTPError, e.InvalidURL) as exc:  # first: timeouts are also OSErrors
-        return fail(exit_code(exc), str(exc))
+        fmt = read_format(args.write_out) if args.write_out is not None else None
+        request = _request(args, url)
+        outputs = _outputs(args, url, err)
+        transfer.filename = "" if outputs.body.is_stdout else outputs.body.target
+        transfer.size_upload = len(request.options.get("content") or b"")
+        try:
+            with _client(args) as client:
+                code = _with_retries(client, request, args, outputs, transfer, fail, warn)
+                if args.cookie_jar is not None:
+                    client.cookies.save(args.cookie_jar)
+        finally:
+            if outputs.dump is not None:
+                outputs.dump.close()
     except ValueError as exc:
-        if isinstance(exc, _json.JSONDecodeError):
-            return fail(2, f"--json is not valid JSON: {exc}")
-        return fail(2, str(exc))
-    except _WriteFailed as exc:
-        return fail(EXIT_CODES["write_error"], f"failed writing the body: {exc.__cause__}")
-    except OSError as exc:  # -d @FILE, -F NAME=@FILE, -b FILE that cannot be read
-        return fail(26, f"cannot read a file: {exc}")
+        code = fail(2, str(exc))
+    except WriteFailed as exc:
+        code = fail(EXIT_CODES["write_error"], f"failed writing the body: {exc}")
+    except e.InvalidURL as exc:  # an OSError-free failure of the URL itself
+        code = fail(exit_code(exc), str(exc))
+    except OSError as exc:  # -d @FILE, -F NAME=@FILE, -b FILE, -w @FILE that cannot be read
+        code = fail(EXIT_CODES["read_error"], f"cannot read a file: {exc}")
+    if fmt is not None:
+
+        def complain(message: str) -> None:  # curl prints these even with -s
+            err.write(f"nodelay: {message}\n")
+
+        write_out(fmt, transfer, sys.stdout, err, complain)
+    return code
 
 
-class _WriteFailed(Exception):
-    """The body could not be written (curl's exit code 23); the OSError is its cause."""
-
-
-def _print_verbose(response: Response, phases: _Phases, err: IO[str]) -> None:
-    for hop in [*response.history, response]:
-        _print_request(hop, err)
-        for line in _head_lines(hop):
-            err.write(f"< {line}\n")
-        err.write("<\n")
-        err.write(
-            f"* elapsed {hop.elapsed.total_seconds() * 1000:.3f} ms "
-            "(request start to end of body, measured by the engine)\n"
-        )
-    err.write(f"* {response.http_version}; timings from the start of the request:\n")
-    for line in phases.lines():
-        err.write(line + "\n")
-
-
-def _deliver(
-    response: Response,
+def _with_retries(
+    client: Client,
+    request: _Request,
     args: argparse.Namespace,
-    out: IO[bytes],
-    err: IO[str],
+    outputs: _Outputs,
+    transfer: Transfer,
     fail: Callable[[int, str], int],
+    warn: Callable[[str], None],
 ) -> int:
-    """Check ``-f``, then print the head and/or body, or write them to ``-o``."""
-    if args.fail and response.status_code >= 400:
-        response.close()
-        return fail(
-            EXIT_CODES["http_error"],
-            f"The requested URL returned error: {response.status_code}",
-        )
-    head = ("\r\n".join(_head_lines(response)) + "\r\n\r\n").encode("latin-1")
-    if args.head:
-        out.write(head)
-        out.flush()
-        return 0
-    if args.output is not None:
-        _save(response, args.output, head if args.include else b"", args.silent, err)
-        return 0
-    if args.include:
-        _write(out, head, response)
-    # Only stdout's own errors are write errors: a read of the body raises nodelay's
-    # exceptions (a ReadTimeout is an OSError too).
-    for chunk in response.iter_bytes():
-        _write(out, chunk, response)
-    return 0
+    """``_attempt``, then again while ``--retry`` allows, as curl does: a retried file
+    starts from empty, standard output keeps what came; the wait doubles from 1 s (or is
+    ``--retry-delay``), at least what ``Retry-After`` asks."""
+    from . import _exceptions as e
 
-
-def _write(out: IO[bytes], data: bytes, response: Response) -> None:
-    """``data`` to stdout at once (a pipe sees an event stream as it comes)."""
-    try:
-        out.write(data)
-        out.flush()
-    except OSError as exc:  # a closed pipe (| head), a full disk: curl's 23
-        response.close()
-        raise _WriteFailed() from exc
-
-
-def _save(response: Response, path: Path, head: bytes, silent: bool, err: IO[str]) -> None:
-    """Write ``head`` and the body to ``path`` as the body arrives (with a download
-    indicator on a terminal), then a summary line."""
-    from contextlib import nullcontext
-
-    show = not silent and err.isatty()
-    indicator = _Indicator(str(response.url), err)
-    length = response.headers.get("content-length")
-    indicator.expected = int(length) if length and length.isdigit() else None
-    written = 0
-    try:
-        f = path.open("wb")
-        f.write(head)
-    except OSError as exc:
-        response.close()
-        raise _WriteFailed() from exc
-    # Only the file's own errors are write errors: a read of the body raises nodelay's
-    # exceptions (a ReadTimeout is an OSError too).
-    with f, indicator if show else nullcontext():
-        for chunk in response.iter_bytes():
-            try:
-                f.write(chunk)
-            except OSError as exc:
-                response.close()
-                raise _WriteFailed() from exc
-            written += len(chunk)
-            indicator.received = written
-    if show:
-        wall = time.perf_counter() - indicator.start
-        rate = written / wall / 1e6 if wall > 0 else 0.0
-        err.write(f"saved {written:,} bytes to {path} in {wall:.3f} s ({rate:,.1f} MB/s)\n")
+    started = time.monotonic()
+    retries_left = args.retry
+    delay = args.retry_delay or RETRY_FIRST_DELAY
+    while True:
+        transfer.response, transfer.hops = None, []
+        try:
+            code = _attempt(client, request, args, outputs, transfer)
+            if code:
+                fail(code, transfer.errormsg)
+        except e.HTTPError as exc:  # first: timeouts are also OSErrors
+            code = fail(exit_code(exc), str(exc))
+        reason = _transient(code, transfer, args)
+        out_of_time = args.retry_max_time and time.monotonic() - started >= args.retry_max_time
+        if reason is None or retries_left <= 0 or out_of_time:
+            transfer.exitcode = code
+            return code
+        wait = max(delay, _retry_after(transfer)) if reason == ": HTTP error" else delay
+        warn(f"Problem {reason}. Will retry in {wait} seconds. {retries_left} retries left.")
+        retries_left -= 1
+        if not args.retry_delay:
+            delay = min(delay * 2, RETRY_MAX_DELAY)
+        time.sleep(wait)
 
 
 def run(argv: list[str] | None = None) -> int:
-    """``python -m nodelay._get URL ...`` (until ``nodelay get`` is registered)."""
+    """``python -m nodelay._get URL ...``: ``nodelay get`` on its own."""
     parser = argparse.ArgumentParser(prog="nodelay")
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["get", *(sys.argv[1:] if argv is None else argv)])

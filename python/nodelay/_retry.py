@@ -183,6 +183,11 @@ class Retry:
             return True
         return self.respect_retry_after and has_retry_after and status in RETRY_AFTER_STATUSES
 
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        """``is_retry_status`` under urllib3's name, for code that asks an adapter's
+        ``max_retries`` as it would urllib3's ``Retry`` (responses does)."""
+        return self.is_retry_status(method, status_code, has_retry_after)
+
     def increment(self, *, error: RequestError | None = None) -> Retry | None:
         """The policy after one more retry (for ``error``, or a status when ``None``), or
         ``None`` when that retry is not allowed any more."""

@@ -17,11 +17,13 @@ from urllib.parse import urlsplit
 
 from .. import Client, Limits
 from .. import Retry as _NodelayRetry
+from .._models import Response as _NodelayResponse
 from . import _errors
 from .cookies import RequestsCookieJar
 from .exceptions import InvalidProxyURL, InvalidSchema, RetryError
 from .models import Response, build_response
-from .utils import select_proxy
+from .structures import CaseInsensitiveDict
+from .utils import get_encoding_from_headers, select_proxy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -68,6 +70,35 @@ def _retry_policy(max_retries: Any) -> _NodelayRetry:
         respect_retry_after=bool(getattr(max_retries, "respect_retry_after_header", True)),
         backoff_max=float(getattr(max_retries, "backoff_max", 120)),
     )
+
+
+def _response_from_raw(req: PreparedRequest, raw: Any) -> Response:
+    """requests' ``HTTPAdapter.build_response`` over a urllib3-shaped response ``raw``:
+    its Set-Cookie fields go to the request's jar (the session's), as the engine's do."""
+    response = Response()
+    response.status_code = getattr(raw, "status", None)  # type: ignore[assignment]
+    response.headers = CaseInsensitiveDict(getattr(raw, "headers", {}))
+    response.encoding = get_encoding_from_headers(response.headers)
+    response.raw = raw
+    response.reason = getattr(raw, "reason", "")
+    response.url = req.url.decode("utf-8") if isinstance(req.url, bytes) else (req.url or "")
+    response.request = req
+    set_cookies = [value for name, value in _raw_header_items(raw) if name.lower() == "set-cookie"]
+    if set_cookies:
+        response.cookies = RequestsCookieJar()
+        response.cookies._jar.store(response.url, set_cookies)
+        session_jar = req._jar
+        if session_jar is not None and session_jar._jar.store(response.url, set_cookies):
+            session_jar._changed()
+    return response
+
+
+def _raw_header_items(raw: Any) -> list[tuple[str, str]]:
+    """Every header field of a urllib3-shaped response, repeated names apart."""
+    headers = getattr(raw, "headers", None)
+    if headers is None:
+        return []
+    return list(headers.items())
 
 
 def _encoded(chunks: Iterable[Any]) -> Iterator[bytes]:
@@ -277,8 +308,15 @@ class HTTPAdapter(BaseAdapter):
         return response
 
     def build_response(self, req: PreparedRequest, resp: Any) -> Response:
-        """A ``Response`` over the nodelay response ``resp``."""
-        response = build_response(req, resp)
+        """A ``Response`` over ``resp``: the nodelay response ``send`` gets from the engine,
+        or, as in requests, an object shaped like urllib3's ``HTTPResponse`` (``status``,
+        ``headers``, ``reason``, and ``stream`` or ``read`` for the body). Tools that
+        replace ``send`` build their answers that way: responses'
+        ``RequestsMock(target="nodelay.requests.adapters.HTTPAdapter.send")``."""
+        if isinstance(resp, _NodelayResponse):
+            response = build_response(req, resp)
+        else:
+            response = _response_from_raw(req, resp)
         response.connection = self
         return response
 

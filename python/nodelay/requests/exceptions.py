@@ -3,12 +3,22 @@
 The classes and their bases are requests' own, so ``except requests.ConnectionError`` and
 ``except IOError`` catch what they catch under requests. Errors of the nodelay engine are
 translated into these by ``_errors.translate`` (the original is the ``__cause__``).
+
+When the real requests is imported in the process too, code written against it (an SDK
+that retries on ``requests.exceptions.ConnectionError``) must catch these errors as well.
+``except`` matches by subclassing, so creating one of these exceptions then makes an
+instance of a *twin* class derived from both the class named here and requests' class of
+the same name (``_twin``, cached per class). ``import nodelay.requests`` never imports
+requests: the twin is made only when ``requests.exceptions`` is already in ``sys.modules``
+(a program that names requests' classes has imported them).
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 from json import JSONDecodeError as _StdJSONDecodeError
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from .models import PreparedRequest, Request, Response
@@ -42,7 +52,66 @@ __all__ = [
 ]
 
 
-class RequestException(IOError):
+_REQUESTS_EXCEPTIONS = "requests.exceptions"
+_twins: dict[type[BaseException], type[BaseException]] = {}
+_twins_lock = threading.Lock()
+
+
+def _reduce_as(base: type[BaseException]) -> Any:
+    """A twin's ``__reduce__``: pickled as its nodelay class (which makes a twin again
+    when unpickled where requests is imported)."""
+
+    def __reduce__(self: BaseException) -> Any:
+        reduced = base.__reduce__(self)
+        if isinstance(reduced, tuple) and reduced and reduced[0] is type(self):
+            reduced = (base, *reduced[1:])
+        return reduced
+
+    return __reduce__
+
+
+def _twin(cls: type[BaseException]) -> type[BaseException]:
+    """``cls``, or its twin with requests' class of the same name when requests is
+    imported (see the module docstring)."""
+    twin = _twins.get(cls)
+    if twin is not None:
+        return twin
+    real = sys.modules.get(_REQUESTS_EXCEPTIONS)
+    if real is None or "_nodelay_class" in cls.__dict__:
+        return cls
+    counterpart = next(
+        (
+            getattr(real, base.__name__)
+            for base in cls.__mro__
+            if base.__module__ == __name__ and hasattr(real, base.__name__)
+        ),
+        None,
+    )
+    if counterpart is None or issubclass(cls, counterpart):
+        return cls
+    with _twins_lock:
+        twin = _twins.get(cls)
+        if twin is None:
+            namespace = {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__doc__": cls.__doc__,
+                "__reduce__": _reduce_as(cls),
+                "_nodelay_class": cls,
+            }
+            made = _AlsoRequests(cls.__name__, (cls, counterpart), namespace)
+            twin = _twins[cls] = cast("type[BaseException]", made)
+        return twin
+
+
+class _AlsoRequests(type):
+    """The metaclass of ``RequestException``: instances are made of ``_twin(cls)``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return type.__call__(_twin(cast("type[BaseException]", cls)), *args, **kwargs)
+
+
+class RequestException(IOError, metaclass=_AlsoRequests):
     """There was an ambiguous exception that occurred while handling your request.
 
     ``request`` and ``response`` are keyword arguments, as in requests; a response given
@@ -58,7 +127,9 @@ class RequestException(IOError):
         self.request = kwargs.pop("request", None)
         if response is not None and not self.request and hasattr(response, "request"):
             self.request = response.request
-        super().__init__(*args, **kwargs)
+        # Not ``super()``: in a twin the next class is requests' own, whose ``__init__``
+        # would do the above again (and its JSONDecodeError's needs other arguments).
+        OSError.__init__(self, *args, **kwargs)
 
 
 class InvalidJSONError(RequestException):

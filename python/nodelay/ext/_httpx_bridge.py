@@ -1,0 +1,476 @@
+"""nodelay's engine under httpx and httpx2: one implementation, bound to a library by
+``nodelay.ext.httpx`` and ``nodelay.ext.httpx2`` (their transport APIs are the same).
+
+Where the engine sits: ``httpx.HTTPTransport.handle_request`` turns an ``httpx.Request``
+into an ``httpcore.Request``, hands it to ``self._pool`` and wraps the answer in an
+``httpx.Response``, mapping httpcore's exceptions to httpx's. ``Transport`` subclasses the
+library's ``HTTPTransport``, keeps that method as it is and puts the engine in place of the
+httpcore pool (``EnginePool``). Tools that patch ``HTTPTransport.handle_request`` on the
+class (pytest-httpx, vcrpy, OpenTelemetry's instrumentor) therefore see every request sent
+through a nodelay transport, as they see the library's own. The cost of going through
+httpcore's request and response objects is measured in docs/httpx-transport.md.
+
+The pool speaks httpcore's API: it takes an ``httpcore.Request`` (the library's request
+stream as its content) and answers an ``httpcore.Response`` whose content is read from the
+engine as the caller iterates it, content codings kept (the library decodes them).
+Failures are raised as httpcore's exception classes, which the library's
+``HTTPTransport`` maps to its own.
+"""
+
+from __future__ import annotations
+
+from .._exceptions import (
+    ConnectError,
+    ConnectTimeout,
+    DecodingError,
+    InvalidURL,
+    LocalProtocolError,
+    NetworkError,
+    PoolTimeout,
+    ProtocolError,
+    ProxyError,
+    ReadError,
+    ReadTimeout,
+    RemoteProtocolError,
+    RequestError,
+    StreamConsumed,
+    TimeoutException,
+    UnsupportedProtocol,
+    WriteError,
+    WriteTimeout,
+)
+from . import _engine
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+    from types import ModuleType
+    from typing import Any, ClassVar
+
+    from .. import _core
+
+__all__ = [
+    "AsyncClientMixin",
+    "AsyncEnginePool",
+    "AsyncTransportMixin",
+    "Binding",
+    "ClientMixin",
+    "EnginePool",
+    "TransportMixin",
+]
+
+
+_FAILURES = (*_engine.ENGINE_ERRORS, InvalidURL)
+"""What an engine call raises that the bridge maps (``Binding.errors``)."""
+
+
+class Binding:
+    """What one library contributes: its module (``httpx`` or ``httpx2``), its httpcore
+    (``httpcore`` or ``httpcore2``) and the table from nodelay's exception classes to the
+    classes raised in their place (httpcore's where the library maps them, the library's
+    own where it has no httpcore twin)."""
+
+    def __init__(self, library: ModuleType, httpcore: ModuleType) -> None:
+        self.library = library
+        self.httpcore = httpcore
+        self.errors: dict[type[BaseException], Any] = {
+            ConnectTimeout: httpcore.ConnectTimeout,
+            ReadTimeout: httpcore.ReadTimeout,
+            WriteTimeout: httpcore.WriteTimeout,
+            PoolTimeout: httpcore.PoolTimeout,
+            TimeoutException: httpcore.TimeoutException,
+            ConnectError: httpcore.ConnectError,  # TLSError too: a failed handshake
+            ReadError: httpcore.ReadError,
+            WriteError: httpcore.WriteError,
+            NetworkError: httpcore.NetworkError,
+            ProxyError: httpcore.ProxyError,
+            UnsupportedProtocol: httpcore.UnsupportedProtocol,
+            LocalProtocolError: httpcore.LocalProtocolError,
+            RemoteProtocolError: httpcore.RemoteProtocolError,
+            ProtocolError: httpcore.ProtocolError,
+            # A URL the library accepted that the engine cannot use (a port beyond
+            # 65535): httpcore fails to connect to it, and so does this.
+            InvalidURL: httpcore.ConnectError,
+            DecodingError: library.DecodingError,
+            StreamConsumed: library.StreamConsumed,
+            RequestError: library.TransportError,
+        }
+
+    def error(self, error: BaseException) -> BaseException:
+        """The exception to raise for an engine failure (its message kept)."""
+        cls = _engine.mapped_error(error, self.errors)
+        message = getattr(error, "message", None) or str(error)
+        if issubclass(cls, self.library.StreamConsumed):
+            return cls()  # type: ignore[no-any-return]  # httpx's takes no message
+        return cls(message)  # type: ignore[no-any-return]
+
+    def engine_options(
+        self,
+        verify: Any,
+        cert: Any,
+        trust_env: bool,
+        http1: bool,
+        http2: bool,
+        limits: Any,
+        proxy: Any,
+        uds: str | None,
+        local_address: str | None,
+    ) -> _core.EngineOptions:
+        """The engine settings for ``HTTPTransport``'s arguments."""
+        limit_values = {}
+        if limits is not None:
+            limit_values = {
+                "max_connections": limits.max_connections,
+                "max_keepalive": limits.max_keepalive_connections,
+                "keepalive_expiry": limits.keepalive_expiry,
+            }
+        return _engine.engine_options(
+            verify=verify,
+            cert=cert,
+            trust_env=trust_env,
+            http1=http1,
+            http2=http2,
+            proxy=self.proxy_url(proxy),
+            uds=uds,
+            local_address=local_address,
+            **limit_values,
+        )
+
+    def proxy_url(self, proxy: Any) -> str | None:
+        """``proxy=`` (a URL string, a ``URL`` or a ``Proxy``) as the engine's proxy URL,
+        credentials put back in it (the engine sends them as ``Proxy-Authorization``)."""
+        if proxy is None:
+            return None
+        if not isinstance(proxy, self.library.Proxy):
+            proxy = self.library.Proxy(url=proxy)
+        if proxy.headers:
+            raise ValueError(
+                "nodelay's transport does not send Proxy(headers=...) to the proxy; "
+                "credentials in the proxy URL or Proxy(auth=...) are sent"
+            )
+        url = proxy.url
+        if proxy.auth is not None:
+            url = url.copy_with(username=proxy.auth[0], password=proxy.auth[1])
+        return str(url)
+
+
+def _target_url(url: Any) -> str:
+    """An ``httpcore.URL`` as the absolute URL string the engine takes."""
+    host: bytes = url.host
+    if b":" in host:  # an IPv6 literal: httpcore keeps it without brackets
+        host = b"[" + host + b"]"
+    port = b"" if url.port is None else b":%d" % url.port
+    target: bytes = url.scheme + b"://" + host + port + url.target
+    return target.decode("ascii")
+
+
+def _body(request: Any, byte_stream: Any) -> _engine.Body:
+    """The body of a request for the engine: bytes given up front (the library's
+    ``ByteStream``, which yields them once) as they are, ``None`` when empty (no body at
+    all, as httpcore sends it); any other stream as an upload the engine pulls."""
+    stream = request.stream
+    if isinstance(stream, byte_stream):
+        return b"".join(stream) or None
+    return _engine.stream_body(stream)
+
+
+def _extensions(stream: Any) -> dict[str, Any]:
+    """``response.extensions`` as httpcore fills them."""
+    return {
+        "http_version": stream.version.encode("ascii"),
+        "reason_phrase": stream.reason.encode("latin-1"),
+    }
+
+
+def _raw_headers(stream: Any) -> list[tuple[bytes, bytes]]:
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in stream.headers()]
+
+
+def _trace_prefix(stream: Any) -> str:
+    """httpcore's prefix of trace events for the response's protocol."""
+    return "http2" if stream.version == "HTTP/2" else "http11"
+
+
+class _Pieces:
+    """A response body read from the engine as the library iterates it (httpcore's
+    response stream shape: iterable, with ``close()``). With a ``trace`` extension, the
+    body's reading and closing are reported as httpcore names them."""
+
+    __slots__ = ("_binding", "_request", "_stream", "_trace")
+
+    def __init__(self, stream: _core.RawStream, binding: Binding, request: Any) -> None:
+        self._stream = stream
+        self._binding = binding
+        self._request = request
+        self._trace = request.extensions.get("trace")
+
+    def _event(self, name: str, info: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
+
+    def __iter__(self) -> Iterator[bytes]:
+        self._event("receive_response_body.started", {"request": self._request})
+        try:
+            yield from _engine.read_pieces(self._stream)
+        except _FAILURES as error:
+            mapped = self._binding.error(error)
+            self._event("receive_response_body.failed", {"exception": mapped})
+            raise mapped from error
+        self._event("receive_response_body.complete", {"return_value": None})
+
+    def close(self) -> None:
+        self._event("response_closed.started", {})
+        self._stream.close()
+        self._event("response_closed.complete", {"return_value": None})
+
+
+class _AsyncPieces:
+    """``_Pieces`` for the asyncio engine (``__aiter__`` and ``aclose()``; an async
+    ``trace`` callback is awaited, as httpcore does)."""
+
+    __slots__ = ("_binding", "_request", "_stream", "_trace")
+
+    def __init__(self, stream: _core.AsyncRawStream, binding: Binding, request: Any) -> None:
+        self._stream = stream
+        self._binding = binding
+        self._request = request
+        self._trace = request.extensions.get("trace")
+
+    async def _event(self, name: str, info: dict[str, Any]) -> None:
+        if self._trace is not None:
+            await self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        await self._event("receive_response_body.started", {"request": self._request})
+        try:
+            async for piece in _engine.aread_pieces(self._stream):
+                yield piece
+        except _FAILURES as error:
+            mapped = self._binding.error(error)
+            await self._event("receive_response_body.failed", {"exception": mapped})
+            raise mapped from error
+        await self._event("receive_response_body.complete", {"return_value": None})
+
+    async def aclose(self) -> None:
+        await self._event("response_closed.started", {})
+        self._stream.close()
+        await self._event("response_closed.complete", {"return_value": None})
+
+
+def _head_info(stream: Any) -> dict[str, Any]:
+    """The ``receive_response_headers.complete`` trace event's info (httpcore's shape)."""
+    head = (stream.version.encode("ascii"), stream.status, stream.reason.encode("latin-1"))
+    return {"return_value": (*head, _raw_headers(stream))}
+
+
+class _PoolBase:
+    """What both pools share: the engine, connection retries, and the way a request's
+    parts are read from an ``httpcore.Request``."""
+
+    def __init__(self, engine: Any, retries: int, binding: Binding) -> None:
+        self._engine = engine
+        self._retries = retries
+        self._binding = binding
+        self._byte_stream: Any = binding.library.ByteStream
+
+    def _parts(self, request: Any) -> tuple[str, str, list[tuple[str, str]], Any]:
+        method = request.method.decode("ascii")
+        headers = _engine.header_pairs(request.headers)
+        timeout = _engine.timeout_tuple(request.extensions.get("timeout"))
+        return method, _target_url(request.url), headers, timeout
+
+    def _response(self, stream: Any, content: Any) -> Any:
+        return self._binding.httpcore.Response(
+            stream.status,
+            headers=_raw_headers(stream),
+            content=content,
+            extensions=_extensions(stream),
+        )
+
+
+class EnginePool(_PoolBase):
+    """The engine in the place of ``HTTPTransport._pool`` (httpcore's ``ConnectionPool``)."""
+
+    def handle_request(self, request: Any) -> Any:
+        method, url, headers, timeout = self._parts(request)
+        body = _body(request, self._byte_stream)
+        try:
+            stream = _engine.open_stream(
+                self._engine, method, url, headers, body, timeout, self._retries
+            )
+        except _FAILURES as error:
+            raise self._binding.error(error) from error
+        trace = request.extensions.get("trace")
+        if trace is not None:
+            trace(f"{_trace_prefix(stream)}.receive_response_headers.complete", _head_info(stream))
+        return self._response(stream, _Pieces(stream, self._binding, request))
+
+    def close(self) -> None:
+        self._engine.close()
+
+    def __enter__(self) -> EnginePool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class AsyncEnginePool(_PoolBase):
+    """The asyncio engine in the place of ``AsyncHTTPTransport._pool``."""
+
+    async def handle_async_request(self, request: Any) -> Any:
+        method, url, headers, timeout = self._parts(request)
+        upload = None
+        body: _engine.Body
+        if isinstance(request.stream, self._byte_stream):
+            body = _body(request, self._byte_stream)
+        else:
+            import asyncio
+
+            upload = _engine.AsyncBody(request.stream, asyncio.get_running_loop())
+            body = upload.upload
+        try:
+            stream = await _engine.aopen_stream(
+                self._engine, method, url, headers, body, timeout, self._retries
+            )
+        except _FAILURES as error:
+            raise self._binding.error(error) from error
+        finally:
+            if upload is not None:
+                upload.close()
+        trace = request.extensions.get("trace")
+        if trace is not None:
+            name = f"{_trace_prefix(stream)}.receive_response_headers.complete"
+            await trace(name, _head_info(stream))
+        return self._response(stream, _AsyncPieces(stream, self._binding, request))
+
+    async def aclose(self) -> None:
+        self._engine.close()
+
+    async def __aenter__(self) -> AsyncEnginePool:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class TransportMixin:
+    """``Transport``: the library's ``HTTPTransport`` with the engine as its pool. Its
+    ``handle_request``, ``close`` and context manager are the library's own."""
+
+    _binding: ClassVar[Binding]
+    _pool: Any
+
+    def __init__(
+        self,
+        verify: Any = True,
+        cert: Any = None,
+        trust_env: bool = True,
+        http1: bool = True,
+        http2: bool = False,
+        limits: Any = None,
+        proxy: Any = None,
+        uds: str | None = None,
+        local_address: str | None = None,
+        retries: int = 0,
+        socket_options: Any = None,
+    ) -> None:
+        from .. import _core
+
+        _refuse_socket_options(socket_options)
+        options = self._binding.engine_options(
+            verify, cert, trust_env, http1, http2, limits, proxy, uds, local_address
+        )
+        self._pool = EnginePool(_core.Engine(options), int(retries), self._binding)
+
+
+class AsyncTransportMixin:
+    """``AsyncTransport``: the library's ``AsyncHTTPTransport`` with the asyncio engine
+    as its pool."""
+
+    _binding: ClassVar[Binding]
+    _pool: Any
+
+    def __init__(
+        self,
+        verify: Any = True,
+        cert: Any = None,
+        trust_env: bool = True,
+        http1: bool = True,
+        http2: bool = False,
+        limits: Any = None,
+        proxy: Any = None,
+        uds: str | None = None,
+        local_address: str | None = None,
+        retries: int = 0,
+        socket_options: Any = None,
+    ) -> None:
+        from .. import _core
+
+        _refuse_socket_options(socket_options)
+        options = self._binding.engine_options(
+            verify, cert, trust_env, http1, http2, limits, proxy, uds, local_address
+        )
+        self._pool = AsyncEnginePool(_core.AsyncEngine(options), int(retries), self._binding)
+
+
+def _refuse_socket_options(socket_options: Any) -> None:
+    if socket_options:
+        raise ValueError(
+            "nodelay's transport does not take socket_options "
+            "(its sockets always have TCP_NODELAY; uds= and local_address= are supported)"
+        )
+
+
+class ClientMixin:
+    """``Client``: the library's ``Client``, every transport it creates nodelay's (the
+    default one and those for proxies); ``transport=`` and ``mounts=`` given by the caller
+    are used as given."""
+
+    _transport_class: ClassVar[Any]
+
+    def _init_transport(
+        self,
+        verify: Any = True,
+        cert: Any = None,
+        trust_env: bool = True,
+        http1: bool = True,
+        http2: bool = False,
+        limits: Any = None,
+        transport: Any = None,
+    ) -> Any:
+        if transport is not None:
+            return transport
+        return self._transport_class(
+            verify=verify,
+            cert=cert,
+            trust_env=trust_env,
+            http1=http1,
+            http2=http2,
+            limits=limits,
+        )
+
+    def _init_proxy_transport(
+        self,
+        proxy: Any,
+        verify: Any = True,
+        cert: Any = None,
+        trust_env: bool = True,
+        http1: bool = True,
+        http2: bool = False,
+        limits: Any = None,
+    ) -> Any:
+        return self._transport_class(
+            verify=verify,
+            cert=cert,
+            trust_env=trust_env,
+            http1=http1,
+            http2=http2,
+            limits=limits,
+            proxy=proxy,
+        )
+
+
+AsyncClientMixin = ClientMixin
+"""``AsyncClient`` creates its transports with the same two methods (``_transport_class``
+names ``AsyncTransport`` there)."""

@@ -1,0 +1,150 @@
+"""Run an HTTP library's own test suite, as released, with nodelay's classes swapped in.
+
+    python tests/suites/run_library_suite.py SUITE_DIR --library httpx --swap nodelay [pytest args]
+
+``SUITE_DIR`` is the unpacked sdist (its ``tests/`` and ``pyproject.toml``). With
+``--swap nodelay`` the library's ``Client``, ``AsyncClient``, ``HTTPTransport`` and
+``AsyncHTTPTransport`` are replaced by ``nodelay.ext.<library>``'s before the suite is
+imported (as httpx-aiohttp runs httpx's suite over its transport), and so is the
+``Client`` its top-level functions (``httpx.get``...) create; ``--swap none`` runs the
+suite as it is, for the counts to compare with. The outcome of every test goes to
+``--junit`` and the counts are printed as one line:
+``<library> <swap>: N passed, N failed, N skipped, N errors``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+SWAPPED = {
+    "Client": "Client",
+    "AsyncClient": "AsyncClient",
+    "HTTPTransport": "Transport",
+    "AsyncHTTPTransport": "AsyncTransport",
+}
+"""The library's names → nodelay.ext.<library>'s classes put in their place."""
+
+
+def alias(suite_library: str, library: str) -> None:
+    """Make ``import <suite_library>`` (and its submodules, and its httpcore) give
+    ``library``'s modules: a fork with the same API runs its parent's suite."""
+    import pkgutil
+
+    for name, target in ((suite_library, library), (_CORE[suite_library], _CORE[library])):
+        package = importlib.import_module(target)
+        sys.modules[name] = package
+        for info in pkgutil.walk_packages(package.__path__, f"{target}."):
+            try:
+                module = importlib.import_module(info.name)
+            except ImportError:  # optional parts (trio, socks backends) not installed
+                continue
+            sys.modules[name + info.name[len(target) :]] = module
+
+
+_CORE = {"httpx": "httpcore", "httpx2": "httpcore2"}
+"""Each library's httpcore."""
+
+
+class Setup:
+    """A pytest plugin that prepares the run once pytest's own plugins are loaded and
+    before the suite's conftest is imported (importing earlier would keep pytest from
+    rewriting the asserts of its plugins): aliases, then the swap."""
+
+    def __init__(self, library: str, suite_library: str, swap: bool) -> None:
+        self.library = library
+        self.suite_library = suite_library
+        self.swap = swap
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_load_initial_conftests(self) -> None:
+        if self.suite_library != self.library:
+            alias(self.suite_library, self.library)
+        if self.swap:
+            self.swap_classes()
+
+    def swap_classes(self) -> None:
+        lib = importlib.import_module(self.library)
+        ext = importlib.import_module(f"nodelay.ext.{self.library}")
+        for name, replacement in SWAPPED.items():
+            setattr(lib, name, getattr(ext, replacement))
+        api = importlib.import_module(f"{self.library}._api")
+        api.Client = ext.Client  # httpx.get() & co. create one
+
+
+def counts(junit: Path) -> dict[str, int]:
+    """passed / failed / skipped / errors from a JUnit XML report."""
+    outcome = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        kinds = {child.tag for child in case}
+        if "error" in kinds:
+            outcome["errors"] += 1
+        elif "failure" in kinds:
+            outcome["failed"] += 1
+        elif "skipped" in kinds:
+            outcome["skipped"] += 1
+        else:
+            outcome["passed"] += 1
+    return outcome
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suite", type=Path, help="the unpacked sdist")
+    parser.add_argument("--library", default="httpx")
+    parser.add_argument("--swap", choices=("nodelay", "none"), default="nodelay")
+    parser.add_argument("--junit", type=Path, default=None)
+    parser.add_argument(
+        "--suite-library",
+        default=None,
+        help="the library the suite was written for, when it is not --library (httpx's suite "
+        "run over httpx2: its imports of httpx and httpcore give httpx2 and httpcore2)",
+    )
+    options, pytest_args = parser.parse_known_args()  # the rest goes to pytest
+    suite = options.suite.resolve()
+    junit = (options.junit or suite / f"junit-{options.library}-{options.swap}.xml").resolve()
+    # Only the plugins the suite needs: nodelay's test environment has others (pytest-httpx,
+    # nodelay's own) that the suite never asked for.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.chdir(suite)
+    sys.path.insert(0, str(suite))
+    code = pytest.main(
+        [
+            "-c",
+            "pyproject.toml",
+            "--rootdir",
+            str(suite),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "anyio",  # the one plugin the suite needs (autoloading is off, see main)
+            "-W",
+            "ignore::ResourceWarning",
+            "-q",
+            "--tb=line",
+            f"--junitxml={junit}",
+            "tests",
+            *pytest_args,
+        ],
+        plugins=[
+            Setup(
+                options.library,
+                options.suite_library or options.library,
+                options.swap == "nodelay",
+            )
+        ],
+    )
+    found = counts(junit)
+    summary = ", ".join(f"{n} {kind}" for kind, n in found.items())
+    print(f"{options.library} {options.swap}: {summary}")
+    return int(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
