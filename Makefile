@@ -14,7 +14,7 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench bench-full bench-peers clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -199,18 +199,27 @@ test: dev test-rust lint test-perl asan-perl test-ruby asan-ruby test-python fuz
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an
-# error), then every workload against every installed peer and native reference. Writes
-# bench-results/: results.json, bench.png and the self-contained report.html, each row with
-# p50/p90/p99/max latency. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
+# error), then the lab. `make bench` runs the short lab (`--short`: workloads a, b, e, f over
+# nodelay, the Rust floor and the fastest peers installed, a few minutes); `make bench-full`
+# every workload against every installed peer and native reference (about half an hour).
+# Both write bench-results/: results.json, bench.png and the self-contained report.html,
+# each row with p50/p90/p99/max latency, and print one line per finished row on stderr when
+# it is not a terminal. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
 # `nodelay bench` finds the lab in this checkout by itself (no `make dev` needed first).
 BENCH_ARGS ?=
-bench: release
+BENCH_OUTPUTS := --json bench-results/results.json --plot bench-results/bench.png \
+	--html bench-results/report.html
+bench-peers: release
 	@grep -v '^#' bench/requirements.txt | while read -r dep; do \
 		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
-	$(PY) -m nodelay bench --syscalls --json bench-results/results.json \
-		--plot bench-results/bench.png --html bench-results/report.html $(BENCH_ARGS)
+
+bench: bench-peers
+	$(PY) -m nodelay bench --short --syscalls $(BENCH_OUTPUTS) $(BENCH_ARGS)
+
+bench-full: bench-peers
+	$(PY) -m nodelay bench --syscalls $(BENCH_OUTPUTS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) target $(DIST) site
