@@ -200,8 +200,9 @@ test: dev test-rust lint test-perl asan-perl test-ruby asan-ruby test-python fuz
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an
 # error), then the lab. `make bench` runs the short lab (`--short`: workloads a, b, e, f over
-# nodelay, the Rust floor and the fastest peers installed, a few minutes); `make bench-full`
-# every workload against every installed peer and native reference (about half an hour).
+# nodelay, the Rust floor and the two fastest peers installed, about 25 rows at 3
+# repetitions); `make bench-full` every workload against every installed peer and native
+# reference (about 200 rows at 5 repetitions).
 # Both write bench-results/: results.json, bench.png and the self-contained report.html,
 # each row with p50/p90/p99/max latency, and print one line per finished row on stderr when
 # it is not a terminal. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").

@@ -1,8 +1,8 @@
 """``nodelay bench --short`` (``make bench``): the lab a newcomer runs first.
 
 The seeds' headline workloads against nodelay's sync and async rows, the Rust floor and
-the fastest peers installed, at a few repetitions: an answer in minutes on two cores,
-where the whole matrix (``make bench-full``) takes half an hour.
+the fastest peers installed, at three repetitions: about 25 rows, where the whole matrix
+(``make bench-full``) has about 200 at five.
 """
 
 from __future__ import annotations
