@@ -387,3 +387,15 @@ def test_meter_row_shows_percent_and_eta_as_curl_computes_them() -> None:
     assert row(300_000, None, 3.0, 100_000) == (
         "100  292k    0  292k    0     0    97k      0 --:--:--  0:00:03 --:--:--   97k"
     )
+
+
+def test_http2_heads_as_curl_prints_them(tmp_path: Path) -> None:
+    h2c = _core.TestServer(http2=True)
+    try:
+        for i, flags in enumerate((["-sI"], ["-si"], ["-s", "-D", "-", "-o", "body"])):
+            args = [*flags, "--http2-prior-knowledge", h2c.url + "/bytes/10"]
+            curl, ours = both(args, tmp_path / str(i))
+            assert_same(curl, ours)
+            assert ours.stdout.startswith(b"HTTP/2 200 \r\n")
+    finally:
+        h2c.close()
