@@ -26,6 +26,7 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "http.client": ("stdlib", "http.client"),
     "urllib3": ("urllib3_", "urllib3"),
     "requests": ("requests_", "requests"),
+    "nodelay-under-requests": ("requests_nodelay", "requests"),
     "httpx": ("httpx_", "httpx"),
     "httpx-async": ("httpx_async", "httpx"),
     "aiohttp": ("aiohttp_", "aiohttp"),
