@@ -174,7 +174,8 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload(
             "k",
-            "202 B GET, 256 in flight, through httpx2's / httpx's client over each transport",
+            "202 B GET, 256 in flight, through httpx2's / httpx's client over each transport"
+            " and requests' Session over its adapter and nodelay's",
             "/bytes/202",
             5000,
             "bytes",

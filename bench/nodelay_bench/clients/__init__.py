@@ -49,6 +49,8 @@ CLIENTS.update({name: ("httpx_bridges", module) for name, module in httpx_bridge
 WORKLOADS_OF: dict[str, frozenset[str]] = {
     **dict.fromkeys(httpx_bridges.ROWS, httpx_bridges.WORKLOADS),
     **dict.fromkeys(("httpx", "httpx-async"), frozenset(WORKLOADS)),  # k too: own transport
+    # requests' Session over its own adapter and over nodelay's (k: 256 threads, one Session).
+    **dict.fromkeys(("requests", "nodelay-under-requests"), frozenset(WORKLOADS)),
 }
 """The workloads of the rows named here; any other row runs every workload that is not
 ``Workload.listed_only``."""
