@@ -6,13 +6,15 @@ PY := $(BIN)/python
 # What the test suite imports (the checkout's venv and each wheel's test venv install it).
 TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
 	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9" \
-	"respx>=0.22" "pytest-httpx>=0.35" "vcrpy>=7" \
+	"respx>=0.22" "pytest-httpx>=0.35" "vcrpy>=9.4" \
 	"responses>=0.25" "requests-mock>=1.12" "requests-cache>=1.2" "hishel>=2,<3" "opentelemetry-sdk>=1.29" \
-	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12"
+	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12" \
+	"httpx2>=2.16,<3" "h2>=4" "opentelemetry-instrumentation-httpx>=0.66b2" "openai>=3.57" "anthropic>=2.14" \
+	"httpx-aiohttp[httpx2]>=0.2"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench bench-full bench-peers clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -49,6 +51,37 @@ lint: dev
 
 test-python: dev
 	$(PY) -m pytest -q
+	$(MAKE) test-httpx-suites
+
+# httpx's own test suite as released on PyPI (the 0.28.1 sdist), run with nodelay.ext.httpx
+# swapped in, and over httpx2 (which publishes no suite) with nodelay.ext.httpx2: a test that
+# fails and tests/suites/*-known-failures.txt does not list fails the target
+# (docs/httpx-transport.md). The suite's own test dependencies go into a venv of their own
+# that sees .venv through a .pth line, so they never change what nodelay's tests import.
+# SUITE_BASELINE=1 runs each suite without the swap first, for the counts to compare.
+SUITES := build/suites
+SUITE_VENV := $(SUITES)/venv
+HTTPX_SUITE := httpx-0.28.1
+SUITE_DEPS := "uvicorn==0.32.1" "trio==0.35.0" "chardet==5.2.0" "click==8.1.7" \
+	"zstandard==0.25.0" "brotli==1.2.1" "socksio==1.0.0"
+SUITE_RUN = $(SUITE_VENV)/bin/python tests/suites/run_library_suite.py $(SUITES)/$(HTTPX_SUITE) \
+	--suite-library httpx -m "not network"
+.PHONY: test-httpx-suites
+test-httpx-suites: dev
+	@test -x $(SUITE_VENV)/bin/python || $(PYTHON) -m venv $(SUITE_VENV)
+	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
+	suite_site=$$($(SUITE_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
+	echo "import site; site.addsitedir('$$site')" > $$suite_site/nodelay-dev-venv.pth
+	$(SUITE_VENV)/bin/python -m pip install --quiet $(SUITE_DEPS)
+	@test -d $(SUITES)/$(HTTPX_SUITE)/tests || { \
+		$(PY) -m pip download --quiet --no-binary :all: --no-deps $(subst -,==,$(HTTPX_SUITE)) -d $(SUITES) && \
+		tar xzf $(SUITES)/$(HTTPX_SUITE).tar.gz -C $(SUITES); }
+	cat tests/suites/httpx-known-failures.txt tests/suites/httpx2-known-failures.txt \
+		> $(SUITES)/httpx2-known-failures.txt
+	@set -e; for swap in $(if $(SUITE_BASELINE),none) nodelay; do \
+		$(SUITE_RUN) --library httpx --swap $$swap --known-failures tests/suites/httpx-known-failures.txt; \
+		$(SUITE_RUN) --library httpx2 --swap $$swap --known-failures $(SUITES)/httpx2-known-failures.txt; \
+	done
 
 # The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
 # and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
@@ -166,18 +199,28 @@ test: dev test-rust lint test-perl asan-perl test-ruby asan-ruby test-python fuz
 
 # The benchmark lab (bench/, docs/performance.md): release build, the peers of
 # bench/requirements.txt (each one that fails to install is skipped by the lab, not an
-# error), then every workload against every installed peer and native reference. Writes
-# bench-results/: results.json, bench.png and the self-contained report.html, each row with
-# p50/p90/p99/max latency. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
+# error), then the lab. `make bench` runs the short lab (`--short`: workloads a, b, e, f over
+# nodelay, the Rust floor and the two fastest peers installed, about 25 rows at 3
+# repetitions); `make bench-full` every workload against every installed peer and native
+# reference (about 200 rows at 5 repetitions).
+# Both write bench-results/: results.json, bench.png and the self-contained report.html,
+# each row with p50/p90/p99/max latency, and print one line per finished row on stderr when
+# it is not a terminal. BENCH_ARGS= passes options (e.g. BENCH_ARGS="--workloads a,i").
 # `nodelay bench` finds the lab in this checkout by itself (no `make dev` needed first).
 BENCH_ARGS ?=
-bench: release
+BENCH_OUTPUTS := --json bench-results/results.json --plot bench-results/bench.png \
+	--html bench-results/report.html
+bench-peers: release
 	@grep -v '^#' bench/requirements.txt | while read -r dep; do \
 		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
-	$(PY) -m nodelay bench --syscalls --json bench-results/results.json \
-		--plot bench-results/bench.png --html bench-results/report.html $(BENCH_ARGS)
+
+bench: bench-peers
+	$(PY) -m nodelay bench --short --syscalls $(BENCH_OUTPUTS) $(BENCH_ARGS)
+
+bench-full: bench-peers
+	$(PY) -m nodelay bench --syscalls $(BENCH_OUTPUTS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) target $(DIST) site

@@ -87,7 +87,7 @@ def test_workload_ids() -> None:
     assert runnable == ["a", "b", "g"]  # g is the HTTP/2 lab's, handed over by the CLI
     assert pending == []
     assert set(H2LAB) == {"g", "i"} and not set(H2LAB) & set(WORKLOADS)
-    assert DEFAULT_WORKLOADS == tuple("abcdefghij")
+    assert DEFAULT_WORKLOADS == tuple("abcdefghijk")
     with pytest.raises(ValueError, match="unknown workload"):
         parse_ids("z")
 

@@ -363,3 +363,39 @@ def test_no_meter_with_s_or_when_stderr_is_no_terminal(
         assert quiet == "", tool
     ours = run("nodelay", ["-o", "out", server.url + "/bytes/1000"], tmp_path / "pipe")
     assert ours.stderr == b""  # curl draws it on a pipe too: the difference docs/cli.md names
+
+
+def test_write_out_times_have_curl_s_form(server: _core.TestServer, tmp_path: Path) -> None:
+    fmt = "%{time_namelookup} %{time_connect} %{time_starttransfer} %{time_total} %{speed_download}"
+    curl, ours = both(["-s", "-o", "body", "-w", fmt, server.url + "/bytes/1000"], tmp_path)
+    form = re.compile(rb"^(\d+\.\d{6} ){4}\d+$")
+    assert form.match(curl.stdout), curl.stdout
+    assert form.match(ours.stdout), ours.stdout
+    seconds = [float(v) for v in ours.stdout.split()[:4]]
+    assert seconds[1] <= seconds[2] <= seconds[3] < RUN_TIMEOUT
+
+
+def test_meter_row_shows_percent_and_eta_as_curl_computes_them() -> None:
+    from nodelay._get_progress import row
+
+    # 5 MiB of 10 MiB after 2 s: curl's row for it (progress.c's formats).
+    mib = 1024 * 1024
+    assert row(5 * mib, 10 * mib, 2.0, 2.5 * mib) == (
+        " 50 10.0M   50 5120k    0     0  2560k      0  0:00:04  0:00:02  0:00:02 2560k"
+    )
+    # Unknown size: the total is what came so far; no percent received, no times but spent.
+    assert row(300_000, None, 3.0, 100_000) == (
+        "100  292k    0  292k    0     0    97k      0 --:--:--  0:00:03 --:--:--   97k"
+    )
+
+
+def test_http2_heads_as_curl_prints_them(tmp_path: Path) -> None:
+    h2c = _core.TestServer(http2=True)
+    try:
+        for i, flags in enumerate((["-sI"], ["-si"], ["-s", "-D", "-", "-o", "body"])):
+            args = [*flags, "--http2-prior-knowledge", h2c.url + "/bytes/10"]
+            curl, ours = both(args, tmp_path / str(i))
+            assert_same(curl, ours)
+            assert ours.stdout.startswith(b"HTTP/2 200 \r\n")
+    finally:
+        h2c.close()

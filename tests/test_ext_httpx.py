@@ -140,6 +140,10 @@ def test_unsupported_options_are_refused(ext: ModuleType) -> None:
     lib = importlib.import_module(ext.__name__.rsplit(".", 1)[1])
     with pytest.raises(ValueError, match="headers"):
         ext.Transport(proxy=lib.Proxy("http://127.0.0.1:9", headers={"X-A": "1"}))
+    with pytest.raises(ValueError, match="ssl_context"):
+        ext.Transport(
+            proxy=lib.Proxy("https://127.0.0.1:9", ssl_context=ssl.create_default_context())
+        )
 
 
 # -- exchanges, sync and async ---------------------------------------------------------------------

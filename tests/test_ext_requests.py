@@ -428,3 +428,24 @@ def test_read_timeout_message_is_urllib3s(
 ) -> None:
     with pytest.raises(requests.exceptions.ReadTimeout, match="Read timed out"):
         session.get(f"{server.url}/delay/{SLOW_MS}", timeout=SHORT_TIMEOUT_S)
+
+
+def test_proxy_credentials_go_to_the_proxy_only(
+    session: requests.Session, server: _core.TestServer
+) -> None:
+    with ProxyServer(auth=("user", "secret")) as proxy:
+        url = f"{server.url}/headers"
+        r = session.get(url, proxies={"http": proxy.url_with("user", "secret")})
+        assert r.status_code == 200
+        assert proxy.requests[0].header("Proxy-Authorization") is not None
+        assert "proxy-authorization" not in r.json()["headers"]
+
+
+def test_statuses_left_after_retries_are_retry_error(session: requests.Session) -> None:
+    unavailable = response(503, b"busy", reason="Service Unavailable")
+    with ScriptedServer([Recv(), Send(unavailable)]) as srv:
+        retry = Retry(total=1, status_forcelist=[503], backoff_factor=0)
+        session.mount("http://", type(session.get_adapter("http://x/"))(max_retries=retry))
+        with pytest.raises(requests.exceptions.RetryError):
+            session.get(f"http://127.0.0.1:{srv.port}/")
+        assert len(srv.requests) == 2

@@ -13,7 +13,7 @@ import pytest
 from conftest import expected_bytes
 from nodelay import _core, _get
 from nodelay._exceptions import ConnectError, ReadError, ReadTimeout, TooManyRedirects
-from scripted import Recv, ScriptedServer, Send, Sleep
+from scripted import Close, Recv, ScriptedServer, Send, Sleep
 
 
 def run(argv: list[str]) -> int:
@@ -263,3 +263,30 @@ def test_output_errors_are_write_errors_but_read_errors_are_not(
     assert run(["-m", "0.5", "-o", str(tmp_path / "slow"), stalls.url]) == 28
     assert time.monotonic() - started < 2.5
     assert (tmp_path / "slow").read_bytes() == b"0123456789"
+
+
+def test_retry_sends_the_form_s_files_again(
+    scripted: Callable[..., ScriptedServer], tmp_path: Path
+) -> None:
+    busy = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    srv = scripted([Recv(), Send(busy), Close()], [Recv(), Send(ok), Sleep(0.5)])
+    upload = tmp_path / "notes.txt"
+    upload.write_bytes(b"the file's body")
+    assert (
+        run(
+            [
+                "-s",
+                "--retry",
+                "1",
+                "-o",
+                str(tmp_path / "out"),
+                "-F",
+                f"doc=@{upload}",
+                srv.url + "/",
+            ]
+        )
+        == 0
+    )
+    assert len(srv.requests) == 2
+    assert all(b"the file's body" in request for request in srv.requests)

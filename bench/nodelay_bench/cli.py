@@ -12,12 +12,22 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from . import clients as client_registry
 from .langs import LANGS
 from .native import NATIVES
+from .short import (
+    SHORT_NODELAY,
+    SHORT_PEER_COUNT,
+    SHORT_PEERS,
+    SHORT_REFERENCES,
+    SHORT_REPEAT,
+    SHORT_WORKLOADS,
+    short_clients,
+)
 from .workloads import DEFAULT_WORKLOADS, H2LAB, WORKLOADS, parse_ids
 
 TYPE_CHECKING = False
@@ -27,7 +37,7 @@ if TYPE_CHECKING:
     from .results import Row
     from .runner import RunOptions
 
-__all__ = ["add_arguments", "chart_title", "main", "run"]
+__all__ = ["RowLog", "add_arguments", "chart_title", "main", "run"]
 
 DEFAULT_REPEAT = 5
 ALL_CLIENTS = (*client_registry.DEFAULT_CLIENTS, *NATIVES)
@@ -66,9 +76,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repeat",
         type=int,
-        default=DEFAULT_REPEAT,
+        default=None,
         metavar="N",
-        help="timed repetitions per row after the warm-up (default: %(default)s)",
+        help=f"timed repetitions per row after the warm-up (default: {DEFAULT_REPEAT}; "
+        f"{SHORT_REPEAT} with --short)",
+    )
+    parser.add_argument(
+        "--short",
+        action="store_true",
+        help=f"the short lab (make bench): workloads {','.join(SHORT_WORKLOADS)} over "
+        f"{', '.join((*SHORT_NODELAY, *SHORT_REFERENCES))} and the {SHORT_PEER_COUNT} "
+        f"fastest installed of {', '.join(SHORT_PEERS)}, {SHORT_REPEAT} repetitions; "
+        "--workloads, --clients and --repeat still win",
     )
     parser.add_argument("--quick", action="store_true", help="one repetition per row")
     parser.add_argument(
@@ -141,18 +160,22 @@ def main(args: argparse.Namespace) -> int:
     lang = LANGS.get(args.lang)
     known = (*lang.clients, *NATIVES) if lang else KNOWN_CLIENTS
     default_workloads = ",".join(sorted(lang.workloads)) if lang else ",".join(DEFAULT_WORKLOADS)
+    if args.short and not lang:
+        default_workloads = ",".join(SHORT_WORKLOADS)
     try:
         workload_ids, pending = parse_ids(args.workloads or default_workloads)
     except ValueError as exc:
         console.print(f"[red]nodelay bench: {exc}")
         return 2
     default = lang.clients if lang else ALL_CLIENTS
+    if args.short and not lang:
+        default = tuple(short_clients(client_registry.probe))
     clients = _split(args.clients) if args.clients else list(default)
     unknown = [c for c in clients if c not in known]
     if unknown:
         console.print(f"[red]nodelay bench: unknown clients {unknown} (known: {list(known)})")
         return 2
-    repeat = 1 if args.quick else args.repeat
+    repeat = 1 if args.quick else args.repeat or (SHORT_REPEAT if args.short else DEFAULT_REPEAT)
     if repeat < 1 or args.scale <= 0:
         console.print("[red]nodelay bench: --repeat must be >= 1 and --scale > 0")
         return 2
@@ -174,6 +197,7 @@ def main(args: argparse.Namespace) -> int:
         "clients": clients,
         "lang": args.lang,
         "repeat": repeat,
+        "short": args.short,
         "scale": args.scale,
         "server": args.server,
         "pinned": pin,
@@ -243,6 +267,45 @@ def chart_title(doc: dict[str, Any]) -> str:
     return f"nodelay bench ({server} server, {doc.get('started', '?')})"
 
 
+class RowLog:
+    """One line on ``stream`` per finished row when it is not a terminal (``make bench |
+    tee``, CI), where the progress bar draws nothing: the row, its median and CPU per
+    request, or why it was skipped or failed (the HTTP/2 rows, measured together, say
+    "done"; their figures come in the tables)."""
+
+    def __init__(self, total: int, stream: IO[str]) -> None:
+        self.total = total
+        self.done = 0
+        self.stream = stream
+        self.enabled = not stream.isatty()
+        self.started = time.monotonic()
+
+    def finished(self, label: str, row: Row | None = None) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        self.stream.write(
+            f"nodelay bench: [{self.done}/{self.total}] {label}: {_outcome(row)} "
+            f"({elapsed:.0f} s)\n"
+        )
+        self.stream.flush()
+
+
+def _outcome(row: Row | None) -> str:
+    from .report import fmt_num
+
+    if row is None:
+        return "done"
+    if row.status != "ok":
+        return f"{row.status}: {row.reason}"
+    median, cpu = row.median(), row.cpu_us()
+    figure = f"{fmt_num(median)} {row.unit}" if median is not None else "no figure"
+    cpu_text = f", {fmt_num(cpu, 1)} µs CPU/req" if cpu is not None else ""
+    errors = f", {row.errors()} errors" if row.errors() else ""
+    return figure + cpu_text + errors
+
+
 def _run_all(
     workload_ids: list[str],
     clients: list[str],
@@ -271,6 +334,7 @@ def _run_all(
         + ("server on CPU 0, clients on CPU 1" if opts.pin else "no CPU pinning")
     )
     rows: list[Row] = []
+    log = RowLog(total, sys.stderr)
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -290,21 +354,25 @@ def _run_all(
                     progress.update(task, description=label)
                     rows.append(run_row(plan, server, opts))
                     progress.advance(task)
+                    log.finished(label, rows[-1])
             finally:
                 server.close()
         if h2_ids:
             if args.server != "embedded":
                 console.print(f"g and i run against the embedded h2 servers (not {args.server})")
-            first = [True]
+            running: list[str] = []
 
             def advance(label: str) -> None:
-                if not first[0]:
+                if running:
                     progress.advance(task)
-                first[0] = False
+                    log.finished(running.pop())
+                running.append(label)
                 progress.update(task, description=label)
 
             rows += run_h2_rows(h2_ids, h2_clients, opts.repeat, advance)
             progress.advance(task)
+            if running:
+                log.finished(running.pop())
     return rows
 
 

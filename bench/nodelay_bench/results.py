@@ -11,9 +11,16 @@ from typing import Any
 from .stats import Rep, Summary, cpu_us_per_request, rate, ratio, summarize
 from .workloads import H2LAB
 
-REFERENCES = frozenset({"asyncio-floor", "lwp-floor"})
+REFERENCES = frozenset(
+    {
+        "asyncio-floor",
+        "lwp-floor",
+        *(f"ceiling-{lib}" for lib in ("httpx", "httpx-async", "httpx2", "httpx2-async")),
+    }
+)
 """Rows that bound what a client can reach instead of competing: the least a request costs
-on asyncio's event loop, and under LWP::UserAgent with the cheapest transport Perl has.
+on asyncio's event loop, under LWP::UserAgent with the cheapest transport Perl has, and
+through httpx's or httpx2's client over a transport that does no I/O (``ceiling-*``).
 They are never a "fastest peer" (docs/performance.md, "Ceilings")."""
 
 __all__ = [

@@ -68,6 +68,11 @@ def _variant_applies(w: Workload, variant: str, client: str) -> bool:
     return not only or client in only
 
 
+def _workload_applies(w: Workload, client: str) -> bool:
+    only = client_registry.WORKLOADS_OF.get(client)
+    return w.id in only if only is not None else not w.listed_only
+
+
 def plan_rows(workload_ids: list[str], clients: list[str], lang: str = "python") -> list[Plan]:
     """Every row to produce, in display order (natives after the clients). ``lang`` other
     than "python": ``clients`` name that language's worker rows (``langs.LANGS``)."""
@@ -78,6 +83,8 @@ def plan_rows(workload_ids: list[str], clients: list[str], lang: str = "python")
             if lang != "python" and client in LANGS[lang].clients:
                 plans.append(Plan(w, client, LANGS[lang].variants.get(wid, ""), lang))
             elif lang == "python" and client in client_registry.CLIENTS:
+                if not _workload_applies(w, client):
+                    continue
                 for variant in ("", *w.variants):
                     if _variant_applies(w, variant, client):
                         plans.append(Plan(w, client, variant, "python"))

@@ -1,4 +1,4 @@
-"""The workload registry (docs/benchmarks.md, workloads a-j).
+"""The workload registry (docs/benchmarks.md, workloads a-k).
 
 A ``Workload`` says what to send, how many times, how many in flight, and how to check
 each answer, so a fast wrong client cannot win. The HTTP/2 workloads (g, i) are run by
@@ -78,6 +78,9 @@ class Workload:
     """Native references that can run it: floor, wrk, ab, h2load, curl."""
     protocol: str = "HTTP/1.1"
     seed: str = ""
+    listed_only: bool = False
+    """True: run only by the rows that name it in ``clients.WORKLOADS_OF`` (workload k runs
+    through the incumbents' clients over each transport, not through every peer)."""
 
     def count(self, scale: float) -> int:
         """Requests per repetition at ``scale`` (at least 1, at least the concurrency)."""
@@ -168,6 +171,18 @@ WORKLOADS: dict[str, Workload] = {
             1000,
             "cookies",
             seed="cookie flow",
+        ),
+        Workload(
+            "k",
+            "202 B GET, 256 in flight, through httpx2's / httpx's client over each transport"
+            " and requests' Session over its adapter and nodelay's",
+            "/bytes/202",
+            5000,
+            "bytes",
+            expect_length=202,
+            concurrency=256,
+            listed_only=True,
+            seed="LLM and API fan-out: httpx pool timeouts under concurrency",
         ),
         Workload(
             "j",

@@ -577,6 +577,11 @@ def _with_retries(
         if not args.retry_delay:
             delay = min(delay * 2, RETRY_MAX_DELAY)
         time.sleep(wait)
+        if args.form:
+            # -F's files were read by the failed attempt: open them again.
+            for _, handle, _ in request.options["files"].values():
+                handle.close()
+            request = _request(args, transfer.url)
 
 
 def run(argv: list[str] | None = None) -> int:

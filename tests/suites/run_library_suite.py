@@ -9,7 +9,8 @@ imported (as httpx-aiohttp runs httpx's suite over its transport), and so is the
 ``Client`` its top-level functions (``httpx.get``...) create; ``--swap none`` runs the
 suite as it is, for the counts to compare with. The outcome of every test goes to
 ``--junit`` and the counts are printed as one line:
-``<library> <swap>: N passed, N failed, N skipped, N errors``.
+``<library> <swap>: N passed, N failed, N skipped, N errors``. With ``--known-failures``
+the run fails when a test fails that the file does not list (with its reason).
 """
 
 from __future__ import annotations
@@ -78,20 +79,36 @@ class Setup:
         api.Client = ext.Client  # httpx.get() & co. create one
 
 
-def counts(junit: Path) -> dict[str, int]:
-    """passed / failed / skipped / errors from a JUnit XML report."""
-    outcome = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+def outcomes(junit: Path) -> dict[str, str]:
+    """Each test's outcome (passed, failed, skipped, errors) from a JUnit XML report, by
+    id ``module::test[params]``."""
+    found = {}
     for case in ET.parse(junit).getroot().iter("testcase"):
         kinds = {child.tag for child in case}
-        if "error" in kinds:
-            outcome["errors"] += 1
-        elif "failure" in kinds:
-            outcome["failed"] += 1
-        elif "skipped" in kinds:
-            outcome["skipped"] += 1
-        else:
-            outcome["passed"] += 1
-    return outcome
+        outcome = next((k for k in ("error", "failure", "skipped") if k in kinds), "passed")
+        test_id = f"{case.get('classname')}::{case.get('name')}"
+        found[test_id] = {"error": "errors", "failure": "failed"}.get(outcome, outcome)
+    return found
+
+
+def known_failures(path: Path) -> list[tuple[str, str]]:
+    """``(pattern, reason)`` lines of a known-failures file: an fnmatch pattern of test ids,
+    whitespace, the reason; ``#`` starts a comment."""
+    known = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            pattern, _, reason = line.partition(" ")
+            known.append((pattern, reason.strip()))
+    return known
+
+
+def unexpected(found: dict[str, str], known: list[tuple[str, str]]) -> list[str]:
+    """The tests that failed (or errored) and match no known-failure pattern."""
+    from fnmatch import fnmatchcase
+
+    failed = [test for test, outcome in found.items() if outcome in ("failed", "errors")]
+    return [test for test in failed if not any(fnmatchcase(test, p) for p, _ in known)]
 
 
 def main() -> int:
@@ -101,6 +118,12 @@ def main() -> int:
     parser.add_argument("--swap", choices=("nodelay", "none"), default="nodelay")
     parser.add_argument("--junit", type=Path, default=None)
     parser.add_argument(
+        "--known-failures",
+        type=Path,
+        default=None,
+        help="fail (exit 1) when a test fails that this file does not list",
+    )
+    parser.add_argument(
         "--suite-library",
         default=None,
         help="the library the suite was written for, when it is not --library (httpx's suite "
@@ -108,6 +131,7 @@ def main() -> int:
     )
     options, pytest_args = parser.parse_known_args()  # the rest goes to pytest
     suite = options.suite.resolve()
+    known = None if options.known_failures is None else known_failures(options.known_failures)
     junit = (options.junit or suite / f"junit-{options.library}-{options.swap}.xml").resolve()
     # Only the plugins the suite needs: nodelay's test environment has others (pytest-httpx,
     # nodelay's own) that the suite never asked for.
@@ -140,10 +164,16 @@ def main() -> int:
             )
         ],
     )
-    found = counts(junit)
-    summary = ", ".join(f"{n} {kind}" for kind, n in found.items())
+    found = outcomes(junit)
+    kinds = ("passed", "failed", "skipped", "errors")
+    summary = ", ".join(f"{list(found.values()).count(kind)} {kind}" for kind in kinds)
     print(f"{options.library} {options.swap}: {summary}")
-    return int(code)
+    if known is None:
+        return int(code)
+    surprises = unexpected(found, known)
+    for test in surprises:
+        print(f"unexpected failure: {test}")
+    return 1 if surprises else 0
 
 
 if __name__ == "__main__":

@@ -10,11 +10,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from ..workloads import WORKLOADS
+from . import httpx_bridges
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .base import AsyncAdapter, SyncAdapter
 
-__all__ = ["CLIENTS", "DEFAULT_CLIENTS", "OPT_IN", "load", "probe"]
+__all__ = ["CLIENTS", "DEFAULT_CLIENTS", "OPT_IN", "WORKLOADS_OF", "load", "probe"]
 
 CLIENTS: dict[str, tuple[str, str]] = {
     "nodelay": ("nodelay_sync", "nodelay"),
@@ -23,6 +26,7 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "http.client": ("stdlib", "http.client"),
     "urllib3": ("urllib3_", "urllib3"),
     "requests": ("requests_", "requests"),
+    "nodelay-under-requests": ("requests_nodelay", "requests"),
     "httpx": ("httpx_", "httpx"),
     "httpx-async": ("httpx_async", "httpx"),
     "aiohttp": ("aiohttp_", "aiohttp"),
@@ -37,6 +41,19 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "primp": ("primp_", "primp"),
     "asyncio-floor": ("asyncio_floor", "asyncio"),
 }
+
+# httpx's and httpx2's clients over each transport (workload k): registered from their module,
+# which defines the rows without importing any library.
+CLIENTS.update({name: ("httpx_bridges", module) for name, module in httpx_bridges.ROWS.items()})
+
+WORKLOADS_OF: dict[str, frozenset[str]] = {
+    **dict.fromkeys(httpx_bridges.ROWS, httpx_bridges.WORKLOADS),
+    **dict.fromkeys(("httpx", "httpx-async"), frozenset(WORKLOADS)),  # k too: own transport
+    # requests' Session over its own adapter and over nodelay's (k: 256 threads, one Session).
+    **dict.fromkeys(("requests", "nodelay-under-requests"), frozenset(WORKLOADS)),
+}
+"""The workloads of the rows named here; any other row runs every workload that is not
+``Workload.listed_only``."""
 
 OPT_IN = frozenset({"nodelay-readinto", "asyncio-floor"})
 """Rows run only when named in ``--clients``: variants of a nodelay row that differ from it
@@ -62,5 +79,6 @@ def load(name: str) -> type[SyncAdapter] | type[AsyncAdapter]:
     """The adapter class for ``name`` (imports the client library)."""
     adapter_module, _ = CLIENTS[name]
     mod = importlib.import_module(f"{__name__}.{adapter_module}")
-    cls: type[SyncAdapter] | type[AsyncAdapter] = mod.Adapter
+    rows: dict[str, type[SyncAdapter] | type[AsyncAdapter]] = getattr(mod, "ADAPTERS", {})
+    cls: type[SyncAdapter] | type[AsyncAdapter] = rows.get(name) or mod.Adapter
     return cls

@@ -148,6 +148,11 @@ class Binding:
                 "nodelay's transport does not send Proxy(headers=...) to the proxy; "
                 "credentials in the proxy URL or Proxy(auth=...) are sent"
             )
+        if proxy.ssl_context is not None:
+            raise ValueError(
+                "nodelay's transport does not take Proxy(ssl_context=...): TLS to an https "
+                "proxy uses the transport's verify= and cert="
+            )
         url = proxy.url
         if proxy.auth is not None:
             url = url.copy_with(username=proxy.auth[0], password=proxy.auth[1])
