@@ -172,6 +172,13 @@ def test_ssl_cert_file_only_with_trust_env(
                 c.get(url(server))
         with pytest.raises(nodelay.TLSError, match="unknown issuer"):
             nodelay.get(url(server), trust_env=False)
+        # requests never reads SSL_CERT_FILE (its own variables are REQUESTS_CA_BUNDLE and
+        # CURL_CA_BUNDLE), nor does its facade.
+        import requests
+
+        for facade in (requests, nodelay.requests):
+            with pytest.raises(facade.exceptions.SSLError):
+                facade.get(url(server))
         # A directory of certificates, from SSL_CERT_DIR or verify=: OpenSSL's CApath
         # (httpx passes it to OpenSSL, which needs `openssl rehash` names: not compared).
         certs = tmp_path / "certs"
