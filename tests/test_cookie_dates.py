@@ -47,6 +47,15 @@ GRAMMAR_DATES = {
     "2021/jun/09 10:18:14": calendar.timegm((2021, 6, 9, 10, 18, 14)),
     "09-JUNE-2021 10:18:14GMT": calendar.timegm((2021, 6, 9, 10, 18, 14)),
     "09th Jun 2021AD 10:18:14": calendar.timegm((2021, 6, 9, 10, 18, 14)),
+    "22:50:12 Thu Apr 18 2007 GMT": calendar.timegm((2007, 4, 18, 22, 50, 12)),
+    "Junk  ,  18-apr-07   22:50:12": calendar.timegm((2007, 4, 18, 22, 50, 12)),
+    "Sat, 15-Apr-17 21:01:22 GMT-0400 (EDT)": calendar.timegm((2017, 4, 15, 21, 1, 22)),
+    # The first time-shaped token is the time, even out of range: no date.
+    "Sat, 15-Apr-17 91:22:33 21:01:22": None,
+    # A three-digit day is no day (it is read as the year 12, and no day is left).
+    "Thu, 012-Aug-2008 20:49:07 GMT": None,
+    # "00:" and "00:00" are no time: three fields are needed.
+    "Mon, 01-Jan-2011 00: 00:00 GMT": None,
     # Two-digit years: 70-99 are 19xx, 00-69 are 20xx.
     "1 Jan 70 00:00:00": 0,
     "1 Jan 99 00:00:00": calendar.timegm((1999, 1, 1, 0, 0, 0)),
