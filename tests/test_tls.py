@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import datetime
 import http.server
+import os
 import ssl
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -199,6 +202,31 @@ def test_ssl_cert_file_only_with_trust_env(
             with pytest.raises(FileNotFoundError):
                 lib.Client()
         nodelay.Client(trust_env=False).close()
+
+
+@pytest.mark.sync_only("the request runs in a child process")
+def test_trust_env_false_loads_the_system_store_while_ssl_cert_file_is_set(
+    ca: trustme.CA, ca_file: str
+) -> None:
+    """In a fresh process whose first TLS client has ``trust_env=False`` while
+    ``SSL_CERT_FILE`` is set, the engine loads the system store past the variable: the test
+    CA is unknown there, and the store is not empty (that error would name it)."""
+    code = (
+        "import sys, nodelay\n"
+        "try:\n"
+        "    nodelay.get(sys.argv[1], trust_env=False)\n"
+        "except nodelay.TLSError as e:\n"
+        "    print(e)\n"
+    )
+    with tls_server(ca.issue_cert("localhost")) as server:
+        run = subprocess.run(
+            [sys.executable, "-c", code, url(server)],
+            env={**os.environ, "SSL_CERT_FILE": ca_file},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert "unknown issuer" in run.stdout, run.stdout + run.stderr
 
 
 def test_verify_type_checked() -> None:
