@@ -262,12 +262,25 @@ def test_a_past_expires_deletes_the_cookie_as_in_requests(set_cookie_url: str, p
 def test_domain_with_whitespace_inside_sets_no_cookie(set_cookie_url: str) -> None:
     """§5.2.3 trims the ends of ``  .  example.org`` and drops the leading dot, leaving
     ``  example.org``, which no host domain-matches: §5.3 step 6 ignores the cookie.
-    (``http.cookiejar`` stores it for the literal domain ``.  example.org``, which it
-    never sends either.)"""
+    curl, given the same fields from ``www.example.org``, keeps only the cookie whose
+    whitespace is at the ends; ``http.cookiejar``'s policy refuses the other one too."""
+    fields = ["a=1; Domain=  .  example.org", "b=1; Domain=  .example.org  "]
     jar = nodelay.CookieJar()
-    jar._jar.store("http://www.example.org/", ["a=1; Domain=  .  example.org"])
-    jar._jar.store("http://www.example.org/", ["b=1; Domain=  .example.org  "])
-    assert [(c.name, c.domain, c.host_only) for c in jar.cookies()] == [("b", "example.org", False)]
+    jar._jar.store("http://www.example.org/", fields)
+    ours = [(c.name, c.domain, c.host_only) for c in jar.cookies()]
+    assert ours == [("b", "example.org", False)]
+    curl = shutil.which("curl")
+    if curl is not None:
+        port = urllib.parse.urlsplit(set_cookie_url).port
+        url = with_cookies(f"http://www.example.org:{port}/set", *fields)
+        run = subprocess.run(
+            [curl, "-s", "-c", "-", "--resolve", f"www.example.org:{port}:127.0.0.1", url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        lines = [line.split("\t") for line in run.stdout.splitlines() if "\t" in line]
+        assert [(f[5], f[0].lstrip("."), f[1] == "FALSE") for f in lines] == ours
     with nodelay.Client() as client:
         client.get(with_cookies(set_cookie_url, "a=1; Domain=  .  127.0.0.1"))
         assert client.cookies.cookies() == []
