@@ -49,7 +49,12 @@ lint: dev
 	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
 		--allowlist stubtest-allowlist.txt
 
+# The cookie-date oracle of tests/test_cookie_dates.py: tough-cookie's RFC 6265 parseDate
+# (Debian's node-tough-cookie; installed when missing and root, otherwise that test skips).
+PY_TEST_DEBS := node-tough-cookie
+
 test-python: dev
+	$(MAKE) --no-print-directory perl-deps PERL_DEBS="$(PY_TEST_DEBS)" DEPS_FOR=test-python
 	$(PY) -m pytest -q
 	$(MAKE) test-httpx-suites
 

@@ -237,22 +237,55 @@ def write_netrc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str) -> N
     monkeypatch.setenv("NETRC", str(path))
 
 
-def test_netrc_used_without_auth(
+def test_netrc_only_with_netrc_auth_as_in_httpx(
     auth_server: AuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Top-level nodelay follows httpx: a ``.netrc`` entry for the host is sent only with
+    ``auth=NetRCAuth()``, never on its own. httpx, in the same test, is the oracle."""
+    import httpx
+
     write_netrc(tmp_path, monkeypatch, "127.0.0.1")
+    # NetRCAuth() reads ~/.netrc (the stdlib's netrc default), not $NETRC.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    home_netrc = tmp_path / ".netrc"
+    home_netrc.write_text((tmp_path / "netrc").read_text())
+    home_netrc.chmod(0o600)  # the stdlib refuses a ~/.netrc others may read
     url = auth_server.url + "/headers"
     expected = "Basic " + base64.b64encode(f"{USER}:s3cr3t_wörd".encode()).decode()
-    with nodelay.Client() as c:
-        assert c.get(url).json() == {"authorization": expected}
-        # Explicit auth wins over .netrc.
-        assert c.get(url, auth=nodelay.BearerAuth("t")).json() == {"authorization": "Bearer t"}
-    with nodelay.Client(trust_env=False) as c:
-        assert c.get(url).json() == {"authorization": None}
-    assert nodelay.get(url, trust_env=False).json() == {"authorization": None}
-    # Another host is not in the file.
-    with nodelay.Client() as c:
-        assert c.get(url.replace("127.0.0.1", "localhost")).json() == {"authorization": None}
+    for lib in (httpx, nodelay):
+        with lib.Client() as c:
+            assert c.get(url).json() == {"authorization": None}, lib
+        assert lib.get(url).json() == {"authorization": None}, lib
+        with lib.Client(auth=lib.NetRCAuth()) as c:
+            assert c.get(url).json() == {"authorization": expected}, lib
+            # A host that is not in the file gets nothing.
+            other = url.replace("127.0.0.1", "localhost")
+            assert c.get(other).json() == {"authorization": None}, lib
+        assert lib.get(url, auth=lib.NetRCAuth()).json() == {"authorization": expected}, lib
+        # NetRCAuth(file) reads that file.
+        with lib.Client(auth=lib.NetRCAuth(str(tmp_path / "netrc"))) as c:
+            assert c.get(url).json() == {"authorization": expected}, lib
+
+
+@pytest.mark.sync_only("nodelay.requests has no async client")
+def test_requests_facade_reads_netrc_as_requests_does(
+    auth_server: AuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``nodelay.requests`` keeps requests' default: ``.netrc`` is used without ``auth``
+    when ``trust_env`` (requests, in the same test, is the oracle)."""
+    import nodelay.requests
+    import requests
+
+    write_netrc(tmp_path, monkeypatch, "127.0.0.1")
+    url = auth_server.url + "/headers"
+    # requests encodes str credentials as Latin-1.
+    expected = "Basic " + base64.b64encode(f"{USER}:s3cr3t_wörd".encode("latin-1")).decode()
+    for lib in (requests, nodelay.requests):
+        assert lib.get(url).json() == {"authorization": expected}, lib
+        with lib.Session() as s:
+            assert s.get(url).json() == {"authorization": expected}, lib
+            s.trust_env = False
+            assert s.get(url).json() == {"authorization": None}, lib
 
 
 # -- redirects --------------------------------------------------------------------------------
@@ -276,11 +309,13 @@ def test_redirect_to_another_port_drops_authorization(
     any source, .netrc included) is not applied again."""
     target = other_auth_server.url + "/headers"
     url = f"{auth_server.url}/redirect?to={target}"
+    auth: nodelay.Auth | tuple[str, str] | None = None
     if how == "netrc":
         write_netrc(tmp_path, monkeypatch, "127.0.0.1")
-    client = nodelay.Client(
-        follow_redirects=True, auth=(USER, PASSWORD) if how == "client" else None
-    )
+        auth = nodelay.NetRCAuth(str(tmp_path / "netrc"))
+    elif how == "client":
+        auth = (USER, PASSWORD)
+    client = nodelay.Client(follow_redirects=True, auth=auth)
     with client:
         if how == "tuple":
             r = client.get(url, auth=(USER, PASSWORD))

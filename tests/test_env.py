@@ -51,17 +51,3 @@ def test_proxy_variables_set_after_import_are_seen(monkeypatch: pytest.MonkeyPat
     assert options["http_proxy"] == options["https_proxy"] == "http://proxy.invalid:3128"
     assert engine_proxy_options(None, False) == {}
     nodelay.Client().close()  # a client picks it up without error
-
-
-def test_netrc_path_from_home(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
-    from pathlib import Path
-
-    from nodelay._auth import load_netrc
-
-    home = Path(str(tmp_path))
-    monkeypatch.delenv("NETRC", raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    assert load_netrc() is None
-    (home / ".netrc").write_text("machine example.com login u password p\n")
-    parsed = load_netrc()
-    assert parsed is not None and parsed.authenticators("example.com") == ("u", "", "p")

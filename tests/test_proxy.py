@@ -310,6 +310,30 @@ def test_no_proxy_bypasses(
     assert proxy.requests == []
 
 
+@pytest.mark.sync_only("requests and its facade are blocking")
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_requests_facade_honours_no_proxy_star(
+    monkeypatch: pytest.MonkeyPatch, proxy: ProxyServer, server: _core.TestServer, host: str
+) -> None:
+    """``NO_PROXY=*`` sends every request direct, in requests and httpx alike (the oracles,
+    run against the same proxy and origin) and in ``nodelay.requests``."""
+    import httpx
+    import nodelay.requests
+    import requests
+
+    monkeypatch.setenv("http_proxy", proxy.url)
+    url = f"http://{host}:{server.port}/bytes/3"
+    gets = {"requests": requests.get, "httpx": httpx.get, "nodelay.requests": nodelay.requests.get}
+    for name, get in gets.items():
+        before = len(proxy.requests)
+        assert get(url).status_code == 200, name
+        assert len(proxy.requests) == before + 1, f"{name}: through the proxy without NO_PROXY"
+    monkeypatch.setenv("NO_PROXY", "*")
+    for name, get in gets.items():
+        assert get(url).status_code == 200, name
+    assert len(proxy.requests) == len(gets), "NO_PROXY=*: every request direct"
+
+
 def test_no_proxy_with_port(
     monkeypatch: pytest.MonkeyPatch, proxy: ProxyServer, server: _core.TestServer
 ) -> None:

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import datetime
 import http.server
+import os
 import ssl
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import nodelay
+import nodelay.requests
 import pytest
 import trustme
 from whoami_server import serving
@@ -124,10 +129,104 @@ def test_client_certificate(ca: trustme.CA, ca_file: str, tmp_path: Path) -> Non
 
 
 def test_bad_ca_file_is_reported(ca: trustme.CA, tmp_path: Path) -> None:
-    missing = tmp_path / "missing.pem"
+    no_certificate = tmp_path / "empty.pem"
+    no_certificate.write_text("not a certificate\n")
     with tls_server(ca.issue_cert("localhost")) as server:
-        with pytest.raises(nodelay.TLSError, match="cannot read CA bundle"):
-            nodelay.get(url(server), verify=str(missing))
+        with pytest.raises(nodelay.TLSError, match=r"no usable CA certificate in .*empty\.pem"):
+            nodelay.get(url(server), verify=str(no_certificate))
+
+
+@pytest.mark.sync_only("no request is sent: the error comes from the constructor")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:httpx")
+def test_missing_verify_or_cert_path_raises_when_built(
+    identity: tuple[str, str], tmp_path: Path
+) -> None:
+    """As in httpx (the oracle, same arguments): ``FileNotFoundError`` from the client's
+    and the transport's constructor, before any request; nodelay's names the path."""
+    missing = str(tmp_path / "missing.pem")
+    cert, _ = identity
+    for kwargs in (
+        {"verify": missing},
+        {"cert": missing},
+        {"cert": (cert, missing)},
+        {"cert": (missing, cert)},
+    ):
+        for build in (httpx.Client, httpx.HTTPTransport, nodelay.Client, nodelay.HTTPTransport):
+            with pytest.raises(FileNotFoundError) as info:
+                # verify=True: httpx skips cert= when verify= is a path.
+                build(verify=kwargs.get("verify", True), cert=kwargs.get("cert"))
+            if build.__module__.startswith("nodelay"):
+                assert info.value.filename == missing, (build, kwargs)
+                assert missing in str(info.value)
+
+
+def test_ssl_cert_file_only_with_trust_env(
+    ca: trustme.CA, ca_file: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``SSL_CERT_FILE`` replaces the system trust store with ``trust_env=True`` and is
+    ignored with ``trust_env=False``: httpx is the oracle, against the same server."""
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", ca_file)
+    with tls_server(ca.issue_cert("localhost")) as server:
+        for lib in (httpx, nodelay):
+            with lib.Client() as c:
+                assert c.get(url(server)).content == b"secure", lib
+            with lib.Client(trust_env=False) as c, pytest.raises(lib.ConnectError):
+                c.get(url(server))
+        with pytest.raises(nodelay.TLSError, match="unknown issuer"):
+            nodelay.get(url(server), trust_env=False)
+        # requests never reads SSL_CERT_FILE (its own variables are REQUESTS_CA_BUNDLE and
+        # CURL_CA_BUNDLE), nor does its facade.
+        import requests
+
+        for facade in (requests, nodelay.requests):
+            with pytest.raises(facade.exceptions.SSLError):
+                facade.get(url(server))
+        # A directory of certificates, from SSL_CERT_DIR or verify=: OpenSSL's CApath
+        # (httpx passes it to OpenSSL, which needs `openssl rehash` names: not compared).
+        certs = tmp_path / "certs"
+        certs.mkdir()
+        (certs / "test-ca.pem").write_bytes(Path(ca_file).read_bytes())
+        monkeypatch.delenv("SSL_CERT_FILE")
+        monkeypatch.setenv("SSL_CERT_DIR", str(certs))
+        with nodelay.Client() as c:
+            assert c.get(url(server)).content == b"secure"
+        with nodelay.Client(trust_env=False) as c, pytest.raises(nodelay.TLSError):
+            c.get(url(server))
+        with nodelay.Client(verify=str(certs), trust_env=False) as c:
+            assert c.get(url(server)).content == b"secure"
+        assert nodelay.requests.get(url(server), verify=str(certs)).content == b"secure"
+        # A variable naming nothing is reported when the client is built, as in httpx.
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "nowhere.pem"))
+        for lib in (httpx, nodelay):
+            with pytest.raises(FileNotFoundError):
+                lib.Client()
+        nodelay.Client(trust_env=False).close()
+
+
+@pytest.mark.sync_only("the request runs in a child process")
+def test_trust_env_false_loads_the_system_store_while_ssl_cert_file_is_set(
+    ca: trustme.CA, ca_file: str
+) -> None:
+    """In a fresh process whose first TLS client has ``trust_env=False`` while
+    ``SSL_CERT_FILE`` is set, the engine loads the system store past the variable: the test
+    CA is unknown there, and the store is not empty (that error would name it)."""
+    code = (
+        "import sys, nodelay\n"
+        "try:\n"
+        "    nodelay.get(sys.argv[1], trust_env=False)\n"
+        "except nodelay.TLSError as e:\n"
+        "    print(e)\n"
+    )
+    with tls_server(ca.issue_cert("localhost")) as server:
+        run = subprocess.run(
+            [sys.executable, "-c", code, url(server)],
+            env={**os.environ, "SSL_CERT_FILE": ca_file},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert "unknown issuer" in run.stdout, run.stdout + run.stderr
 
 
 def test_verify_type_checked() -> None:

@@ -1,5 +1,6 @@
-"""Authentication: ``BasicAuth``, ``DigestAuth``, ``BearerAuth``, ``NetRCAuth``, function
-auth and ``.netrc``.
+"""Authentication: ``BasicAuth``, ``DigestAuth``, ``BearerAuth``, ``NetRCAuth`` and function
+auth. As in httpx, ``.netrc`` credentials are sent only with ``auth=NetRCAuth()``
+(``nodelay.requests`` reads ``.netrc`` by itself, as requests does).
 
 An auth is an ``Auth`` whose ``auth_flow(request)`` generator yields the request to send,
 receives each response, and may yield a new request (Digest's 401 challenge → retry), as in
@@ -21,12 +22,10 @@ from __future__ import annotations
 
 import os
 
-from ._env import getenv
 from ._models import Request
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import netrc as _netrc_mod
     from collections.abc import AsyncGenerator, Callable, Generator
     from typing import TypeAlias
 
@@ -148,8 +147,8 @@ class BearerAuth(Auth):
 
 class NetRCAuth(Auth):
     """Basic credentials of the request's host from a ``.netrc`` file (httpx's
-    ``NetRCAuth``): ``file`` or, when None, what the stdlib ``netrc`` reads (``$NETRC``,
-    else ``~/.netrc``). The file is parsed once, here; a missing file raises
+    ``NetRCAuth``): ``file`` or, when None, what the stdlib ``netrc`` reads
+    (``~/.netrc``). The file is parsed once, here; a missing file raises
     ``FileNotFoundError`` and a malformed one ``netrc.NetrcParseError``. A host without an
     entry (and no ``default``), or an entry without a password, gets no header."""
 
@@ -326,7 +325,7 @@ class DigestAuth(Auth):
         return "Digest " + ", ".join(fields)
 
 
-# -- building and .netrc ------------------------------------------------------------------
+# -- building ------------------------------------------------------------------------
 
 
 def build_auth(auth: AuthTypes | None) -> Auth | None:
@@ -343,57 +342,3 @@ def build_auth(auth: AuthTypes | None) -> Auth | None:
         "auth must be a (username, password) tuple, an Auth instance or a callable, "
         f"not {type(auth).__name__}"
     )
-
-
-# ((path, mtime_ns, size), parsed): replaced whole (one atomic store), never mutated.
-_netrc_cache: tuple[tuple[str, int, int], _netrc_mod.netrc | None] | None = None
-
-
-def load_netrc() -> _netrc_mod.netrc | None:
-    """The parsed ``$NETRC`` (default ``~/.netrc``, ``~/_netrc`` on Windows), or None when
-    absent or unparsable. Parsed again only when the file changes (path, mtime, size)."""
-    global _netrc_cache
-    path = getenv("NETRC")
-    if not path:
-        name = "_netrc" if os.name == "nt" else ".netrc"
-        # What expanduser("~") reads first on POSIX, at a tenth of its cost.
-        home = getenv("HOME") if os.name == "posix" else None
-        path = os.path.join(home if home else os.path.expanduser("~"), name)
-    try:
-        # Usually there is no such file: access() answers without the OSError that a
-        # failing stat() builds and raises (~6k instructions per Client(), callgrind).
-        if not os.access(path, os.F_OK):
-            return None
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    key = (path, st.st_mtime_ns, st.st_size)
-    cached = _netrc_cache
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    import netrc
-
-    parsed: netrc.netrc | None
-    try:
-        parsed = netrc.netrc(path)
-    except (netrc.NetrcParseError, OSError, UnicodeDecodeError):
-        parsed = None
-    _netrc_cache = (key, parsed)
-    return parsed
-
-
-def netrc_auth(nrc: _netrc_mod.netrc, url: str) -> BasicAuth | None:
-    """Basic auth from the ``.netrc`` entry of ``url``'s host (or its ``default``)."""
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        return None
-    if not host:
-        return None
-    found = nrc.authenticators(host)
-    if found is None:
-        return None
-    login, account, password = found
-    return BasicAuth(login or account or "", password or "")

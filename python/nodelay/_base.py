@@ -6,7 +6,7 @@ engine calls) live in the two client classes.
 from __future__ import annotations
 
 from . import _core
-from ._auth import build_auth, load_netrc, netrc_auth
+from ._auth import build_auth
 from ._config import (
     DEFAULT_MAX_REDIRECTS,
     UNSET,
@@ -84,7 +84,7 @@ def engine_options_for(
         max_decoded_size=(
             _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
         ),
-        **tls_engine_options(verify, cert),
+        **tls_engine_options(verify, cert, trust_env),
         **engine_proxy_options(proxy, trust_env),
         http2=_HTTP2_MODES[http2],
         uds=uds,
@@ -182,7 +182,8 @@ class BaseClient:
         self.max_redirects = max_redirects
         self.cookies = cookies  # the setter takes a dict (or None) too
         self._auth = build_auth(auth)
-        self.trust_env = trust_env
+        self._auth_off = self._auth is None
+        self._trust_env = trust_env
         self.retries = retries
         self.event_hooks = event_hooks  # the setter copies into {"request": [], "response": []}
         # (default header list, Content-Type, that list with the Content-Type added): the
@@ -311,18 +312,15 @@ class BaseClient:
     @auth.setter
     def auth(self, value: AuthTypes | None) -> None:
         self._auth = build_auth(value)
-        self._auth_off = self._auth is None and self._netrc is None
+        self._auth_off = self._auth is None
 
     @property
     def trust_env(self) -> bool:
-        """Whether ``.netrc`` credentials are used for requests without ``auth``."""
+        """Whether the environment configured this client when it was created: proxies
+        (``https_proxy``, ``no_proxy``...) and the CA bundle (``SSL_CERT_FILE``,
+        ``SSL_CERT_DIR``). As in httpx, ``.netrc`` is not read: pass
+        ``auth=NetRCAuth()``."""
         return self._trust_env
-
-    @trust_env.setter
-    def trust_env(self, value: bool) -> None:
-        self._trust_env = value
-        self._netrc = load_netrc() if value else None
-        self._auth_off = self._auth is None and self._netrc is None
 
     @property
     def retries(self) -> Retry | None:
@@ -490,8 +488,6 @@ class BaseClient:
         if follow_redirects is None:
             follow_redirects = self.follow_redirects if allow_redirects is None else allow_redirects
         auth_obj = self._auth if auth is None else build_auth(auth)
-        if auth_obj is None and self._netrc is not None:
-            auth_obj = netrc_auth(self._netrc, url)
         retry = self._retry
         if auth_obj is None and not follow_redirects and retry is None:
             return Send(method, url, pairs, body, extra), ttuple

@@ -12,7 +12,7 @@ batches from worker threads over that same pool.
 
 What takes the per-request path instead (``Client.request`` and the request flow, run
 one by one in the calling thread after the batch): requests with auth (the client's
-``auth``, or ``.netrc`` credentials for the URL), streamed uploads (iterables, files),
+``auth``), streamed uploads (iterables, files),
 every request of a client with a ``Retry`` policy, event hooks, or a transport or mounts
 it routes through, and redirect chains when redirects are followed (the first hop is sent
 in the batch, the rest one by one). A client whose ``transport=`` is an ``HTTPTransport``
@@ -91,13 +91,7 @@ def _per_request_only(client: Client) -> bool:
 
 
 def _needs_auth(client: Client, url: str) -> bool:
-    if client._auth_off:
-        return False
-    if client._auth is not None:
-        return True
-    from ._auth import netrc_auth
-
-    return client._netrc is not None and netrc_auth(client._netrc, url) is not None
+    return client._auth is not None
 
 
 def _run(

@@ -175,8 +175,11 @@ class Client(BaseClient):
     (cookies sent to every host); the jar stores every response's Set-Cookie and sends
     its cookies by RFC 6265 rules (``client.cookies``). ``auth``: a ``(user, password)``
     tuple (Basic), an ``Auth`` (``BasicAuth``, ``DigestAuth``, ``BearerAuth``) or a
-    callable ``f(request) -> request``. ``trust_env`` (default True): without ``auth``,
-    credentials come from ``$NETRC`` / ``~/.netrc`` (read when the client is created).
+    callable ``f(request) -> request``; ``.netrc`` credentials only with
+    ``auth=NetRCAuth()`` (as in httpx). ``trust_env`` (default True): the proxy variables
+    below and ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` (a CA bundle file or directory that
+    replaces the system trust store when ``verify=True``) are read when the client is
+    created; ``trust_env=False`` ignores them.
     ``retries``: an int (``Retry(total=n)``) or a ``Retry`` (urllib3's policy: connect
     failures for any method, read failures and ``status_forcelist`` statuses for idempotent
     methods, backoff and ``Retry-After`` within the ``Timeout(total=)``); default none.

@@ -7,13 +7,26 @@ would add about a millisecond to every ``import nodelay``.
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import EnumMeta, IntEnum
 from http import HTTPStatus
 
 __all__ = ["codes"]
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
 
-class codes(IntEnum):  # httpx's and requests' name, lower case
+    class _CodesType(EnumMeta):
+        """What type checkers see of ``codes``: the lower-case and requests' names are
+        registered at import (``_add_aliases``), so they reach a checker through here,
+        typed as members (``codes.ok`` is a ``codes``)."""
+
+        def __getattr__(cls, name: str) -> codes: ...
+
+else:
+    _CodesType = EnumMeta
+
+
+class codes(IntEnum, metaclass=_CodesType):  # httpx's and requests' name, lower case
     """HTTP status codes: ``codes.OK == 200``, ``codes.not_found``, ``codes["ok"]``,
     ``codes(404).phrase``, ``codes.get_reason_phrase(503)``, ``codes.is_error(404)``.
 

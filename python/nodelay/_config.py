@@ -6,6 +6,10 @@ timeouts are finite, so a silent peer can never hang a program forever).
 
 from __future__ import annotations
 
+import errno
+
+from ._env import getenv
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
@@ -261,21 +265,62 @@ def _is_ssl_context(value: object) -> bool:
     return isinstance(value, ssl.SSLContext)
 
 
-def tls_engine_options(verify: object, cert: object) -> dict[str, Any]:
+SSL_CERT_FILE_ENV = "SSL_CERT_FILE"
+"""With ``trust_env`` and ``verify=True``: a CA bundle that replaces the system trust store
+(OpenSSL's variable; httpx reads it the same way)."""
+
+SSL_CERT_DIR_ENV = "SSL_CERT_DIR"
+"""With ``trust_env`` and ``verify=True``, when ``SSL_CERT_FILE`` is unset: a directory of
+CA certificates that replaces the system trust store (OpenSSL's ``CApath``)."""
+
+
+def _ca_location(path: str, what: str) -> dict[str, Any]:
+    """``ca_file`` or ``ca_dir`` for a CA bundle file or a directory of certificates; a
+    path that is neither raises ``FileNotFoundError`` naming it (httpx raises that type
+    when the client is built; the engine would only find out at the first https
+    request)."""
+    import os
+
+    if os.path.isdir(path):
+        return {"ca_dir": path}
+    if os.path.exists(path):
+        return {"ca_file": path}
+    raise FileNotFoundError(errno.ENOENT, f"{what}: no such CA bundle file or directory", path)
+
+
+def _existing_file(path: str, what: str) -> str:
+    """``path`` when it exists, else ``FileNotFoundError`` naming it."""
+    import os
+
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, f"{what}: no such file", path)
+    return path
+
+
+def tls_engine_options(verify: object, cert: object, trust_env: bool = True) -> dict[str, Any]:
     """Translate requests/httpx-style ``verify=``/``cert=`` into the engine's TLS keywords.
 
-    A CA bundle given as ``verify="ca.pem"`` replaces the system trust store (as with curl's
-    ``--cacert``). TLS settings belong to a Client: its pool never mixes connections made
-    with different settings.
+    A CA bundle given as ``verify="ca.pem"`` (or a directory of certificates) replaces the
+    system trust store (as with curl's ``--cacert`` / ``--capath``). With ``verify=True``
+    and ``trust_env``, ``SSL_CERT_FILE`` (else ``SSL_CERT_DIR``) does the same, read now,
+    as httpx reads them; the engine itself never looks at them for this package. A path
+    that does not exist raises ``FileNotFoundError`` here. TLS settings belong to a
+    Client: its pool never mixes connections made with different settings.
     """
     import os
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"trust_store_env": False}
     if isinstance(verify, bool):
         options["verify"] = verify
+        if verify and trust_env:
+            env_file, env_dir = getenv(SSL_CERT_FILE_ENV), getenv(SSL_CERT_DIR_ENV)
+            if env_file:
+                options.update(_ca_location(env_file, f"${SSL_CERT_FILE_ENV}"))
+            elif env_dir:
+                options.update(_ca_location(env_dir, f"${SSL_CERT_DIR_ENV}"))
     elif isinstance(verify, str | os.PathLike):
         options["verify"] = True
-        options["ca_file"] = os.fspath(verify)
+        options.update(_ca_location(os.fspath(verify), "verify="))
     elif _is_ssl_context(verify):
         from ._tls import context_options
 
@@ -288,10 +333,10 @@ def tls_engine_options(verify: object, cert: object) -> dict[str, Any]:
     if cert is None:
         return options
     if isinstance(cert, tuple) and len(cert) == 2:
-        options["cert_file"] = os.fspath(cert[0])
-        options["key_file"] = os.fspath(cert[1])
+        options["cert_file"] = _existing_file(os.fspath(cert[0]), "cert= certificate")
+        options["key_file"] = _existing_file(os.fspath(cert[1]), "cert= key")
     elif isinstance(cert, str | os.PathLike):
-        options["cert_file"] = os.fspath(cert)
+        options["cert_file"] = _existing_file(os.fspath(cert), "cert=")
     else:
         raise TypeError("cert must be a path or a (certificate, key) pair of paths")
     return options

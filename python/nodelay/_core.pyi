@@ -42,6 +42,8 @@ class EngineOptions:
         keepalive_expiry: float | None = 5.0,
         verify: bool = True,
         ca_file: str | None = None,
+        ca_dir: str | None = None,
+        trust_store_env: bool = True,
         cert_file: str | None = None,
         key_file: str | None = None,
         max_decoded_size: int = 1 << 30,
@@ -52,9 +54,12 @@ class EngineOptions:
         uds: str | None = None,
         local_address: str | None = None,
     ) -> EngineOptions:
-        """TLS: ``verify`` checks chain and host name; ``ca_file`` replaces the system
-        trust store; ``cert_file``/``key_file`` are PEM client credentials (the key may sit
-        in ``cert_file``). The TLS configuration is built on first https use.
+        """TLS: ``verify`` checks chain and host name; ``ca_file`` (a PEM bundle) and
+        ``ca_dir`` (a directory of PEM files) replace the system trust store;
+        ``trust_store_env``: whether ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` replace it when
+        neither is given (the Python package passes False and reads them itself, under
+        ``trust_env``); ``cert_file``/``key_file`` are PEM client credentials (the key may
+        sit in ``cert_file``). The TLS configuration is built on first https use.
 
         Proxies: ``http_proxy`` forwards http requests (absolute-form target),
         ``https_proxy`` tunnels https requests with CONNECT; URLs are

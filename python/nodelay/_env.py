@@ -1,7 +1,7 @@
 """Environment variables read cheaply: a new ``Client`` reads about ten of them (proxies,
-``NO_PROXY``, the CGI marker, ``NETRC``, ``HOME``), and ``os.environ.get`` costs ~1.8 µs
-per name (str → bytes → str, and a ``KeyError`` raised and caught for every unset one):
-a third of the cost of creating a client (workload j)."""
+``NO_PROXY``, the CGI marker, ``SSL_CERT_FILE``, ``SSL_CERT_DIR``), and ``os.environ.get``
+costs ~1.8 µs per name (str → bytes → str, and a ``KeyError`` raised and caught for every
+unset one): a third of the cost of creating a client (workload j)."""
 
 from __future__ import annotations
 

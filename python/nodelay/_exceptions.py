@@ -259,7 +259,7 @@ class HTTPStatusError(HTTPError):
     May be raised when calling ``response.raise_for_status()``.
     """
 
-    def __init__(self, message: str, *, request: Request | None, response: Response) -> None:
+    def __init__(self, message: str, *, request: Request, response: Response) -> None:
         super().__init__(message)
         self.request = request
         self.response = response

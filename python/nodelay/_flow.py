@@ -373,7 +373,7 @@ def redirect_flow(
         if len(history) - answered >= max_redirects:
             raise TooManyRedirects(
                 f"Exceeded the maximum of {max_redirects} redirects",
-                request=response.request,
+                request=response._request_or_none(),
                 url=url,
                 history=[*history, response],
             )
@@ -382,7 +382,7 @@ def redirect_flow(
         if scheme not in DEFAULT_PORTS:
             raise UnsupportedProtocol(
                 f"Refusing to follow a redirect to {next_url!r}: only http and https are allowed",
-                request=response.request,
+                request=response._request_or_none(),
                 url=next_url,
             )
         if leaves:

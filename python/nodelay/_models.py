@@ -746,7 +746,7 @@ class Response:
         (httpx); ``client.send(response.next_request)`` sends it. ``None`` otherwise."""
         raw = self._raw
         location = raw.header("location") if raw.status in _REDIRECT_STATUSES else None
-        request = self.request
+        request = self._request_or_none()
         if location is None or request is None:
             return None
         from ._flow import next_hop
@@ -765,15 +765,24 @@ class Response:
         return timedelta(seconds=self._raw.elapsed)
 
     @property
-    def request(self) -> Request | None:
+    def request(self) -> Request:
+        """The request this response answers; ``RuntimeError`` for a response built by
+        hand without ``request=`` (as in httpx)."""
+        request = self._request_or_none()
+        if request is None:
+            raise RuntimeError("The request instance has not been set on this response.")
+        return request
+
+    @request.setter
+    def request(self, value: Request) -> None:
+        self._request = value
+
+    def _request_or_none(self) -> Request | None:
+        """``request``, or None where it was never set."""
         request = self._request
         if isinstance(request, tuple):
             request = self._request = Request._make(*request)
         return request
-
-    @request.setter
-    def request(self, value: Request | None) -> None:
-        self._request = value
 
     @property
     def history(self) -> list[Response]:
@@ -1064,7 +1073,7 @@ class Response:
             raw.version,
             raw.reason,
             raw.elapsed,
-            self.request,
+            self._request_or_none(),
             self._history,
             self._encoding,
         )

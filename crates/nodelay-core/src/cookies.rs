@@ -16,7 +16,11 @@
 //! - a Secure cookie set by a plain-http response is ignored (RFC 6265bis
 //!   §5.7 step 8, what curl and browsers do);
 //! - at most [`MAX_COOKIES_PER_RESPONSE`] Set-Cookie fields of one response
-//!   are looked at and at most [`MAX_COOKIES_PER_JAR`] cookies are kept.
+//!   are looked at and at most [`MAX_COOKIES_PER_JAR`] cookies are kept;
+//! - `Expires` is read with RFC 6265 §5.1.1's cookie-date algorithm
+//!   (`cookies/date.rs`), and a `Domain` with whitespace inside makes the
+//!   cookie ignored (§5.2.3, §5.3 step 6: no host matches it), both read by
+//!   `cookies/attributes.rs` rather than the `cookie` crate.
 //!
 //! Cookies set by hand without a domain ("any host" cookies, requests' and
 //! httpx's `jar.set(name, value)`) are sent to every host whose path matches;
@@ -33,6 +37,9 @@ use cookie::Cookie as RawCookie;
 use cookie_store::{CookieDomain, CookieExpiration, CookieStore, StoreAction};
 use time::OffsetDateTime;
 use url::Url;
+
+mod attributes;
+mod date;
 
 /// Set-Cookie fields of one response beyond this many are ignored. RFC 6265
 /// §6.1 asks user agents to keep at least 50 cookies per domain; a response
@@ -267,9 +274,17 @@ impl CookieJar {
             let Ok(text) = std::str::from_utf8(value) else {
                 continue;
             };
-            let Ok(raw) = RawCookie::parse(text) else {
+            let Ok(mut raw) = RawCookie::parse(text) else {
                 continue;
             };
+            let attributes = attributes::read(text);
+            if attributes.domain_matches_nothing {
+                continue;
+            }
+            match attributes.expires {
+                Some(expires) => raw.set_expires(expires),
+                None => raw.unset_expires(),
+            }
             if raw.secure() == Some(true) && url.scheme() != "https" {
                 continue; // RFC 6265bis: Secure only from secure origins.
             }
@@ -407,8 +422,9 @@ impl CookieJar {
 
     /// Adds the cookies of a Netscape `cookies.txt` text (as written by curl
     /// `-c`, LWP, browsers' exporters). Lines that do not parse and expired
-    /// cookies are skipped; expiry 0 means a session cookie. Returns how many
-    /// cookies were stored.
+    /// cookies are skipped; expiry 0, or an empty expiry field (what Python's
+    /// `http.cookiejar.MozillaCookieJar` writes), means a session cookie.
+    /// Returns how many cookies were stored.
     pub fn load_netscape(&self, text: &str) -> usize {
         let now = OffsetDateTime::now_utc().unix_timestamp();
         let mut loaded = 0;
@@ -429,8 +445,12 @@ impl CookieJar {
             };
             // A value may be absent (curl writes "name\t" for an empty value).
             let value = rest.first().copied().unwrap_or("");
-            let Ok(expires) = expires.trim().parse::<i64>() else {
-                continue;
+            let expires = match expires.trim() {
+                "" => 0,
+                digits => match digits.parse::<i64>() {
+                    Ok(t) => t,
+                    Err(_) => continue,
+                },
             };
             if expires != 0 && expires <= now {
                 continue;
@@ -698,6 +718,82 @@ mod tests {
         );
         assert_eq!(jar.header_for_str("http://a.test/x/y/z"), None);
         assert_eq!(jar.len(), 0);
+    }
+
+    #[test]
+    fn expires_dates_by_the_cookie_date_algorithm() {
+        let jar = CookieJar::new();
+        // Formats the `cookie` crate's fixed patterns do not read.
+        let persistent = [
+            "a=1; Expires=Wed, 1 Jan 2031 00:00:00 GMT",
+            "b=1; Expires=Wed, 01 Jan 2031 1:2:3 GMT",
+            "c=1; Expires=Wednesday, 01-Jan-31 00:00:00 GMT",
+            "d=1; Expires=Wed Jan  1 00:00:00 2031",
+        ];
+        assert_eq!(store(&jar, "http://a.test/", &persistent), 4);
+        let expiries: Vec<Option<i64>> = jar.cookies().iter().map(|c| c.expires).collect();
+        assert_eq!(
+            expiries,
+            [
+                Some(1_924_992_000),
+                Some(1_924_995_723),
+                Some(1_924_992_000),
+                Some(1_924_992_000)
+            ]
+        );
+        // A past date in any of those shapes deletes the stored cookie.
+        let deletions = [
+            "a=; Expires=Thursday, 01-Jan-1970 00:00:00 GMT",
+            "b=; Expires=Thu, 1 Jan 1970 0:0:0 GMT",
+            "c=; Expires=Thu Jan  1 00:00:00 1970",
+        ];
+        assert_eq!(store(&jar, "http://a.test/", &deletions), 3);
+        assert_eq!(jar.header_for_str("http://a.test/").as_deref(), Some("d=1"));
+        // Garbage is no date: the cookie is a session cookie.
+        assert_eq!(store(&jar, "http://a.test/", &["e=1; Expires=soon"]), 1);
+        let e = jar.cookies().into_iter().find(|c| c.name == "e").unwrap();
+        assert_eq!(e.expires, None);
+    }
+
+    #[test]
+    fn a_domain_with_inner_whitespace_sets_no_cookie() {
+        let jar = CookieJar::new();
+        let n = store(
+            &jar,
+            "http://www.example.org/",
+            &["a=1; Domain=  .  example.org", "b=1; Domain=example .org"],
+        );
+        assert_eq!(n, 0);
+        assert!(jar.is_empty());
+        // Whitespace at the ends only is trimmed: a domain cookie.
+        assert_eq!(
+            store(
+                &jar,
+                "http://www.example.org/",
+                &["c=1; Domain=  .example.org  "]
+            ),
+            1
+        );
+        assert_eq!(
+            jar.header_for_str("http://other.example.org/").as_deref(),
+            Some("c=1")
+        );
+    }
+
+    #[test]
+    fn netscape_empty_expiry_is_a_session_cookie() {
+        // The line `http.cookiejar.MozillaCookieJar.save(ignore_discard=True)`
+        // writes for a session cookie: the expiry field is empty.
+        let jar = CookieJar::new();
+        let text = "# Netscape HTTP Cookie File\n\
+                    example.org\tFALSE\t/\tFALSE\t\tsid\tabc\n\
+                    example.org\tFALSE\t/\tFALSE\tsoon\tbad\tx\n";
+        assert_eq!(jar.load_netscape(text), 1);
+        let c = &jar.cookies()[0];
+        assert_eq!(
+            (c.name.as_str(), c.value.as_str(), c.expires),
+            ("sid", "abc", None)
+        );
     }
 
     #[test]

@@ -41,6 +41,15 @@ pub struct TlsOptions {
     pub verify: bool,
     /// PEM bundle that replaces the system trust store.
     pub ca_file: Option<PathBuf>,
+    /// Directory of PEM certificates (OpenSSL's `CApath`) that replaces the
+    /// system trust store; with `ca_file`, both are trusted.
+    pub ca_dir: Option<PathBuf>,
+    /// Whether the `SSL_CERT_FILE` / `SSL_CERT_DIR` environment variables
+    /// replace the system trust store when neither `ca_file` nor `ca_dir` is
+    /// given (rustls-native-certs' rule, OpenSSL's too). A front that decides
+    /// about the environment itself (Python's `trust_env`) turns this off and
+    /// passes what it read as `ca_file` / `ca_dir`.
+    pub trust_store_env: bool,
     /// PEM client certificate chain, and its key (which may sit in the same file).
     pub client_cert: Option<PathBuf>,
     /// PEM private key of `client_cert`, when not in the same file.
@@ -52,6 +61,8 @@ impl Default for TlsOptions {
         TlsOptions {
             verify: true,
             ca_file: None,
+            ca_dir: None,
+            trust_store_env: true,
             client_cert: None,
             client_key: None,
         }
@@ -98,7 +109,13 @@ pub(crate) struct TlsSetup {
 /// An ALPN list (protocol ids in preference order) and the configuration offering it.
 type AlpnConfig = (Vec<Vec<u8>>, Arc<ClientConfig>);
 
-static DEFAULT_CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
+/// A built configuration, or why it could not be built.
+type BuiltConfig = Result<Arc<ClientConfig>, String>;
+
+/// The default configuration, shared process-wide; the second one ignores
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR` (`TlsOptions::trust_store_env` off).
+static DEFAULT_CONFIG: OnceLock<BuiltConfig> = OnceLock::new();
+static DEFAULT_CONFIG_WITHOUT_ENV: OnceLock<BuiltConfig> = OnceLock::new();
 
 impl TlsSetup {
     /// A setup whose connections are opened as `dial` says.
@@ -118,11 +135,18 @@ impl TlsSetup {
 
     /// The shared client configuration (ALPN: `ALPN_PROTOCOLS`), built on first use.
     pub(crate) fn config(&self) -> Result<Arc<ClientConfig>, Error> {
-        let built = if self.options == TlsOptions::default() {
-            DEFAULT_CONFIG.get_or_init(|| build_config(&self.options))
-        } else {
-            self.config.get_or_init(|| build_config(&self.options))
+        let shared = TlsOptions {
+            trust_store_env: self.options.trust_store_env,
+            ..TlsOptions::default()
         };
+        let built = if self.options != shared {
+            &self.config
+        } else if shared.trust_store_env {
+            &DEFAULT_CONFIG
+        } else {
+            &DEFAULT_CONFIG_WITHOUT_ENV
+        }
+        .get_or_init(|| build_config(&self.options));
         built.clone().map_err(|m| Error::new(ErrorKind::Tls, m))
     }
 
@@ -334,26 +358,78 @@ fn build_config(options: &TlsOptions) -> Result<Arc<ClientConfig>, String> {
 
 fn root_store(options: &TlsOptions) -> Result<RootCertStore, String> {
     let mut store = RootCertStore::empty();
-    match &options.ca_file {
-        // A user bundle replaces the system store, as with curl --cacert.
-        Some(path) => {
-            let certs = CertificateDer::pem_file_iter(path)
-                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| format!("cannot read CA bundle {}: {e}", path.display()))?;
-            let (added, _) = store.add_parsable_certificates(certs);
-            if added == 0 {
-                return Err(format!("no usable CA certificate in {}", path.display()));
-            }
+    // A user bundle or directory replaces the system store, as with curl
+    // --cacert / --capath.
+    if let Some(path) = &options.ca_file {
+        let certs = CertificateDer::pem_file_iter(path)
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| format!("cannot read CA bundle {}: {e}", path.display()))?;
+        let (added, _) = store.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(format!("no usable CA certificate in {}", path.display()));
         }
-        None => {
-            let found = rustls_native_certs::load_native_certs();
-            store.add_parsable_certificates(found.certs);
-            if store.is_empty() {
-                return Err("no trusted CA certificates found in the system store".to_owned());
-            }
+    }
+    if let Some(dir) = &options.ca_dir {
+        let found = rustls_native_certs::load_certs_from_paths(None, Some(dir));
+        let (added, _) = store.add_parsable_certificates(found.certs);
+        if added == 0 {
+            let why = found
+                .errors
+                .first()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            return Err(format!(
+                "no usable CA certificate in the directory {}{why}",
+                dir.display()
+            ));
+        }
+    }
+    if options.ca_file.is_none() && options.ca_dir.is_none() {
+        let found = if options.trust_store_env {
+            rustls_native_certs::load_native_certs()
+        } else {
+            system_certs_ignoring_env()
+        };
+        store.add_parsable_certificates(found.certs);
+        if store.is_empty() {
+            return Err("no trusted CA certificates found in the system store".to_owned());
         }
     }
     Ok(store)
+}
+
+/// The environment variables with which rustls-native-certs (and OpenSSL)
+/// replace the system trust store by a file or a list of directories.
+const TRUST_STORE_ENV: [&str; 2] = ["SSL_CERT_FILE", "SSL_CERT_DIR"];
+
+/// The system trust store, whatever `SSL_CERT_FILE` / `SSL_CERT_DIR` say.
+/// On Linux and the BSDs it is every certificate in the system's certificate
+/// directories (`/etc/ssl/certs`, `/etc/pki/tls/certs`...), which hold the
+/// distribution's bundle file too; elsewhere the store is the operating
+/// system's, which rustls-native-certs only reads when neither variable is set.
+fn system_certs_ignoring_env() -> rustls_native_certs::CertificateResult {
+    if TRUST_STORE_ENV
+        .iter()
+        .all(|name| std::env::var_os(name).is_none())
+    {
+        return rustls_native_certs::load_native_certs();
+    }
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let mut all = rustls_native_certs::CertificateResult::default();
+        for dir in openssl_probe::candidate_cert_dirs() {
+            let found = rustls_native_certs::load_certs_from_paths(None, Some(dir));
+            all.certs.extend(found.certs);
+            all.errors.extend(found.errors);
+        }
+        all
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        // The platform store has no public entry point that skips the
+        // variables: they are honoured (docs/tls.md says so).
+        rustls_native_certs::load_native_certs()
+    }
 }
 
 /// `verify=False`: accept any certificate, but still check the handshake

@@ -185,8 +185,7 @@ impl Settings {
             tls: TlsOptions {
                 verify: o.verify != 0,
                 ca_file: string("ca_file", o.ca_file)?.map(PathBuf::from),
-                client_cert: None,
-                client_key: None,
+                ..TlsOptions::default()
             },
             http2,
             proxies: ProxySettings {

@@ -241,6 +241,8 @@ def should_bypass_proxies(url: str, no_proxy: str | None) -> bool:
     hostname = parsed.hostname
     if hostname is None:
         return True
+    if no_proxy == "*":
+        return True  # urllib's proxy_bypass rule, which requests falls back to
     if no_proxy:
         hosts = [h for h in no_proxy.replace(" ", "").split(",") if h]
         try:
