@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 # What the test suite imports (the checkout's venv and each wheel's test venv install it).
 TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
-	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9"
+	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9" \
+	"socksio>=1,<2" "pysocks>=1.7,<2" "twisted>=24"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
@@ -44,7 +45,12 @@ lint: dev
 	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
 		--allowlist stubtest-allowlist.txt
 
+# The SOCKS tests' SOCKS5 server (tests/socks_servers.py); Twisted, from TEST_DEPS, is the
+# SOCKS4/4A one.
+PYTHON_TEST_DEBS := microsocks
+
 test-python: dev
+	$(MAKE) perl-deps PERL_DEBS="$(PYTHON_TEST_DEBS)" DEPS_FOR=pytest
 	$(PY) -m pytest -q
 
 # The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
