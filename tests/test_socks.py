@@ -7,7 +7,9 @@ TLS and HTTP/2 through the tunnel, the proxy's refusal, an unreachable proxy."""
 
 from __future__ import annotations
 
+import socket
 import tempfile
+import time
 from collections.abc import Iterator
 from ipaddress import ip_address
 
@@ -83,8 +85,6 @@ def by_name(srv: _core.TestServer, path: str = "/headers") -> str:
 
 def dead_url() -> str:
     """A loopback URL nobody listens on."""
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"http://127.0.0.1:{s.getsockname()[1]}/"
@@ -335,3 +335,46 @@ def test_requests_facade_proxies_with_socks(socks: Microsocks, origin: _core.Tes
     assert socks.targets() == [("localhost", origin.port)] * 2
     with pytest.raises(nodelay.requests.exceptions.ConnectionError):
         nodelay.requests.get(dead_url(), proxies={"http": socks.url()}, timeout=10)
+
+
+# -- hostile proxies: every wait within the connect timeout -------------------------------
+
+
+def test_a_silent_socks_proxy_is_a_connect_timeout(scripted) -> None:  # type: ignore[no-untyped-def]
+    from scripted import Sleep
+
+    silent = scripted([Sleep(5)])
+    proxy = silent.url.replace("http://", "socks5h://")
+    started = time.monotonic()
+    with nodelay.Client(proxy=proxy, timeout=nodelay.Timeout(5, connect=0.3)) as client:
+        with pytest.raises(nodelay.ConnectTimeout, match="waiting for proxy socks5h://"):
+            client.get("http://localhost:1/")
+    assert time.monotonic() - started < 3
+
+
+def test_a_dripping_socks_proxy_cannot_stretch_the_connect_timeout(scripted) -> None:  # type: ignore[no-untyped-def]
+    from scripted import SendSlowly, Sleep
+
+    # Method choice, then a success reply, one byte every 0.1 s: 12 bytes, 1.2 s in all.
+    drip = scripted(
+        [SendSlowly(b"\x05\x00\x05\x00\x00\x01\x7f\x00\x00\x01\x00\x50", 0.1), Sleep(5)]
+    )
+    proxy = drip.url.replace("http://", "socks5h://")
+    started = time.monotonic()
+    with nodelay.Client(proxy=proxy, timeout=nodelay.Timeout(5, connect=0.5)) as client:
+        with pytest.raises(nodelay.ConnectTimeout):
+            client.get("http://localhost:1/")
+    assert time.monotonic() - started < 3
+
+
+def test_a_proxy_closing_mid_reply_is_a_proxy_error(scripted) -> None:  # type: ignore[no-untyped-def]
+    from scripted import Close, Send
+
+    def read(sock: socket.socket) -> None:
+        sock.recv(64)  # read what the client sent, so closing sends FIN, not RST
+
+    cut = scripted([read, Send(b"\x05\x00"), read, Send(b"\x05\x00\x00"), Close()])
+    proxy = cut.url.replace("http://", "socks5h://")
+    with nodelay.Client(proxy=proxy) as client:
+        with pytest.raises(nodelay.ProxyError, match="closed the connection in the middle of"):
+            client.get("http://localhost:1/")
