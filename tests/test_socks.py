@@ -7,7 +7,11 @@ TLS and HTTP/2 through the tunnel, the proxy's refusal, an unreachable proxy."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -378,3 +382,31 @@ def test_a_proxy_closing_mid_reply_is_a_proxy_error(scripted) -> None:  # type: 
     with nodelay.Client(proxy=proxy) as client:
         with pytest.raises(nodelay.ProxyError, match="closed the connection in the middle of"):
             client.get("http://localhost:1/")
+
+
+@pytest.mark.sync_only("the command runs in its own process")
+@pytest.mark.parametrize("how", ["-x", "ALL_PROXY"])
+def test_the_command_through_socks_as_curl(
+    socks: Microsocks, origin: _core.TestServer, how: str
+) -> None:
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    url = by_name(origin, "/bytes/64")
+    env = {k: v for k, v in os.environ.items() if k.lower() not in _PROXY_ENV}
+    args = []
+    if how == "-x":
+        args = ["-x", socks.url("socks5h")]
+    else:
+        env["ALL_PROXY"] = socks.url("socks5h")
+    ours = subprocess.run(
+        [sys.executable, "-m", "nodelay", "get", *args, url],
+        capture_output=True,
+        env=env,
+        timeout=30,
+    )
+    theirs = subprocess.run([curl, "-s", *args, url], capture_output=True, env=env, timeout=30)
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout
+    assert len(ours.stdout) == 64
+    assert socks.targets() == [("localhost", origin.port)] * 2
