@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -250,7 +251,9 @@ def test_tls_through_socks_checks_the_target_name(
     url = by_name(tls_origin)
     with nodelay.Client(proxy=socks.url("socks5h"), verify=test_ca) as client:
         ours = client.get(url)
-    with httpx.Client(proxy=socks.url("socks5h"), verify=test_ca) as oracle:
+    with httpx.Client(
+        proxy=socks.url("socks5h"), verify=ssl.create_default_context(cafile=test_ca)
+    ) as oracle:
         theirs = oracle.get(url)
     assert ours.status_code == theirs.status_code == 200
     assert ours.http_version == theirs.http_version == "HTTP/1.1"
@@ -267,7 +270,9 @@ def test_http2_by_alpn_through_socks(
     url = by_name(tls_origin)
     with nodelay.Client(proxy=socks.url("socks5h"), verify=test_ca, http2=True) as client:
         first, second = client.get(url), client.get(url)
-    with httpx.Client(proxy=socks.url("socks5h"), verify=test_ca, http2=True) as oracle:
+    with httpx.Client(
+        proxy=socks.url("socks5h"), verify=ssl.create_default_context(cafile=test_ca), http2=True
+    ) as oracle:
         theirs = oracle.get(url)
     assert first.http_version == second.http_version == theirs.http_version == "HTTP/2"
     # One tunnel each: nodelay's two requests shared one HTTP/2 connection.
@@ -313,7 +318,7 @@ def test_https_proxy_variable_with_a_socks_url(
     monkeypatch.setenv("HTTPS_PROXY", socks.url("socks5h"))
     with nodelay.Client(verify=test_ca) as client:
         assert client.get(by_name(tls_origin)).status_code == 200
-    with httpx.Client(verify=test_ca) as oracle:
+    with httpx.Client(verify=ssl.create_default_context(cafile=test_ca)) as oracle:
         assert oracle.get(by_name(tls_origin)).status_code == 200
     assert socks.targets() == [("localhost", tls_origin.port)] * 2
 
