@@ -45,12 +45,16 @@ lint: dev
 	$(PY) -m mypy.stubtest nodelay._core --ignore-disjoint-bases \
 		--allowlist stubtest-allowlist.txt
 
-# The SOCKS tests' SOCKS5 server (tests/socks_servers.py); Twisted, from TEST_DEPS, is the
+# The SOCKS5 server of the SOCKS tests (tests/socks_servers.py, perl/t/12-socks.t,
+# ruby/test/test_socks.rb; skipped where it is missing); Twisted, from TEST_DEPS, is the
 # SOCKS4/4A one.
-PYTHON_TEST_DEBS := microsocks
+SOCKS_TEST_DEBS := microsocks
 
-test-python: dev
-	$(MAKE) perl-deps PERL_DEBS="$(PYTHON_TEST_DEBS)" DEPS_FOR=pytest
+.PHONY: socks-deps
+socks-deps:
+	@$(MAKE) --no-print-directory perl-deps PERL_DEBS="$(SOCKS_TEST_DEBS)" DEPS_FOR=socks-tests
+
+test-python: dev socks-deps
 	$(PY) -m pytest -q
 
 # The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
@@ -79,7 +83,7 @@ perl-deps:
 		fi; \
 	fi
 
-test-perl:
+test-perl: socks-deps
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
@@ -119,7 +123,7 @@ bench-perl: release
 RUBY_DEBS := ruby ruby-dev ruby-faraday
 RUBY_BUILD := build/ruby
 CARGO_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug
-test-ruby:
+test-ruby: socks-deps
 	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -e '' 2>/dev/null || { \
 		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: ruby-dev and ruby-faraday are not installed"; exit 0; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(RUBY_DEBS) \
