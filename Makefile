@@ -10,7 +10,8 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 	"responses>=0.25" "requests-mock>=1.12" "requests-cache>=1.2" "hishel>=2,<3" "opentelemetry-sdk>=1.29" \
 	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12" \
 	"httpx2>=2.16,<3" "h2>=4" "opentelemetry-instrumentation-httpx>=0.66b2" "openai>=3.57" "anthropic>=2.14" \
-	"httpx-aiohttp[httpx2]>=0.2"
+	"httpx-aiohttp[httpx2]>=0.2" \
+	"socksio>=1,<2" "pysocks>=1.7,<2" "twisted>=24"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
@@ -53,7 +54,16 @@ lint: dev
 # (Debian's node-tough-cookie; installed when missing and root, otherwise that test skips).
 PY_TEST_DEBS := node-tough-cookie
 
-test-python: dev
+# The SOCKS5 server of the SOCKS tests (tests/socks_servers.py, perl/t/12-socks.t,
+# ruby/test/test_socks.rb; skipped where it is missing); Twisted, from TEST_DEPS, is the
+# SOCKS4/4A one.
+SOCKS_TEST_DEBS := microsocks
+
+.PHONY: socks-deps
+socks-deps:
+	@$(MAKE) --no-print-directory perl-deps PERL_DEBS="$(SOCKS_TEST_DEBS)" DEPS_FOR=socks-tests
+
+test-python: dev socks-deps
 	$(MAKE) --no-print-directory perl-deps PERL_DEBS="$(PY_TEST_DEBS)" DEPS_FOR=test-python
 	$(PY) -m pytest -q
 	$(MAKE) test-httpx-suites
@@ -114,7 +124,7 @@ perl-deps:
 		fi; \
 	fi
 
-test-perl:
+test-perl: socks-deps
 	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
 
@@ -154,7 +164,7 @@ bench-perl: release
 RUBY_DEBS := ruby ruby-dev ruby-faraday
 RUBY_BUILD := build/ruby
 CARGO_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug
-test-ruby:
+test-ruby: socks-deps
 	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -e '' 2>/dev/null || { \
 		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: ruby-dev and ruby-faraday are not installed"; exit 0; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(RUBY_DEBS) \

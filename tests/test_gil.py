@@ -710,6 +710,51 @@ def test_proxy_connect(ca: trustme.CA, ca_file: str) -> None:
             assert c.get(f"https://localhost:{port}/").content == BODY
 
 
+@contextlib.contextmanager
+def slow_socks5_proxy() -> Iterator[str]:
+    """A SOCKS5 proxy (no authentication, CONNECT to an IPv4 address or a name) in a thread
+    of this process that answers the method selection only ``WAIT`` s after reading it,
+    then relays bytes both ways."""
+
+    def recv_exactly(sock: socket.socket, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed mid-handshake")
+            data += chunk
+        return data
+
+    def handle(client: socket.socket, stop: threading.Event) -> None:
+        client.settimeout(IN_PROCESS_WAIT)
+        _, n_methods = recv_exactly(client, 2)
+        recv_exactly(client, n_methods)
+        if stop.wait(WAIT):
+            return
+        client.sendall(b"\x05\x00")
+        _, _, _, atyp = recv_exactly(client, 4)
+        if atyp == 1:
+            host = socket.inet_ntoa(recv_exactly(client, 4))
+        else:
+            host = recv_exactly(client, recv_exactly(client, 1)[0]).decode()
+        port = int.from_bytes(recv_exactly(client, 2), "big")
+        with socket.create_connection((host, port), timeout=IN_PROCESS_WAIT) as upstream:
+            client.sendall(b"\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00")
+            relay(client, upstream, stop)
+
+    with serving_one(handle) as port:
+        yield f"socks5h://127.0.0.1:{port}"
+
+
+def test_socks_proxy_handshake(ca: trustme.CA, ca_file: str) -> None:
+    with tls_origin(ca, handshake_delay=0) as port, slow_socks5_proxy() as proxy:
+        with (
+            gil_free("SOCKS handshake"),
+            nodelay.Client(proxy=proxy, verify=ca_file, timeout=TIMEOUT) as c,
+        ):
+            assert c.get(f"https://localhost:{port}/").content == BODY
+
+
 def test_forwarding_proxy(scripted: Callable[..., ScriptedServer]) -> None:
     """An http URL through the test suite's (Python) forwarding proxy."""
     srv = scripted(late_answer())

@@ -186,10 +186,12 @@ class Client(BaseClient):
     ``event_hooks``: ``{"request": [f, ...], "response": [g, ...]}`` as in httpx
     (``client.event_hooks``). ``max_decoded_size``: most bytes a compressed body may
     decode to (default 1 GiB), beyond which reading it raises ``DecodingError``.
-    ``proxy``: ``"http://[user:password@]host:port"`` (or ``https://``: TLS to the proxy)
-    for http and https requests, or a mapping with ``"http"``/``"https"``/``"all"``/
-    ``"no_proxy"`` keys; http requests are forwarded in absolute form, https ones go through
-    a CONNECT tunnel (TLS with the origin inside it). Without ``proxy`` and with
+    ``proxy``: ``"http://[user:password@]host:port"`` (or ``https://``: TLS to the proxy;
+    or ``socks5://``, ``socks5h://``, ``socks4://``, ``socks4a://``: a SOCKS proxy) for http
+    and https requests, or a mapping with ``"http"``/``"https"``/``"all"``/
+    ``"no_proxy"`` keys; through an HTTP proxy, http requests are forwarded in absolute
+    form, https ones go through a CONNECT tunnel (TLS with the origin inside it); through a
+    SOCKS proxy, every request goes as over a direct connection. Without ``proxy`` and with
     ``trust_env``, ``http_proxy``/``https_proxy``/``all_proxy``/``no_proxy`` (lowercase
     first, then uppercase; uppercase ``HTTP_PROXY`` ignored under CGI) are read when the
     client is created; ``proxy`` wins over them. Proxy credentials go to the proxy only.
@@ -199,8 +201,9 @@ class Client(BaseClient):
     known to support it. The body plays no part: streamed bodies (iterators, files) go over
     HTTP/2 whenever the request does, sent as the server's flow-control windows allow, each
     wait for window bounded by the write timeout (docs/http2.md). HTTP/2 requests to one
-    origin share one connection, whatever the number of threads; requests through a proxy
-    use HTTP/1.1; ``Response.http_version`` says which protocol answered.
+    origin share one connection, whatever the number of threads; requests through an HTTP
+    proxy use HTTP/1.1 (through a SOCKS proxy, HTTP/2 as on a direct connection);
+    ``Response.http_version`` says which protocol answered.
 
     Thread safety: one ``Client`` may be shared by any number of threads; the pool is locked
     inside the engine and each request runs on its calling thread with the GIL released.

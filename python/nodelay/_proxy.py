@@ -18,9 +18,13 @@ Rules (curl's, which requests and httpx mostly share):
   uppercase ``HTTP_PROXY`` is ignored (the lowercase one is not a header name).
 - ``trust_env=False`` ignores the environment.
 
-Proxy URLs are ``http://[user:password@]host[:port]`` or ``https://...`` (TLS to the
-proxy); ``host:port`` alone means ``http://``. Credentials in the URL go to the proxy only,
-as ``Proxy-Authorization: Basic``; they never appear in messages (shown as ``***@``).
+Proxy URLs are ``http://[user:password@]host[:port]``, ``https://...`` (TLS to the
+proxy), or a SOCKS proxy: ``socks5://`` (the name resolved here), ``socks5h://`` (resolved
+by the proxy), ``socks4://`` and ``socks4a://`` (curl's names, which requests and httpx
+share; port 1080 when none is given). ``host:port`` alone means ``http://``. Credentials in
+the URL go to the proxy only (``Proxy-Authorization: Basic``, or the SOCKS5
+username/password exchange, or the SOCKS4 user id); they never appear in messages (shown
+as ``***@``).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["engine_proxy_options", "mask_url"]
 
-_SUPPORTED_SCHEMES = ("http", "https")
+_SUPPORTED_SCHEMES = ("http", "https", "socks5", "socks5h", "socks4", "socks4a")
 _MAPPING_KEYS = ("http", "https", "all", "no_proxy")
 
 
@@ -67,7 +71,8 @@ def _checked(url: str | None, source: str) -> str | None:
         hint = " (pass proxy= or trust_env=False to ignore it)" if source[0] == "$" else ""
         raise ValueError(
             f"unsupported proxy scheme {scheme + '://'!r} in {source} ({mask_url(url)}): "
-            f"nodelay speaks to http:// and https:// proxies{hint}"
+            "nodelay speaks to http://, https://, socks5://, socks5h://, socks4:// and "
+            f"socks4a:// proxies{hint}"
         )
     return url
 

@@ -2,8 +2,9 @@
 //! connect deadline, with the TLS rules of `tls.rs` (verification, CA file,
 //! client certificate, SNI). The async twin of `connect.rs`, shared by the
 //! async HTTP/1.1 driver (`aio/`) and the HTTP/2 driver (`h2/`); and the
-//! async twin of `tunnel.rs`'s routes (to a forwarding proxy, or a CONNECT
-//! tunnel), over the same sans-IO CONNECT head and answer parser.
+//! async twin of `tunnel.rs`'s routes (to a forwarding proxy, a CONNECT
+//! tunnel, or through a SOCKS proxy), over the same sans-IO CONNECT head and
+//! answer parser and the same SOCKS handshake (`socks.rs`).
 
 use std::future::Future;
 use std::io::{self, IoSlice};
@@ -21,13 +22,15 @@ use tokio_rustls::TlsConnector;
 use crate::connect::connect_timed_out;
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
-use crate::proxy::{ConnKey, Proxy, Route};
+use crate::proxy::{ConnKey, Proxy, Route, SocksProxy};
+use crate::socks::{Handshake, Next, MAX_REPLY_BYTES};
 use crate::target::Origin;
 use crate::tls::{handshake_error, is_timeout, server_name, tls_timed_out, TlsSetup};
 use crate::transport::Transport;
 use crate::tunnel::{
-    connect_head, io_failure, proxy_connect_error, timed_out, unexpected_bytes, ConnectAnswer,
-    CONNECT_READ_BYTES,
+    connect_head, io_failure, proxy_connect_error, socks_closed, socks_connect_error, socks_error,
+    socks_handshake, socks_resolves_here, timed_out, unexpected_bytes, ConnectAnswer,
+    CONNECT_READ_BYTES, DURING_CONNECT, DURING_SOCKS,
 };
 
 /// The byte stream under an async connection: plain TCP or TLS over TCP.
@@ -72,8 +75,8 @@ impl AsyncTransport {
                     to_std(tcp).map_err(failed)?,
                 )))
             }
-            // HTTP/2 never goes through a proxy (as on the sync path), so
-            // ALPN never hands over a tunnelled connection.
+            // HTTP/2 never goes through an HTTP proxy (as on the sync path),
+            // so ALPN never hands over a connection tunnelled through one.
             AsyncTransport::NestedTls(_) => {
                 return Err(Error::new(
                     ErrorKind::Connect,
@@ -98,6 +101,95 @@ pub(crate) async fn connect_route(
         Route::Direct => Ok(connect(&key.origin, tls, alpn, deadlines).await?.0),
         Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines).await,
         Route::Tunnel(proxy) => open_tunnel(proxy, &key.origin, tls, alpn, deadlines).await,
+        Route::Socks(proxy) => Ok(open_socks(proxy, &key.origin, tls, alpn, deadlines)
+            .await?
+            .0),
+    }
+}
+
+/// Opens a connection to the origin of `key` on a route where the
+/// connection is the origin's own (direct, or a SOCKS tunnel: the routes
+/// HTTP/2 may take, `Route::allows_h2`), offering `alpn`; returns the
+/// protocol the origin chose, as [`connect`] does.
+pub(crate) async fn connect_origin(
+    key: &ConnKey,
+    tls: &TlsSetup,
+    alpn: &[&[u8]],
+    deadlines: &Deadlines,
+) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
+    match &key.route {
+        Route::Socks(proxy) => open_socks(proxy, &key.origin, tls, alpn, deadlines).await,
+        _ => connect(&key.origin, tls, alpn, deadlines).await,
+    }
+}
+
+/// Through a SOCKS proxy: TCP to it, the handshake (`socks.rs`), then the
+/// TLS session with an `https` origin offering `alpn`; all within the
+/// connect deadline. Returns the protocol ALPN chose, if any.
+async fn open_socks(
+    proxy: &SocksProxy,
+    origin: &Origin,
+    tls: &TlsSetup,
+    alpn: &[&[u8]],
+    deadlines: &Deadlines,
+) -> Result<(AsyncTransport, Option<Vec<u8>>), Error> {
+    let resolved = if socks_resolves_here(proxy, origin) {
+        lookup(origin, deadlines).await?
+    } else {
+        Vec::new()
+    };
+    let mut handshake = socks_handshake(proxy, origin, &resolved)?;
+    let mut tcp = connect_tcp(&proxy.origin, tls.dial().local_address, deadlines)
+        .await
+        .map_err(|e| socks_connect_error(e, proxy))?;
+    within(
+        deadlines,
+        run_socks(&mut tcp, &mut handshake, proxy, origin, deadlines),
+    )
+    .await
+    .ok_or_else(|| timed_out(proxy, deadlines))??;
+    if origin.scheme != "https" {
+        return Ok((AsyncTransport::Plain(tcp), None));
+    }
+    let stream = tls_over(tcp, origin, tls, alpn, deadlines).await?;
+    let protocol = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+    Ok((AsyncTransport::Tls(Box::new(stream)), protocol))
+}
+
+/// Moves the handshake's bytes over the tokio socket (the caller bounds the
+/// whole exchange by the connect deadline).
+async fn run_socks(
+    tcp: &mut TcpStream,
+    handshake: &mut Handshake,
+    proxy: &SocksProxy,
+    origin: &Origin,
+    deadlines: &Deadlines,
+) -> Result<(), Error> {
+    let failed = |e| io_failure(e, proxy, DURING_SOCKS, deadlines);
+    let mut chunk = [0u8; MAX_REPLY_BYTES];
+    loop {
+        match handshake.next() {
+            Next::Done => return Ok(()),
+            Next::Send(bytes) => {
+                let n = tcp.write(bytes).await.map_err(failed)?;
+                if n == 0 {
+                    return Err(failed(io::ErrorKind::WriteZero.into()));
+                }
+                handshake.sent(n);
+            }
+            Next::Receive(wanted) => {
+                let n = tcp
+                    .read(&mut chunk[..wanted.min(MAX_REPLY_BYTES)])
+                    .await
+                    .map_err(failed)?;
+                if n == 0 {
+                    return Err(socks_closed(handshake, proxy));
+                }
+                handshake
+                    .received(&chunk[..n])
+                    .map_err(|e| socks_error(e, proxy, origin))?;
+            }
+        }
     }
 }
 
@@ -157,11 +249,11 @@ async fn connect_exchange(
     stream
         .write_all(request)
         .await
-        .map_err(|e| io_failure(e, proxy, deadlines))?;
+        .map_err(|e| io_failure(e, proxy, DURING_CONNECT, deadlines))?;
     stream
         .flush()
         .await
-        .map_err(|e| io_failure(e, proxy, deadlines))?;
+        .map_err(|e| io_failure(e, proxy, DURING_CONNECT, deadlines))?;
     let mut answer = ConnectAnswer::default();
     let mut chunk = vec![0u8; CONNECT_READ_BYTES];
     loop {
@@ -174,7 +266,7 @@ async fn connect_exchange(
         match stream.read(&mut chunk).await {
             Ok(0) => return Err(answer.closed(proxy)),
             Ok(n) => answer.received(&chunk[..n]),
-            Err(e) => return Err(io_failure(e, proxy, deadlines)),
+            Err(e) => return Err(io_failure(e, proxy, DURING_CONNECT, deadlines)),
         }
     }
 }
@@ -303,27 +395,33 @@ async fn connect_addr(addr: SocketAddr, local: Option<IpAddr>) -> io::Result<Tcp
     socket.connect(addr).await
 }
 
-async fn connect_tcp(
-    origin: &Origin,
-    local: Option<IpAddr>,
-    deadlines: &Deadlines,
-) -> Result<TcpStream, Error> {
-    let timed_out = || connect_timed_out(origin, deadlines);
-    // tokio resolves on its blocking pool (getaddrinfo has no timeout of its
-    // own); literal IPs skip it. Resolution counts against the connect budget.
-    let addrs = within(
+/// The addresses of `origin`. tokio resolves on its blocking pool
+/// (getaddrinfo has no timeout of its own); literal IPs skip it. Resolution
+/// counts against the connect budget.
+async fn lookup(origin: &Origin, deadlines: &Deadlines) -> Result<Vec<SocketAddr>, Error> {
+    within(
         deadlines,
         tokio::net::lookup_host((&*origin.host, origin.port)),
     )
     .await
-    .ok_or_else(timed_out)?
+    .ok_or_else(|| connect_timed_out(origin, deadlines))?
+    .map(Iterator::collect)
     .map_err(|e| {
         Error::new(
             ErrorKind::Connect,
             format!("failed to resolve {}: {e}", origin.host),
         )
         .with_source(e)
-    })?;
+    })
+}
+
+async fn connect_tcp(
+    origin: &Origin,
+    local: Option<IpAddr>,
+    deadlines: &Deadlines,
+) -> Result<TcpStream, Error> {
+    let timed_out = || connect_timed_out(origin, deadlines);
+    let addrs = lookup(origin, deadlines).await?;
     let mut last_error: Option<io::Error> = None;
     for addr in addrs {
         let Some(attempt) = within(deadlines, connect_addr(addr, local)).await else {

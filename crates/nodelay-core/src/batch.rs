@@ -112,10 +112,7 @@ pub async fn fetch(
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         let (pool, tls) = client.h2_parts();
-        match pool
-            .send(&prepared.target.origin, tls, request, &deadlines)
-            .await?
-        {
+        match pool.send(&prepared.key, tls, request, &deadlines).await? {
             Sent::H2(response) => return h2_whole(response, started, max_decoded_bytes).await,
             // The server chose HTTP/1.1 by ALPN: the request goes on its
             // fresh connection (nothing was sent on it yet) with the HTTP/1.1

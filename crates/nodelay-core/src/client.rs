@@ -300,7 +300,7 @@ impl Client {
             None => Route::Direct,
             Some(proxies) => proxies.route(&target.origin),
         };
-        let h2 = if route == Route::Direct && self.may_use_h2(&target) {
+        let h2 = if route.allows_h2() && self.may_use_h2(&target) {
             Some(H2Request::new(
                 parts.method,
                 &target,
@@ -554,12 +554,11 @@ impl Client {
         started: Instant,
         interrupt: &dyn Interrupt,
     ) -> Result<Result<H2Exchange, Option<PooledConn>>, Error> {
-        let origin = &prepared.target.origin;
         let sent = block_on(
             async {
                 match self
                     .h2
-                    .send_streamed(origin, self.pool.tls(), request, streamed, deadlines)
+                    .send_streamed(&prepared.key, self.pool.tls(), request, streamed, deadlines)
                     .await?
                 {
                     Sent::H2(response) => {
@@ -628,7 +627,7 @@ pub(crate) fn prepare_streamed_routed(
         None => Route::Direct,
         Some(proxies) => proxies.route(&target.origin),
     };
-    let h2 = if route == Route::Direct && http2.applies_to(&target) {
+    let h2 = if route.allows_h2() && http2.applies_to(&target) {
         Some(H2Request::streamed(
             parts.method,
             &target,

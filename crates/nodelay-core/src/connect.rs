@@ -128,6 +128,23 @@ pub(crate) fn connect(
     Ok(transport)
 }
 
+/// A TCP connection to `origin` (or to the Unix socket `dial` names), with no
+/// TLS: the first hop to a SOCKS proxy.
+pub(crate) fn dial_tcp(
+    origin: &Origin,
+    dial: &Dial,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<TcpStream, Error> {
+    match &dial.uds {
+        Some(path) => connect_uds(path, origin, deadlines, interrupt),
+        None => {
+            let addrs = resolve(&origin.host, origin.port, deadlines, interrupt)?;
+            connect_tcp(origin, addrs, dial.local_address, deadlines, interrupt)
+        }
+    }
+}
+
 fn connect_tcp(
     origin: &Origin,
     addrs: Vec<SocketAddr>,

@@ -37,9 +37,11 @@ mod tls;
 mod transport;
 mod upload;
 
-// Proxies: settings and routing, NO_PROXY matching, CONNECT tunnels.
+// Proxies: settings and routing, NO_PROXY matching, CONNECT tunnels, the
+// SOCKS handshake.
 mod no_proxy;
 mod proxy;
+mod socks;
 mod tunnel;
 
 pub use aconnect::AsyncTransport;

@@ -8,18 +8,26 @@
 //! name. Nothing of the request is sent before that, so a refusing proxy
 //! never sees it in cleartext. With an `https://` proxy the CONNECT exchange
 //! runs over TLS with the proxy, and the origin's TLS session inside that.
+//!
+//! A SOCKS proxy (`socks.rs`) is driven here too, on the same connect
+//! deadline: TCP to the proxy, the handshake, then the origin's TLS (if any)
+//! directly over the tunnel, as over a direct connection.
 
+use std::fmt;
 use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::Instant;
 
 use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
 use nodelay_proto::parse_response_head;
 
-use crate::connect::connect as connect_direct;
+use crate::connect::{connect as connect_direct, dial_tcp, interrupted};
 use crate::deadline::{Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
-use crate::proxy::{ConnKey, Proxy, Route};
+use crate::proxy::{ConnKey, Proxy, Route, SocksProxy};
+use crate::resolve::resolve;
+use crate::socks::{Handshake, Next, SocksError, SocksTarget, SocksVersion, MAX_REPLY_BYTES};
 use crate::target::Origin;
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
@@ -43,6 +51,7 @@ pub(crate) fn connect_route(
         Route::Direct => connect_direct(&key.origin, tls, deadlines, interrupt),
         Route::Forward(proxy) => connect_proxy(proxy, tls, deadlines, interrupt),
         Route::Tunnel(proxy) => open(proxy, &key.origin, tls, deadlines, interrupt),
+        Route::Socks(proxy) => open_socks(proxy, &key.origin, tls, deadlines, interrupt),
     }
 }
 
@@ -61,7 +70,7 @@ fn connect_proxy(
 
 /// A failure to reach the proxy, named after it (shared with the async
 /// connect path, `aconnect.rs`).
-pub(crate) fn proxy_connect_error(e: Error, proxy: &Proxy) -> Error {
+pub(crate) fn proxy_connect_error(e: Error, proxy: &dyn fmt::Display) -> Error {
     let kind = match e.kind() {
         ErrorKind::Connect => ErrorKind::Proxy,
         other => other,
@@ -131,9 +140,9 @@ pub(crate) fn connect_head(authorization: Option<&str>, origin: &Origin) -> Vec<
 /// CONNECT exchange shares one connect timeout, so a proxy dripping its
 /// answer byte by byte cannot stretch it).
 fn connect_budget(
-    stream: &Transport,
+    tcp: &TcpStream,
     phase_end: Option<Instant>,
-    proxy: &Proxy,
+    proxy: &dyn fmt::Display,
     deadlines: &Deadlines,
 ) -> Result<(), Error> {
     let budget = match phase_end {
@@ -146,7 +155,6 @@ fn connect_budget(
             Some(left)
         }
     };
-    let tcp = stream.tcp();
     tcp.set_read_timeout(budget)
         .and_then(|()| tcp.set_write_timeout(budget))
         .map_err(|e| {
@@ -154,13 +162,25 @@ fn connect_budget(
         })
 }
 
-/// The connect timeout's error for a CONNECT exchange with `proxy`.
-pub(crate) fn timed_out(proxy: &Proxy, deadlines: &Deadlines) -> Error {
+/// The connect timeout's error for a CONNECT exchange or SOCKS handshake
+/// with `proxy`.
+pub(crate) fn timed_out(proxy: &dyn fmt::Display, deadlines: &Deadlines) -> Error {
     let doing = format!("waiting for proxy {proxy} to open a tunnel");
     deadlines.timed_out(Phase::connect(&doing))
 }
 
-pub(crate) fn io_failure(e: io::Error, proxy: &Proxy, deadlines: &Deadlines) -> Error {
+/// What a proxy exchange is called in messages.
+pub(crate) const DURING_CONNECT: &str = "CONNECT";
+pub(crate) const DURING_SOCKS: &str = "the SOCKS handshake";
+
+/// An I/O failure talking to `proxy` `during` an exchange (a timeout is the
+/// connect timeout's error).
+pub(crate) fn io_failure(
+    e: io::Error,
+    proxy: &dyn fmt::Display,
+    during: &str,
+    deadlines: &Deadlines,
+) -> Error {
     if matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -169,7 +189,7 @@ pub(crate) fn io_failure(e: io::Error, proxy: &Proxy, deadlines: &Deadlines) -> 
     }
     Error::new(
         ErrorKind::Proxy,
-        format!("connection to proxy {proxy} failed during CONNECT: {e}"),
+        format!("connection to proxy {proxy} failed during {during}: {e}"),
     )
     .with_source(e)
 }
@@ -183,21 +203,24 @@ fn send(
 ) -> Result<(), Error> {
     let mut rest = request;
     while !rest.is_empty() {
-        connect_budget(stream, phase_end, proxy, deadlines)?;
+        connect_budget(stream.tcp(), phase_end, proxy, deadlines)?;
         match stream.write(rest) {
             Ok(0) => {
                 return Err(io_failure(
                     io::ErrorKind::WriteZero.into(),
                     proxy,
+                    DURING_CONNECT,
                     deadlines,
                 ))
             }
             Ok(n) => rest = &rest[n..],
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_failure(e, proxy, deadlines)),
+            Err(e) => return Err(io_failure(e, proxy, DURING_CONNECT, deadlines)),
         }
     }
-    stream.flush().map_err(|e| io_failure(e, proxy, deadlines))
+    stream
+        .flush()
+        .map_err(|e| io_failure(e, proxy, DURING_CONNECT, deadlines))
 }
 
 /// Reads the proxy's answer to CONNECT: `Ok` for a 2xx with nothing after
@@ -218,12 +241,12 @@ fn read_answer(
             }
             return Ok(());
         }
-        connect_budget(stream, phase_end, proxy, deadlines)?;
+        connect_budget(stream.tcp(), phase_end, proxy, deadlines)?;
         match stream.read(&mut chunk) {
             Ok(0) => return Err(answer.closed(proxy)),
             Ok(n) => answer.received(&chunk[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_failure(e, proxy, deadlines)),
+            Err(e) => return Err(io_failure(e, proxy, DURING_CONNECT, deadlines)),
         }
     }
 }
@@ -336,6 +359,168 @@ fn refused(proxy: &Proxy, origin: &Origin, status: u16, reason: &str) -> Error {
         format!(
             "proxy {proxy} refused to open a tunnel to {}:{}: {status} {reason}{what}",
             origin.host, origin.port
+        ),
+    )
+}
+
+/// Opens a connection to `origin` through a SOCKS proxy: TCP to the proxy,
+/// the handshake (`socks.rs`) within the connect deadline, then for an
+/// `https` origin the TLS session with it, checked against its name.
+fn open_socks(
+    proxy: &SocksProxy,
+    origin: &Origin,
+    tls: &TlsSetup,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<Transport, Error> {
+    let resolved = if socks_resolves_here(proxy, origin) {
+        resolve(&origin.host, origin.port, deadlines, interrupt)?
+    } else {
+        Vec::new()
+    };
+    let mut handshake = socks_handshake(proxy, origin, &resolved)?;
+    let mut tcp = dial_tcp(&proxy.origin, tls.dial(), deadlines, interrupt)
+        .map_err(|e| socks_connect_error(e, proxy))?;
+    let phase_end = deadlines.until(deadlines.timeouts.connect);
+    run_socks(
+        &mut tcp,
+        &mut handshake,
+        proxy,
+        origin,
+        phase_end,
+        deadlines,
+        interrupt,
+    )?;
+    if origin.scheme != "https" {
+        return Ok(Transport::Plain(tcp));
+    }
+    Ok(Transport::Tls(Box::new(tls.handshake(
+        &origin.host,
+        tcp,
+        deadlines,
+        interrupt,
+    )?)))
+}
+
+/// Moves the handshake's bytes over the blocking socket, every wait bounded
+/// by what is left until `phase_end`.
+fn run_socks(
+    tcp: &mut TcpStream,
+    handshake: &mut Handshake,
+    proxy: &SocksProxy,
+    origin: &Origin,
+    phase_end: Option<Instant>,
+    deadlines: &Deadlines,
+    interrupt: &dyn Interrupt,
+) -> Result<(), Error> {
+    let mut chunk = [0u8; MAX_REPLY_BYTES];
+    loop {
+        connect_budget(tcp, phase_end, proxy, deadlines)?;
+        let io = match handshake.next() {
+            Next::Done => return Ok(()),
+            Next::Send(bytes) => match tcp.write(bytes) {
+                Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    handshake.sent(n);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            Next::Receive(wanted) => match tcp.read(&mut chunk[..wanted.min(MAX_REPLY_BYTES)]) {
+                Ok(0) => return Err(socks_closed(handshake, proxy)),
+                Ok(n) => {
+                    handshake
+                        .received(&chunk[..n])
+                        .map_err(|e| socks_error(e, proxy, origin))?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+        };
+        match io {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                if interrupt.should_abort() {
+                    return Err(interrupted());
+                }
+            }
+            Err(e) => return Err(io_failure(e, proxy, DURING_SOCKS, deadlines)),
+        }
+    }
+}
+
+/// Whether `origin`'s name is resolved here before the SOCKS handshake
+/// (`socks4://`, `socks5://`; an IP literal needs no resolving).
+pub(crate) fn socks_resolves_here(proxy: &SocksProxy, origin: &Origin) -> bool {
+    proxy.version.resolves_locally() && origin.host.parse::<IpAddr>().is_err()
+}
+
+/// A failure to reach a SOCKS proxy, named after it. It stays a connect
+/// error (a timeout stays `ConnectTimeout`): httpx, over socksio, raises
+/// `ConnectError` when its SOCKS proxy is unreachable, and `ProxyError` only
+/// for what the proxy answered.
+pub(crate) fn socks_connect_error(e: Error, proxy: &SocksProxy) -> Error {
+    let kind = e.kind();
+    e.recast(kind, format!("proxy {proxy}: "))
+}
+
+/// The handshake asking `proxy` for `origin`: its IP literal, the first of
+/// its `resolved` addresses (the first IPv4 one for SOCKS4) when
+/// [`socks_resolves_here`], else its name for the proxy to resolve.
+pub(crate) fn socks_handshake(
+    proxy: &SocksProxy,
+    origin: &Origin,
+    resolved: &[SocketAddr],
+) -> Result<Handshake, Error> {
+    let target = if let Ok(ip) = origin.host.parse::<IpAddr>() {
+        SocksTarget::Ip(ip)
+    } else if proxy.version.resolves_locally() {
+        let usable = |a: &&SocketAddr| proxy.version != SocksVersion::V4 || a.is_ipv4();
+        match resolved.iter().find(usable) {
+            Some(addr) => SocksTarget::Ip(addr.ip()),
+            None => return Err(socks_error(SocksError::Socks4NeedsIpv4, proxy, origin)),
+        }
+    } else {
+        SocksTarget::Name(&origin.host)
+    };
+    Handshake::new(
+        proxy.version,
+        proxy.credentials.as_ref(),
+        target,
+        origin.port,
+    )
+    .map_err(|e| socks_error(e, proxy, origin))
+}
+
+/// A failed handshake as a `ProxyError` naming the proxy (never its
+/// credentials), the target and the reply's meaning.
+pub(crate) fn socks_error(e: SocksError, proxy: &SocksProxy, origin: &Origin) -> Error {
+    let target = if origin.host.contains(':') {
+        format!("[{}]:{}", origin.host, origin.port)
+    } else {
+        format!("{}:{}", origin.host, origin.port)
+    };
+    let message = match e {
+        SocksError::Refused5(_) | SocksError::Refused4(_) => {
+            format!("proxy {proxy} refused to open a tunnel to {target}: {e}")
+        }
+        _ => format!("SOCKS handshake with proxy {proxy} for {target} failed: {e}"),
+    };
+    Error::new(ErrorKind::Proxy, message)
+}
+
+/// The error for a SOCKS proxy that closed the connection mid-handshake.
+pub(crate) fn socks_closed(handshake: &Handshake, proxy: &SocksProxy) -> Error {
+    Error::new(
+        ErrorKind::Proxy,
+        format!(
+            "proxy {proxy} closed the connection {} its {} reply",
+            if handshake.mid_reply() {
+                "in the middle of"
+            } else {
+                "before"
+            },
+            handshake.label()
         ),
     )
 }

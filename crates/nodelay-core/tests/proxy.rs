@@ -523,7 +523,7 @@ fn bad_proxy_urls_fail_when_the_client_is_built_with_credentials_masked() {
         )
         .map(|_| ())
     };
-    let err = expect_error(build("socks5://u:hunter2@127.0.0.1:1080"));
+    let err = expect_error(build("ftp://u:hunter2@127.0.0.1:1080"));
     assert_eq!(err.kind(), ErrorKind::UnsupportedProtocol);
     assert!(!err.to_string().contains("hunter2"), "{err}");
     let err = expect_error(build("http://u:hunter2@[::1"));

@@ -140,7 +140,8 @@ typedef struct nodelay_options {
   int verify;
   // A PEM bundle of trusted CAs instead of the system store, or NULL.
   const char *ca_file;
-  // A proxy URL for both `http` and `https` requests, or NULL.
+  // A proxy URL for both `http` and `https` requests (`http://`, `https://`,
+  // `socks5://`, `socks5h://`, `socks4://` or `socks4a://`), or NULL.
   const char *proxy;
   // Hosts that bypass the proxy (curl's `NO_PROXY` syntax), or NULL.
   const char *no_proxy;

@@ -53,7 +53,8 @@ pub struct nodelay_options {
     pub verify: c_int,
     /// A PEM bundle of trusted CAs instead of the system store, or NULL.
     pub ca_file: *const c_char,
-    /// A proxy URL for both `http` and `https` requests, or NULL.
+    /// A proxy URL for both `http` and `https` requests (`http://`, `https://`,
+    /// `socks5://`, `socks5h://`, `socks4://` or `socks4a://`), or NULL.
     pub proxy: *const c_char,
     /// Hosts that bypass the proxy (curl's `NO_PROXY` syntax), or NULL.
     pub no_proxy: *const c_char,

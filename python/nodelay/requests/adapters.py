@@ -243,8 +243,6 @@ class HTTPAdapter(BaseAdapter):
         if proxy is not None:
             if "://" not in proxy:
                 proxy = "http://" + proxy
-            if proxy.lower().startswith("socks"):
-                raise InvalidSchema(f"SOCKS proxies are not supported by nodelay: {proxy!r}")
             if not urlsplit(proxy).hostname:
                 raise InvalidProxyURL(
                     "Please check proxy URL. It is malformed and could be missing the host."

@@ -136,7 +136,7 @@ impl AsyncClient {
             encode_inline(parts, &request_target, &target.authority, &headers)?;
         drop((request_target, headers));
         let idempotent = is_idempotent(parts.method);
-        let h2 = if route == Route::Direct && self.may_use_h2(&target) {
+        let h2 = if route.allows_h2() && self.may_use_h2(&target) {
             Some(H2Request::new(
                 parts.method,
                 &target,
@@ -237,13 +237,7 @@ impl AsyncClient {
         let inner = &self.inner;
         let sent = inner
             .h2
-            .send_streamed(
-                &prepared.target.origin,
-                inner.pool.tls(),
-                request,
-                body,
-                deadlines,
-            )
+            .send_streamed(&prepared.key, inner.pool.tls(), request, body, deadlines)
             .await?;
         Ok(match sent {
             Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),

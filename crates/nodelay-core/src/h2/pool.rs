@@ -1,5 +1,5 @@
-//! One HTTP/2 connection per origin, shared by every request and thread of a
-//! client: found (or made, once, however many requests ask at the same time)
+//! One HTTP/2 connection per origin (and route: direct, or through a given
+//! SOCKS proxy), shared by every request and thread of a client: found (or made, once, however many requests ask at the same time)
 //! under a per-origin async lock; a request the server did not answer goes
 //! again when that is safe (`error::unanswered`, docs/http2.md).
 
@@ -21,7 +21,7 @@ use crate::fork;
 use crate::pool::Pool;
 /// The client's connection slot an HTTP/2 connection holds while it lives.
 pub(crate) use crate::pool::SlotLease as Lease;
-use crate::target::Origin;
+use crate::proxy::ConnKey;
 use crate::tls::{TlsSetup, ALPN_H2, ALPN_HTTP11};
 
 /// What ALPN offers for an `https` origin: HTTP/2 first, HTTP/1.1 as fallback.
@@ -48,10 +48,10 @@ pub(crate) enum Sent {
     Http1(Option<AsyncTransport>),
 }
 
-/// Per-client map origin → HTTP/2 connection.
+/// Per-client map pool key (origin and route) → HTTP/2 connection.
 pub(crate) struct H2Pool {
     /// The fork generation the connections belong to, and the slots.
-    slots: Mutex<(u64, HashMap<Origin, SlotRef>)>,
+    slots: Mutex<(u64, HashMap<ConnKey, SlotRef>)>,
     next_id: AtomicU64,
     /// The client's pool, whose `max_connections` our connections count
     /// towards (`None`: unbounded).
@@ -136,7 +136,7 @@ impl H2Pool {
         }
     }
 
-    fn slot(&self, origin: &Origin) -> SlotRef {
+    fn slot(&self, key: &ConnKey) -> SlotRef {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         // A forked child shares no connection with its parent (their runtime
         // is gone too). The parent's are leaked, not dropped: dropping one
@@ -149,7 +149,7 @@ impl H2Pool {
         Arc::clone(
             slots
                 .1
-                .entry(origin.clone())
+                .entry(key.clone())
                 .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(Slot::Unknown))),
         )
     }
@@ -163,18 +163,19 @@ impl H2Pool {
             .clear();
     }
 
-    /// The connection for `origin`: the shared one, or a new one when there is
+    /// The connection for `key`: the shared one, or a new one when there is
     /// none or it is `avoid` (the one a request just saw fail). Connecting
-    /// happens under the origin's lock, so concurrent first requests make one
+    /// happens under the key's lock, so concurrent first requests make one
     /// connection, not one each.
     async fn route(
         &self,
-        origin: &Origin,
+        key: &ConnKey,
         tls: &TlsSetup,
         deadlines: &Deadlines,
         avoid: Option<u64>,
     ) -> Result<Result<(H2Conn, Option<OpenStream>), Option<AsyncTransport>>, Error> {
-        let slot = self.slot(origin);
+        let slot = self.slot(key);
+        let origin = &key.origin;
         let mut slot = slot.lock().await;
         match &*slot {
             Slot::Ready(conn) if conn.is_open() && Some(conn.id) != avoid => {
@@ -185,7 +186,8 @@ impl H2Pool {
         }
         // Dropped (the slot freed) if connecting fails.
         let lease = self.lease_slot(deadlines).await?;
-        let (io, chosen) = aconnect::connect(origin, tls, ALPN_H2_THEN_HTTP11, deadlines).await?;
+        let (io, chosen) =
+            aconnect::connect_origin(key, tls, ALPN_H2_THEN_HTTP11, deadlines).await?;
         if matches!(io, AsyncTransport::Tls(_)) && chosen.as_deref() != Some(ALPN_H2) {
             *slot = Slot::Http1Only;
             // The HTTP/1.1 pool counts the connection itself when it adopts it.
@@ -214,18 +216,18 @@ impl H2Pool {
         Ok(Ok((conn, Some(first))))
     }
 
-    /// Sends `request` to `origin` over HTTP/2 and waits for the response head.
+    /// Sends `request` over HTTP/2 on the connection for `key` (the request's
+    /// origin and route) and waits for the response head.
     /// Over TLS, when the server's ALPN choice is HTTP/1.1, returns
     /// `Sent::Http1` instead (the origin is remembered as HTTP/1.1-only).
     pub async fn send(
         &self,
-        origin: &Origin,
+        key: &ConnKey,
         tls: &TlsSetup,
         request: &H2Request,
         deadlines: &Deadlines,
     ) -> Result<Sent, Error> {
-        self.send_streamed(origin, tls, request, None, deadlines)
-            .await
+        self.send_streamed(key, tls, request, None, deadlines).await
     }
 
     /// [`H2Pool::send`] for a request made by `H2Request::streamed`, its body
@@ -234,7 +236,7 @@ impl H2Pool {
     /// [`StreamedBody::rewind`]).
     pub async fn send_streamed(
         &self,
-        origin: &Origin,
+        key: &ConnKey,
         tls: &TlsSetup,
         request: &H2Request,
         mut body: Option<&mut StreamedBody<'_>>,
@@ -243,7 +245,7 @@ impl H2Pool {
         let mut retries = RetriesLeft::new();
         let mut avoid = None;
         loop {
-            let (conn, first) = match self.route(origin, tls, deadlines, avoid).await? {
+            let (conn, first) = match self.route(key, tls, deadlines, avoid).await? {
                 Ok(routed) => routed,
                 Err(transport) => return Ok(Sent::Http1(transport)),
             };
