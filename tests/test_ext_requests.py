@@ -27,7 +27,7 @@ from conftest import expected_bytes
 from nodelay import _core
 from nodelay.ext.requests import Adapter, Session
 from proxy_server import ProxyServer
-from scripted import Close, Recv, ScriptedServer, Send, Sleep, response
+from scripted import Close, Recv, ScriptedServer, Send, SendSlowly, Sleep, response
 from urllib3.util.retry import Retry
 
 SESSIONS = ("requests", "nodelay")
@@ -449,3 +449,13 @@ def test_statuses_left_after_retries_are_retry_error(session: requests.Session) 
         with pytest.raises(requests.exceptions.RetryError):
             session.get(f"http://127.0.0.1:{srv.port}/")
         assert len(srv.requests) == 2
+
+
+def test_raw_read_waits_for_the_size_asked(session: requests.Session) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"
+    script = [Recv(), Send(head), SendSlowly(b"abcdefghijkl", interval=0.02, chunk=3)]
+    with ScriptedServer(script) as srv:
+        r = session.get(f"http://127.0.0.1:{srv.port}/", stream=True)
+        assert r.raw.read(5) == b"abcde"
+        assert r.raw.read(5) == b"fghij"
+        assert r.raw.read(5) == b"kl"
