@@ -459,3 +459,25 @@ def test_raw_read_waits_for_the_size_asked(session: requests.Session) -> None:
         assert r.raw.read(5) == b"abcde"
         assert r.raw.read(5) == b"fghij"
         assert r.raw.read(5) == b"kl"
+
+
+def test_pool_block_waits_for_a_connection() -> None:
+    srv = _core.TestServer("127.0.0.1", 0, 1)
+    try:
+        with requests.Session() as s:
+            s.mount("http://", Adapter(pool_maxsize=1, pool_block=True))
+            statuses: list[int] = []
+            threads = [
+                threading.Thread(
+                    target=lambda: statuses.append(s.get(f"{srv.url}/delay/200").status_code)
+                )
+                for _ in range(3)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert statuses == [200, 200, 200]
+        assert srv.connections() == 1  # the others waited for the one connection
+    finally:
+        srv.close()
