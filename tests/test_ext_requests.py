@@ -442,7 +442,10 @@ def test_proxy_credentials_go_to_the_proxy_only(
 
 
 def test_statuses_left_after_retries_are_retry_error(session: requests.Session) -> None:
-    unavailable = response(503, b"busy", reason="Service Unavailable")
+    # One response per connection, said so: no client tries a connection the server closed.
+    unavailable = response(
+        503, b"busy", headers=[("Connection", "close")], reason="Service Unavailable"
+    )
     with ScriptedServer([Recv(), Send(unavailable)]) as srv:
         retry = Retry(total=1, status_forcelist=[503], backoff_factor=0)
         session.mount("http://", type(session.get_adapter("http://x/"))(max_retries=retry))
