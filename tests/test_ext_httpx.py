@@ -394,3 +394,31 @@ def test_async_trace_events(side: Side, server: _core.TestServer) -> None:
 
     asyncio.run(main())
     assert in_order(TRACED, events)
+
+
+# -- the GIL ---------------------------------------------------------------------------------------
+
+
+def test_gil_released_while_waiting(ext: ModuleType) -> None:
+    """The transport waits for the head and for each piece of the body without the GIL
+    (tests/test_gil.py's witnesses: a pure-Python thread keeps running, and the scripted
+    server, a thread of this process, can send the rest of its answer)."""
+    from test_gil import BODY, gil_free, head_then_body, late_answer
+
+    lib = importlib.import_module(ext.__name__.rsplit(".", 1)[1])
+    timeout = lib.Timeout(10.0, read=3.0)
+    with ScriptedServer(late_answer()) as srv, ext.Client(timeout=timeout) as client:
+        with gil_free(f"{ext.__name__}.Client: the response head"):
+            assert client.get(srv.url + "/").content == BODY
+    with ScriptedServer(head_then_body(BODY, at_once=BODY[:10])) as srv:
+        with ext.Client(timeout=timeout) as client, client.stream("GET", srv.url + "/") as r:
+            with gil_free(f"{ext.__name__}.Client: the body"):
+                assert r.read() == BODY
+
+    async def main() -> bytes:
+        async with ext.AsyncClient(timeout=timeout) as client:
+            return (await client.get(srv.url + "/")).content  # type: ignore[no-any-return]
+
+    with ScriptedServer(late_answer()) as srv:
+        with gil_free(f"{ext.__name__}.AsyncClient: the response head"):
+            assert asyncio.run(main()) == BODY

@@ -27,7 +27,7 @@ from conftest import expected_bytes
 from nodelay import _core
 from nodelay.ext.requests import Adapter, Session
 from proxy_server import ProxyServer
-from scripted import Close, Recv, ScriptedServer, Send, Sleep, response
+from scripted import Close, Recv, ScriptedServer, Send, SendSlowly, Sleep, response
 from urllib3.util.retry import Retry
 
 SESSIONS = ("requests", "nodelay")
@@ -442,10 +442,45 @@ def test_proxy_credentials_go_to_the_proxy_only(
 
 
 def test_statuses_left_after_retries_are_retry_error(session: requests.Session) -> None:
-    unavailable = response(503, b"busy", reason="Service Unavailable")
+    # One response per connection, said so: no client tries a connection the server closed.
+    unavailable = response(
+        503, b"busy", headers=[("Connection", "close")], reason="Service Unavailable"
+    )
     with ScriptedServer([Recv(), Send(unavailable)]) as srv:
         retry = Retry(total=1, status_forcelist=[503], backoff_factor=0)
         session.mount("http://", type(session.get_adapter("http://x/"))(max_retries=retry))
         with pytest.raises(requests.exceptions.RetryError):
             session.get(f"http://127.0.0.1:{srv.port}/")
         assert len(srv.requests) == 2
+
+
+def test_raw_read_waits_for_the_size_asked(session: requests.Session) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"
+    script = [Recv(), Send(head), SendSlowly(b"abcdefghijkl", interval=0.02, chunk=3)]
+    with ScriptedServer(script) as srv:
+        r = session.get(f"http://127.0.0.1:{srv.port}/", stream=True)
+        assert r.raw.read(5) == b"abcde"
+        assert r.raw.read(5) == b"fghij"
+        assert r.raw.read(5) == b"kl"
+
+
+def test_pool_block_waits_for_a_connection() -> None:
+    srv = _core.TestServer("127.0.0.1", 0, 1)
+    try:
+        with requests.Session() as s:
+            s.mount("http://", Adapter(pool_maxsize=1, pool_block=True))
+            statuses: list[int] = []
+            threads = [
+                threading.Thread(
+                    target=lambda: statuses.append(s.get(f"{srv.url}/delay/200").status_code)
+                )
+                for _ in range(3)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert statuses == [200, 200, 200]
+        assert srv.connections() == 1  # the others waited for the one connection
+    finally:
+        srv.close()

@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 
-_FAILURES = (*_engine.ENGINE_ERRORS, InvalidURL)
+_FAILURES = (*_engine.ENGINE_ERRORS, InvalidURL, StreamConsumed)
 """What an engine call raises that the bridge maps (``Binding.errors``)."""
 
 
@@ -361,10 +361,17 @@ class AsyncEnginePool(_PoolBase):
 
 class TransportMixin:
     """``Transport``: the library's ``HTTPTransport`` with the engine as its pool. Its
-    ``handle_request``, ``close`` and context manager are the library's own."""
+    ``handle_request``, ``close`` and context manager are the library's own.
+    ``AsyncTransportMixin`` is the same with the asyncio engine (``_pool_class``)."""
 
     _binding: ClassVar[Binding]
     _pool: Any
+
+    @staticmethod
+    def _pool_class(options: _core.EngineOptions, retries: int, binding: Binding) -> Any:
+        from .. import _core
+
+        return EnginePool(_core.Engine(options), retries, binding)
 
     def __init__(
         self,
@@ -380,51 +387,27 @@ class TransportMixin:
         retries: int = 0,
         socket_options: Any = None,
     ) -> None:
-        from .. import _core
-
-        _refuse_socket_options(socket_options)
+        if socket_options:
+            raise ValueError(
+                "nodelay's transport does not take socket_options "
+                "(its sockets always have TCP_NODELAY; uds= and local_address= are supported)"
+            )
         options = self._binding.engine_options(
             verify, cert, trust_env, http1, http2, limits, proxy, uds, local_address
         )
-        self._pool = EnginePool(_core.Engine(options), int(retries), self._binding)
+        self._pool = self._pool_class(options, int(retries), self._binding)
 
 
-class AsyncTransportMixin:
-    """``AsyncTransport``: the library's ``AsyncHTTPTransport`` with the asyncio engine
-    as its pool."""
+class AsyncTransportMixin(TransportMixin):
+    """``AsyncTransport``: the library's ``AsyncHTTPTransport`` with the asyncio engine as
+    its pool (``handle_async_request``, ``aclose`` and the async context manager are the
+    library's own)."""
 
-    _binding: ClassVar[Binding]
-    _pool: Any
-
-    def __init__(
-        self,
-        verify: Any = True,
-        cert: Any = None,
-        trust_env: bool = True,
-        http1: bool = True,
-        http2: bool = False,
-        limits: Any = None,
-        proxy: Any = None,
-        uds: str | None = None,
-        local_address: str | None = None,
-        retries: int = 0,
-        socket_options: Any = None,
-    ) -> None:
+    @staticmethod
+    def _pool_class(options: _core.EngineOptions, retries: int, binding: Binding) -> Any:
         from .. import _core
 
-        _refuse_socket_options(socket_options)
-        options = self._binding.engine_options(
-            verify, cert, trust_env, http1, http2, limits, proxy, uds, local_address
-        )
-        self._pool = AsyncEnginePool(_core.AsyncEngine(options), int(retries), self._binding)
-
-
-def _refuse_socket_options(socket_options: Any) -> None:
-    if socket_options:
-        raise ValueError(
-            "nodelay's transport does not take socket_options "
-            "(its sockets always have TCP_NODELAY; uds= and local_address= are supported)"
-        )
+        return AsyncEnginePool(_core.AsyncEngine(options), retries, binding)
 
 
 class ClientMixin:

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["EngineBody"]
 
 
+def _piece_size(wanted: int | None) -> int:
+    return READ_MAX_BYTES if wanted is None else min(wanted, READ_MAX_BYTES)
+
+
 class EngineBody:
     """A binary file-like object over a ``RawStream``, with the parts of
     ``http.client.HTTPResponse`` that urllib3 and requests touch (``msg``, ``isclosed``,
@@ -65,15 +69,26 @@ class EngineBody:
         return True
 
     def read(self, amt: int | None = None) -> bytes:
-        """Up to ``amt`` bytes of the body (at least one unless at its end); all the rest
-        for ``None``; ``b""`` at the end."""
+        """``amt`` bytes of the body, fewer only at its end (as http.client's ``read``);
+        all the rest for ``None``; ``b""`` at the end. Each engine read asks for at most
+        ``READ_MAX_BYTES``, so a large ``amt`` allocates no more than arrives."""
         stream = self._stream
         try:
-            if amt is not None:
-                return stream.read(amt, amt, False) if amt > 0 else b""
-            pieces = []
-            while piece := stream.read(READ_MAX_BYTES, READ_MAX_BYTES, False):
+            if amt is not None and amt <= 0:
+                return b""
+            size = _piece_size(amt)
+            first = stream.read(size, size, False)
+            if not first or (amt is not None and len(first) >= amt):
+                return first
+            pieces = [first]
+            got = len(first)
+            while amt is None or got < amt:
+                size = _piece_size(None if amt is None else amt - got)
+                piece = stream.read(size, size, False)
+                if not piece:
+                    break
                 pieces.append(piece)
+                got += len(piece)
             return b"".join(pieces)
         except nd.TimeoutException:
             raise  # a TimeoutError already: urllib3's ReadTimeoutError
