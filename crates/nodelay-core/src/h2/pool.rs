@@ -21,6 +21,7 @@ use crate::fork;
 use crate::pool::Pool;
 /// The client's connection slot an HTTP/2 connection holds while it lives.
 pub(crate) use crate::pool::SlotLease as Lease;
+use crate::proxy::Route;
 use crate::target::Origin;
 use crate::tls::{TlsSetup, ALPN_H2, ALPN_HTTP11};
 
@@ -127,12 +128,20 @@ impl H2Pool {
         }
     }
 
-    /// A slot for a new connection, waiting for one until the pool deadline
-    /// (any release of the pool wakes the wait, `pool/asynchronous.rs`).
-    async fn lease_slot(&self, deadlines: &Deadlines) -> Result<Option<Lease>, Error> {
+    /// A slot for a new connection to `origin`, waiting for one until the
+    /// pool deadline (any release of the pool wakes the wait,
+    /// `pool/asynchronous.rs`).
+    async fn lease_slot(
+        &self,
+        origin: &Origin,
+        deadlines: &Deadlines,
+    ) -> Result<Option<Lease>, Error> {
         match &self.bound {
             None => Ok(None),
-            Some(pool) => pool.lease(deadlines).await.map(Some),
+            Some(pool) => pool
+                .lease(Route::Direct.key(origin), deadlines)
+                .await
+                .map(Some),
         }
     }
 
@@ -184,7 +193,7 @@ impl H2Pool {
             _ => {}
         }
         // Dropped (the slot freed) if connecting fails.
-        let lease = self.lease_slot(deadlines).await?;
+        let lease = self.lease_slot(origin, deadlines).await?;
         let (io, chosen) = aconnect::connect(origin, tls, ALPN_H2_THEN_HTTP11, deadlines).await?;
         if matches!(io, AsyncTransport::Tls(_)) && chosen.as_deref() != Some(ALPN_H2) {
             *slot = Slot::Http1Only;
