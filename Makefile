@@ -5,11 +5,14 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 # What the test suite imports (the checkout's venv and each wheel's test venv install it).
 TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
-	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9"
+	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9" \
+	"dask[bag]>=2024.1" "distributed>=2024.1" "pyarrow>=15"
+# What only `make test-scale` needs: Ray with Ray Data is hundreds of MB (docs/scale-out.md).
+SCALE_DEPS := "ray[data]>=2.9"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-scale test-perl test-ruby asan-ruby lint bench clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -46,6 +49,12 @@ lint: dev
 
 test-python: dev
 	$(PY) -m pytest -q
+
+# The long cluster tests (tests/test_ext_dask.py, tests/test_ext_ray.py marked `scale`):
+# 20,000 URLs on local 2-worker Dask and Ray clusters, a worker killed mid-run.
+test-scale: dev
+	$(PY) -m pip install --quiet $(SCALE_DEPS)
+	$(PY) -m pytest -q -m scale tests/test_ext_dask.py tests/test_ext_ray.py
 
 # The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
 # and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).

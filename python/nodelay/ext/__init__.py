@@ -1,0 +1,1 @@
+"""Integrations with what users already run; each imports its library lazily."""
