@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import nodelay
 import pytest
 from counting_server import CountingServer
+from nodelay import _core
 
 # Seconds each answer is held back, so that concurrent requests overlap at the server.
 HOLD = 0.02
@@ -216,3 +217,21 @@ def test_bad_limits_are_refused() -> None:
         nodelay.Client(rate_limit=5)  # type: ignore[arg-type]
     assert nodelay.RateLimit(5, 2) == nodelay.RateLimit(5.0, burst=2, per_host=True)
     assert "max_connections_per_host=3" in repr(per_host(3))
+
+
+def test_http2_streams_take_a_turn_each() -> None:
+    server = _core.TestServer("127.0.0.1", 0, 1, http2=True)
+    try:
+        limit = nodelay.RateLimit(20, burst=1)
+        with nodelay.Client(http2="prior_knowledge", rate_limit=limit, timeout=10) as client:
+            started = time.monotonic()
+            responses = client.get_many([f"{server.url}/bytes/10?i={i}" for i in range(6)])
+            took = time.monotonic() - started
+            assert {r.http_version for r in responses} == {"HTTP/2"}
+            assert client.get(f"{server.url}/bytes/10").status_code == 200
+        # One connection carried the 7 requests; the 6 of the batch waited their turns
+        # (5 gaps of 50 ms after the first).
+        assert server.connections() == 1
+        assert took >= 5 * 0.05
+    finally:
+        server.close()
