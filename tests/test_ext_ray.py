@@ -1,11 +1,13 @@
 """``nodelay.ext.ray`` on a real local Ray (``ray.init(num_cpus=2)``) against the embedded
 server and a counting server: every URL once with its body, failures as records, the
-per-host limit and the rate as the server sees them, Parquet output, 20,000 URLs. All
-marked ``scale``: Ray is hundreds of MB and seconds to start, so it is
+per-host limit and the rate as the server sees them, Parquet output, 20,000 URLs, an
+actor killed mid-run. All marked ``scale``: Ray is hundreds of MB and seconds to start, so it is
 installed and run by ``make test-scale`` only."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import time
 from collections.abc import Iterator
@@ -91,3 +93,45 @@ def test_twenty_thousand_urls_each_once(local_ray: Any, server: _core.TestServer
     rows = nr.fetch(urls, partition_size=1000).take_all()
     print(f"20,000 URLs, 2 Ray actors: {time.monotonic() - started:.1f} s with the rows")
     check_rows(rows, urls)
+
+
+def fetcher_actor_pids() -> list[int]:
+    """The processes of the actors running ``Fetcher`` (Ray titles them
+    ``ray::MapWorker(MapBatches(Fetcher))...``; the state API needs the dashboard)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                title = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if title.startswith("ray::") and "Fetcher" in title:
+            pids.append(int(entry))
+    return pids
+
+
+def test_an_actor_killed_mid_run_and_every_url_still_once(
+    local_ray: Any, server: _core.TestServer
+) -> None:
+    # 40 batches of 50 URLs of 50 ms each, 10 in flight: about 0.25 s a batch.
+    urls = [f"{server.url}/delay/50?i={i}" for i in range(2000)]
+    ds = ray.data.from_items([{"url": u} for u in urls], override_num_blocks=40)
+    rows_iter = iter(
+        ds.map_batches(
+            nr.Fetcher,
+            fn_constructor_kwargs={"concurrency": 10},
+            compute=ray.data.ActorPoolStrategy(size=2),
+            batch_size=50,
+            max_restarts=2,
+            max_task_retries=2,
+        ).iter_rows()
+    )
+    rows = [next(rows_iter)]
+    victims = fetcher_actor_pids()
+    assert victims, "no Fetcher actor found"
+    os.kill(victims[0], signal.SIGKILL)
+    rows.extend(rows_iter)
+    assert sorted(r["url"] for r in rows) == sorted(urls)
+    assert all(r["status"] == 200 for r in rows)
