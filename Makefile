@@ -11,11 +11,14 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12" \
 	"httpx2>=2.16,<3" "h2>=4" "opentelemetry-instrumentation-httpx>=0.66b2" "openai>=3.57" "anthropic>=2.14" \
 	"httpx-aiohttp[httpx2]>=0.2" \
-	"socksio>=1,<2" "pysocks>=1.7,<2" "twisted>=24"
+	"socksio>=1,<2" "pysocks>=1.7,<2" "twisted>=24" \
+	"dask[bag]>=2024.1" "distributed>=2024.1" "pyarrow>=15"
+# What only `make test-scale` needs: Ray with Ray Data is hundreds of MB (docs/scale-out.md).
+SCALE_DEPS := "ray[data]>=2.9"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-perl test-ruby asan-ruby lint bench bench-full bench-peers clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-scale test-perl test-ruby asan-ruby lint bench bench-full bench-peers clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -97,6 +100,12 @@ test-httpx-suites: dev
 		$(SUITE_RUN) --library httpx --swap $$swap --known-failures tests/suites/httpx-known-failures.txt; \
 		$(SUITE_RUN) --library httpx2 --swap $$swap --known-failures $(SUITES)/httpx2-known-failures.txt; \
 	done
+
+# The long cluster tests (tests/test_ext_dask.py, tests/test_ext_ray.py marked `scale`):
+# 20,000 URLs on local 2-worker Dask and Ray clusters, a worker killed mid-run.
+test-scale: dev
+	$(PY) -m pip install --quiet $(SCALE_DEPS)
+	$(PY) -m pytest -q -m scale tests/test_ext_dask.py tests/test_ext_ray.py
 
 # The Perl front (perl/, XS over crates/nodelay-ffi): core Perl, a C compiler
 # and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).

@@ -191,7 +191,7 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host)
     SV *timeout
     int verify
     SV *agent
@@ -200,6 +200,10 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
     unsigned int http2
     int cookies
     SV *ca_file
+    unsigned int max_per_host
+    double rate_per_second
+    unsigned int rate_burst
+    int rate_per_host
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -217,6 +221,10 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
     o.http2 = http2;
     o.cookies = cookies;
     o.ca_file = SvOK(ca_file) ? SvPV_nolen(ca_file) : NULL;
+    o.max_connections_per_host = max_per_host;
+    o.rate_per_second = rate_per_second;
+    o.rate_burst = rate_burst;
+    o.rate_per_host = rate_per_host;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)

@@ -48,6 +48,7 @@ EXPECTED = {
     "Response",
     "Timeout",
     "Limits",
+    "RateLimit",
     "CookieJar",
     "Cookie",
     "Auth",

@@ -62,6 +62,14 @@ sub new {
     my $jar_object = blessed($jar) ? $jar : undef;
     Nodelay::X->throw(1000, 'cookie_jar must be a file name or an object with add_cookie_header and extract_cookies')
         if ($jar_object && !($jar->can('add_cookie_header') && $jar->can('extract_cookies'))) || (ref $jar && !$jar_object);
+    # max_connections_per_host: connections open at once to one origin (busy,
+    # idle and being opened). rate_limit => { per_second => R, burst => B,
+    # per_host => 1 }: requests started per second, per origin (or for the
+    # whole client), after a burst of B (default a fifth of a second's worth,
+    # at least 1); a request waits for its turn within the pool timeout.
+    my $rate = $args{rate_limit};
+    Nodelay::X->throw(1000, 'rate_limit must be a hash reference with per_second')
+        if defined $rate && (ref $rate ne 'HASH' || !defined $rate->{per_second});
     my ($code, $handle) = Nodelay::XS::client_new(
         $args{timeout},
         (exists $args{verify} ? ($args{verify} ? 1 : 0) : 1),
@@ -72,6 +80,10 @@ sub new {
         ($jar_object || (exists $args{cookies} && !$args{cookies}) ? 0 : 1),
         # ca_file: a PEM bundle of the CAs to trust instead of the system's.
         $args{ca_file},
+        $args{max_connections_per_host} // 0,
+        ($rate ? $rate->{per_second} : 0),
+        ($rate ? $rate->{burst} // 0 : 0),
+        ($rate && exists $rate->{per_host} && !$rate->{per_host} ? 0 : 1),
     );
     Nodelay::X->throw($code, $handle) if $code;
     my $self = bless { handle => $handle, jar => $jar_object }, $class;
@@ -188,5 +200,11 @@ Nodelay - HTTP client over the nodelay Rust engine
 
 Failures are thrown as L<Nodelay::X> objects: C<Nodelay::X::Timeout>,
 C<Nodelay::X::Connect>, C<Nodelay::X::Interrupted> and C<Nodelay::X> itself.
+
+Politeness per host: C<< max_connections_per_host => 4 >> bounds the
+connections open at once to one origin; C<< rate_limit => { per_second => 10,
+burst => 2, per_host => 1 } >> spaces the requests each origin receives (see
+docs/pool.md). A request that cannot get a connection or its turn within the
+pool timeout throws C<Nodelay::X::Timeout>.
 
 =cut

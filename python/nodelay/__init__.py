@@ -13,7 +13,7 @@ from ._asgi import ASGITransport
 from ._async_client import AsyncClient
 from ._auth import Auth, BasicAuth, BearerAuth, DigestAuth, FunctionAuth, NetRCAuth
 from ._client import Client, Session
-from ._config import Limits, Timeout
+from ._config import Limits, RateLimit, Timeout
 from ._cookies import Cookie, CookieJar
 from ._cookies import CookieJar as Cookies
 from ._core import __version__
@@ -105,6 +105,7 @@ __all__ = [
     "ProtocolError",
     "ProxyError",
     "QueryParams",
+    "RateLimit",
     "ReadError",
     "ReadTimeout",
     "RemoteProtocolError",

@@ -11,6 +11,7 @@ from ._config import (
     DEFAULT_MAX_REDIRECTS,
     UNSET,
     Limits,
+    RateLimit,
     Timeout,
     _Unset,
     timeout_tuple,
@@ -71,12 +72,16 @@ def engine_options_for(
     http2: bool | str,
     uds: str | None = None,
     local_address: str | None = None,
+    rate_limit: RateLimit | None = None,
 ) -> _core.EngineOptions:
     """The settings of ``_core.Engine`` / ``_core.AsyncEngine`` for a client's or a
     transport's arguments (both engines take the same ``_core.EngineOptions``); a bad
     ``http2`` raises ValueError."""
     if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
         raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
+    if rate_limit is not None and not isinstance(rate_limit, RateLimit):
+        kind = type(rate_limit).__name__
+        raise TypeError(f"rate_limit must be a nodelay.RateLimit or None, not {kind}")
     return _core.EngineOptions(
         max_connections=limits.max_connections,
         max_keepalive=limits.max_keepalive_connections,
@@ -89,6 +94,8 @@ def engine_options_for(
         http2=_HTTP2_MODES[http2],
         uds=uds,
         local_address=local_address,
+        max_connections_per_host=limits.max_connections_per_host,
+        **(rate_limit.engine_options() if rate_limit is not None else {}),
     )
 
 
@@ -162,6 +169,7 @@ class BaseClient:
         transport: Any = None,
         mounts: Mapping[str, Any] | None = None,
         default_encoding: str | Callable[[bytes], str | None] | None = None,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         # ``Response.encoding`` without a charset: set on each response by ``_flow``, so
         # a client with one leaves the hot path (``_plain``), which builds none.
@@ -190,7 +198,14 @@ class BaseClient:
         # last one built, reused while the defaults and the body kind stay the same.
         self._typed_pairs: tuple[Pairs, str, Pairs] | None = None
         engine_options = engine_options_for(
-            self._limits, verify, cert, max_decoded_size, proxy, trust_env, http2
+            self._limits,
+            verify,
+            cert,
+            max_decoded_size,
+            proxy,
+            trust_env,
+            http2,
+            rate_limit=rate_limit,
         )
         if self._adopted is not None:
             self._engine = self._adopted._engine  # HTTPTransport: its engine, same hot path

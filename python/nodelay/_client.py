@@ -170,7 +170,9 @@ class Client(BaseClient):
     ``params``: added to every request's query (per-request params of the same name win).
     ``timeout``: seconds, ``None``, a ``(connect, read)`` pair or a ``Timeout``; default
     ``Timeout()`` (connect 10 s, read/write/pool 30 s). ``follow_redirects`` (default False,
-    httpx) and ``max_redirects`` (20). ``limits``: the pool's ``Limits``.
+    httpx) and ``max_redirects`` (20). ``limits``: the pool's ``Limits`` (with
+    ``max_connections_per_host``). ``rate_limit``: a ``RateLimit`` (requests started per
+    second, per host by default; docs/pool.md), none by default.
     ``cookies``: a ``CookieJar`` (used as is, so several clients may share it) or a dict
     (cookies sent to every host); the jar stores every response's Set-Cookie and sends
     its cookies by RFC 6265 rules (``client.cookies``). ``auth``: a ``(user, password)``

@@ -1,4 +1,4 @@
-"""Defaults, ``Timeout`` and ``Limits``.
+"""Defaults, ``Timeout``, ``Limits`` and ``RateLimit``.
 
 Every default is a named constant with its unit and reason (see docs/hostile.md: all
 timeouts are finite, so a silent peer can never hang a program forever).
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_READ_TIMEOUT",
     "DEFAULT_WRITE_TIMEOUT",
     "Limits",
+    "RateLimit",
     "Timeout",
 ]
 
@@ -204,13 +205,22 @@ class Limits:
     ``max_connections``: connections per client, busy or idle; when all are busy a request
     waits up to the pool timeout. ``max_keepalive_connections`` (alias ``max_keepalive``):
     idle connections kept for reuse. ``keepalive_expiry``: seconds an idle connection is kept.
+    ``max_connections_per_host``: connections open at once to one origin (scheme, host,
+    port), busy, idle and being opened; a request beyond it waits as for
+    ``max_connections`` (``PoolTimeout`` naming the host and the limit). Default unbounded.
     """
 
-    __slots__ = ("keepalive_expiry", "max_connections", "max_keepalive_connections")
+    __slots__ = (
+        "keepalive_expiry",
+        "max_connections",
+        "max_connections_per_host",
+        "max_keepalive_connections",
+    )
 
     max_connections: int | None
     max_keepalive_connections: int | None
     keepalive_expiry: float | None
+    max_connections_per_host: int | None
 
     def __init__(
         self,
@@ -219,6 +229,7 @@ class Limits:
         keepalive_expiry: float | None = DEFAULT_KEEPALIVE_EXPIRY,
         *,
         max_keepalive: int | _Unset | None = UNSET,
+        max_connections_per_host: int | None = None,
     ) -> None:
         if not isinstance(max_keepalive, _Unset):
             max_keepalive_connections = max_keepalive
@@ -229,9 +240,19 @@ class Limits:
         ):
             if value is not None and (isinstance(value, bool) or value < 0):
                 raise ValueError(f"{name} must be a non-negative number or None, got {value!r}")
+        if max_connections_per_host is not None and (
+            not isinstance(max_connections_per_host, int)
+            or isinstance(max_connections_per_host, bool)
+            or max_connections_per_host < 1
+        ):
+            raise ValueError(
+                f"max_connections_per_host must be an int of at least 1 or None, "
+                f"got {max_connections_per_host!r}"
+            )
         self.max_connections = max_connections
         self.max_keepalive_connections = max_keepalive_connections
         self.keepalive_expiry = keepalive_expiry
+        self.max_connections_per_host = max_connections_per_host
 
     @property
     def max_keepalive(self) -> int | None:
@@ -245,16 +266,92 @@ class Limits:
             self.max_connections == other.max_connections
             and self.max_keepalive_connections == other.max_keepalive_connections
             and self.keepalive_expiry == other.keepalive_expiry
+            and self.max_connections_per_host == other.max_connections_per_host
         )
 
     def __hash__(self) -> int:
-        return hash((self.max_connections, self.max_keepalive_connections, self.keepalive_expiry))
+        return hash(
+            (
+                self.max_connections,
+                self.max_keepalive_connections,
+                self.keepalive_expiry,
+                self.max_connections_per_host,
+            )
+        )
 
     def __repr__(self) -> str:
+        per_host = (
+            ""
+            if self.max_connections_per_host is None
+            else f", max_connections_per_host={self.max_connections_per_host}"
+        )
         return (
             f"Limits(max_connections={self.max_connections}, "
             f"max_keepalive_connections={self.max_keepalive_connections}, "
-            f"keepalive_expiry={self.keepalive_expiry})"
+            f"keepalive_expiry={self.keepalive_expiry}{per_host})"
+        )
+
+
+class RateLimit:
+    """How many requests a client starts per second: ``Client(rate_limit=RateLimit(...))``.
+
+    ``per_second``: the long-run rate (a number above 0). ``burst``: requests that may start
+    at once after a quiet spell; default a fifth of a second's worth of ``per_second``, at
+    least 1, so no window of a second or two sees much more than the rate. ``per_host``
+    (default True): each origin (scheme, host, port) has its own budget; False: one budget
+    for all the client's requests. Every request takes one token (HTTP/2 streams, redirects
+    and retries included); a request that finds none waits for its turn, up to the pool
+    timeout (``PoolTimeout`` at once when its turn would come later). The engine computes
+    the tokens from the monotonic clock at each request: no timer thread.
+    """
+
+    __slots__ = ("burst", "per_host", "per_second")
+
+    per_second: float
+    burst: int | None
+    per_host: bool
+
+    def __init__(
+        self, per_second: float, burst: int | None = None, *, per_host: bool = True
+    ) -> None:
+        if (
+            isinstance(per_second, bool)
+            or not isinstance(per_second, int | float)
+            or not per_second > 0
+            or per_second == float("inf")
+        ):
+            raise ValueError(f"per_second must be a number above 0, got {per_second!r}")
+        if burst is not None and (
+            isinstance(burst, bool) or not isinstance(burst, int) or burst < 1
+        ):
+            raise ValueError(f"burst must be an int of at least 1 or None, got {burst!r}")
+        self.per_second = float(per_second)
+        self.burst = burst
+        self.per_host = bool(per_host)
+
+    def engine_options(self) -> dict[str, Any]:
+        """The engine's keywords for this limit (``_core.EngineOptions``)."""
+        return {
+            "rate_per_second": self.per_second,
+            "rate_burst": self.burst,
+            "rate_per_host": self.per_host,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RateLimit):
+            return NotImplemented
+        return (self.per_second, self.burst, self.per_host) == (
+            other.per_second,
+            other.burst,
+            other.per_host,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.per_second, self.burst, self.per_host))
+
+    def __repr__(self) -> str:
+        return (
+            f"RateLimit(per_second={self.per_second}, burst={self.burst}, per_host={self.per_host})"
         )
 
 

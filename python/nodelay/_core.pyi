@@ -53,6 +53,10 @@ class EngineOptions:
         http2: Literal["off", "negotiate", "prior_knowledge"] = "off",
         uds: str | None = None,
         local_address: str | None = None,
+        max_connections_per_host: int | None = None,
+        rate_per_second: float | None = None,
+        rate_burst: int | None = None,
+        rate_per_host: bool = True,
     ) -> EngineOptions:
         """TLS: ``verify`` checks chain and host name; ``ca_file`` (a PEM bundle) and
         ``ca_dir`` (a directory of PEM files) replace the system trust store;
@@ -71,7 +75,13 @@ class EngineOptions:
         declines); ``"prior_knowledge"`` also speaks h2c on http URLs.
         ``uds``: connect every request to this Unix domain socket (the URL still gives
         ``Host``, SNI and cookies); ``local_address``: the IP address TCP connections
-        are bound to (``ValueError`` if it is not one)."""
+        are bound to (``ValueError`` if it is not one).
+        ``max_connections_per_host``: connections open at once to one origin (busy, idle
+        and being opened); a request beyond it waits as for ``max_connections``.
+        ``rate_per_second``: requests started per second, per origin when
+        ``rate_per_host`` else for the whole engine, after a burst of ``rate_burst``
+        (default: a fifth of a second's worth, at least 1); a request waits for its turn
+        within the pool timeout (``PoolTimeout`` when its turn comes later)."""
 
 @final
 class Engine:

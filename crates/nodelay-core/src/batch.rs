@@ -107,6 +107,13 @@ pub async fn fetch(
     max_decoded_bytes: u64,
 ) -> Result<Fetched, Error> {
     let h1 = client.batch_driver();
+    // One rate-limit token per request, before it picks a protocol (the
+    // held connection skips the pool's checkout, not the rate).
+    h1.admit(
+        &prepared.target.origin,
+        &Deadlines::start(timeouts, Instant::now()),
+    )
+    .await?;
     let mut first = None;
     if let Some(request) = prepared.h2_request() {
         let started = Instant::now();

@@ -397,6 +397,8 @@ impl Client {
             .expect("send_streamed needs a request from prepare_streamed");
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        self.pool
+            .admit(&prepared.target.origin, &deadlines, interrupt)?;
         let mut buf = Vec::with_capacity(UPLOAD_CHUNK_BYTES);
         // ALPN may hand back the HTTP/1.1 connection it just made (nothing
         // of the body was pulled then).
@@ -481,6 +483,8 @@ impl Client {
         );
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        self.pool
+            .admit(&prepared.target.origin, &deadlines, interrupt)?;
         // ALPN may hand back the HTTP/1.1 connection it just made.
         let mut adopted = None;
         if let Some(request) = &prepared.h2 {

@@ -77,6 +77,15 @@ impl Phase<'static> {
 }
 
 impl<'a> Phase<'a> {
+    /// A wait bounded by the pool timeout, with its own words (a slot of
+    /// one origin, a rate limit's token).
+    pub fn pool(doing: &'a str) -> Self {
+        Phase {
+            timeout: Which::Pool,
+            doing,
+        }
+    }
+
     /// A step of opening a connection ("connecting to host:port", "the TLS
     /// handshake with host", ...), bounded by the connect timeout.
     pub fn connect(doing: &'a str) -> Self {

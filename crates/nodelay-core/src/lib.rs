@@ -58,6 +58,7 @@ pub use error::{Error, ErrorKind};
 pub use interrupt::{Interrupt, NeverInterrupt, SIGNAL_CHECK_INTERVAL};
 pub use no_proxy::NoProxy;
 pub use nodelay_proto::{BodyFraming, EncodedHeaders, HeaderSpan, Version};
+pub use pool::RateLimit;
 pub use proxy::ProxySettings;
 pub use stream::BodyStream;
 pub use target::{Origin, Target};

@@ -52,3 +52,15 @@ pub const UPLOAD_CHUNK_BYTES: usize = 256 * 1024;
 /// `resolve.rs`) after their callers gave up at the connect deadline; past it,
 /// new lookups fail at once instead of piling up threads behind a dead DNS server.
 pub const MAX_PENDING_LOOKUPS: usize = 64;
+
+/// A rate limit's default burst is this long's worth of tokens (at least
+/// one): after a quiet spell a host sees at most that many requests at once,
+/// so no window of a second or two sees much more than the rate
+/// (docs/pool.md, "Rate limit").
+pub const DEFAULT_RATE_BURST_WINDOW: Duration = Duration::from_millis(200);
+
+/// Once a client's rate limit holds this many per-host buckets, the full
+/// ones (hosts not asked for a burst's time, which a new bucket would
+/// equal) are dropped when a new host comes: memory stays bounded by the
+/// hosts asked within a burst's time, not by every host a crawl visited.
+pub const RATE_BUCKETS_PRUNE_AT: usize = 4096;

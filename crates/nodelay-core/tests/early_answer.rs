@@ -69,6 +69,7 @@ fn client() -> Client {
         max_connections: None,
         max_keepalive: Some(10),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     })
 }
 

@@ -313,6 +313,7 @@ fn an_idle_connection_expires_after_the_keepalive_expiry() {
         max_connections: Some(10),
         max_keepalive: Some(10),
         keepalive_expiry: Some(expiry),
+        ..PoolConfig::default()
     });
     let url = format!("{}/x", server.url);
     assert_eq!(get(&client, &url, bounded()).unwrap().0, 200);
@@ -344,6 +345,7 @@ fn a_connection_in_use_does_not_expire() {
         max_connections: Some(10),
         max_keepalive: Some(10),
         keepalive_expiry: Some(Duration::from_millis(150)),
+        ..PoolConfig::default()
     });
     let (status, body) = get(&client, &format!("{}/x", server.url), bounded()).unwrap();
     assert_eq!((status, body.as_slice()), (200, &b"late"[..]));
@@ -357,6 +359,7 @@ fn http2_connections_count_towards_max_connections() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     });
     assert_eq!(
         get(&client, &format!("{}/x", a.url), bounded()).unwrap().0,
@@ -392,6 +395,7 @@ fn an_expiring_connection_frees_its_slot_for_a_waiting_request() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: Some(Duration::from_millis(200)),
+        ..PoolConfig::default()
     });
     assert_eq!(
         get(&client, &format!("{}/x", a.url), bounded()).unwrap().0,

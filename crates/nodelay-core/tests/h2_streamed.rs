@@ -85,6 +85,7 @@ fn client(mode: Http2Mode) -> Client {
             max_connections: Some(10),
             max_keepalive: Some(10),
             keepalive_expiry: None,
+            ..PoolConfig::default()
         },
         TlsOptions {
             ca_file: Some(ca),

@@ -152,6 +152,7 @@ fn client_via(http: Option<String>, https: Option<String>, no_proxy: Option<&str
             max_connections: Some(10),
             max_keepalive: Some(10),
             keepalive_expiry: Some(Duration::from_secs(30)),
+            ..PoolConfig::default()
         },
         TlsOptions::default(),
         &ProxySettings {
@@ -514,6 +515,7 @@ fn bad_proxy_urls_fail_when_the_client_is_built_with_credentials_masked() {
                 max_connections: None,
                 max_keepalive: None,
                 keepalive_expiry: None,
+                ..PoolConfig::default()
             },
             TlsOptions::default(),
             &ProxySettings {

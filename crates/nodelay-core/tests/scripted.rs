@@ -831,6 +831,7 @@ fn h29_dropped_exchange_frees_its_slot() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     });
     let prepared = prepare(&client, "GET", &server.url("/"), None);
     drop(send(&client, &prepared, timeouts()).unwrap());
@@ -857,6 +858,7 @@ fn h30_pool_timeout_when_the_only_connection_is_busy() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     });
     let url = server.url("/");
     let prepared = prepare(&client, "GET", &url, None);
@@ -905,6 +907,7 @@ fn h30_waiter_gets_the_connection_when_it_is_finished() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     });
     let url = server.url("/");
     let prepared = prepare(&client, "GET", &url, None);
@@ -930,6 +933,7 @@ fn keepalive_expiry_closes_old_idle_connections() {
         max_connections: None,
         max_keepalive: None,
         keepalive_expiry: Some(Duration::from_millis(50)),
+        ..PoolConfig::default()
     });
     assert_eq!(
         fetch(&client, "GET", &server.url("/")).unwrap(),
@@ -1223,6 +1227,7 @@ fn no_failure_leaks_a_pool_slot() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     });
     let t = Timeouts {
         read: Some(Duration::from_millis(100)),
@@ -1266,6 +1271,7 @@ fn stale_retry_works_with_a_single_slot() {
         max_connections: Some(1),
         max_keepalive: Some(1),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     });
     let t = Timeouts {
         pool: Some(Duration::from_millis(200)),

@@ -162,6 +162,19 @@ typedef struct nodelay_options {
   uint64_t max_decoded_size;
   // Connections this client may hold open; 0: the default.
   uint32_t max_connections;
+  // Connections this client may hold open to one origin (scheme, host,
+  // port), busy, idle and being opened; 0: no such bound.
+  uint32_t max_connections_per_host;
+  // Requests started per second (per origin when `rate_per_host` is
+  // nonzero, else for the whole client); 0: no rate limit. A request
+  // waits for its turn within the pool timeout (`NODELAY_E_POOL_TIMEOUT`
+  // when its turn comes later).
+  double rate_per_second;
+  // Requests that may start at once after a quiet spell; 0: a fifth of a
+  // second's worth of `rate_per_second`, at least 1.
+  uint32_t rate_burst;
+  // Nonzero (the default): each origin has its own rate budget.
+  int rate_per_host;
 } nodelay_options;
 
 // An item's value.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
-use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
+use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
 
 use crate::code::{fail, nodelay_code};
 
@@ -75,6 +75,19 @@ pub struct nodelay_options {
     pub max_decoded_size: u64,
     /// Connections this client may hold open; 0: the default.
     pub max_connections: u32,
+    /// Connections this client may hold open to one origin (scheme, host,
+    /// port), busy, idle and being opened; 0: no such bound.
+    pub max_connections_per_host: u32,
+    /// Requests started per second (per origin when `rate_per_host` is
+    /// nonzero, else for the whole client); 0: no rate limit. A request
+    /// waits for its turn within the pool timeout (`NODELAY_E_POOL_TIMEOUT`
+    /// when its turn comes later).
+    pub rate_per_second: f64,
+    /// Requests that may start at once after a quiet spell; 0: a fifth of a
+    /// second's worth of `rate_per_second`, at least 1.
+    pub rate_burst: u32,
+    /// Nonzero (the default): each origin has its own rate budget.
+    pub rate_per_host: c_int,
 }
 
 impl nodelay_options {
@@ -97,6 +110,10 @@ impl nodelay_options {
             cookies: 1,
             max_decoded_size: 0,
             max_connections: 0,
+            max_connections_per_host: 0,
+            rate_per_second: 0.0,
+            rate_burst: 0,
+            rate_per_host: 1,
         }
     }
 
@@ -171,6 +188,17 @@ impl Settings {
             0 => NODELAY_DEFAULT_MAX_CONNECTIONS,
             n => n,
         } as usize;
+        let rate = match o.rate_per_second {
+            0.0 => None,
+            per_second => Some(
+                RateLimit::new(
+                    per_second,
+                    (o.rate_burst != 0).then_some(o.rate_burst),
+                    o.rate_per_host != 0,
+                )
+                .map_err(|message| invalid(&format!("rate_{message}")))?,
+            ),
+        };
         let proxy = string("proxy", o.proxy)?;
         let user_agent = match string("user_agent", o.user_agent)? {
             None => Some(format!("nodelay/{}", env!("CARGO_PKG_VERSION"))),
@@ -182,6 +210,9 @@ impl Settings {
                 max_connections: Some(max_connections),
                 max_keepalive: Some(max_connections),
                 keepalive_expiry: Some(KEEPALIVE_EXPIRY),
+                max_per_host: (o.max_connections_per_host != 0)
+                    .then_some(o.max_connections_per_host as usize),
+                rate,
             },
             tls: TlsOptions {
                 verify: o.verify != 0,
@@ -272,5 +303,28 @@ mod tests {
         assert_eq!(s.timeouts.read, None);
         assert_eq!(s.timeouts.connect, Some(Duration::from_secs(10)));
         assert!(s.user_agent.unwrap().starts_with("nodelay/"));
+        assert!(s.pool.max_per_host.is_none() && s.pool.rate.is_none());
+    }
+
+    #[test]
+    fn per_host_limits_and_the_rate_are_read_and_checked() {
+        let mut o = nodelay_options::defaults();
+        o.max_connections_per_host = 4;
+        o.rate_per_second = 50.0;
+        let s = Settings::of(&o).unwrap();
+        assert_eq!(s.pool.max_per_host, Some(4));
+        let rate = s.pool.rate.unwrap();
+        assert_eq!(
+            (rate.per_second(), rate.burst(), rate.per_host()),
+            (50.0, 10, true)
+        );
+        o.rate_burst = 3;
+        o.rate_per_host = 0;
+        let rate = Settings::of(&o).unwrap().pool.rate.unwrap();
+        assert_eq!((rate.burst(), rate.per_host()), (3, false));
+        o.rate_per_second = f64::NAN;
+        assert!(Settings::of(&o).is_err());
+        o.rate_per_second = -2.0;
+        assert!(Settings::of(&o).is_err());
     }
 }

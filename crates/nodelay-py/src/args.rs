@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
-use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
+use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
@@ -50,6 +50,10 @@ impl EngineOptions {
         http2="off",
         uds=None,
         local_address=None,
+        max_connections_per_host=None,
+        rate_per_second=None,
+        rate_burst=None,
+        rate_per_host=true,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -69,6 +73,10 @@ impl EngineOptions {
         http2: &str,
         uds: Option<PathBuf>,
         local_address: Option<String>,
+        max_connections_per_host: Option<usize>,
+        rate_per_second: Option<f64>,
+        rate_burst: Option<u32>,
+        rate_per_host: bool,
     ) -> PyResult<EngineOptions> {
         let http2 = match http2 {
             "off" => Http2Mode::Off,
@@ -83,6 +91,15 @@ impl EngineOptions {
         if max_connections == Some(0) {
             return Err(PyValueError::new_err("max_connections must be at least 1"));
         }
+        if max_connections_per_host == Some(0) {
+            return Err(PyValueError::new_err(
+                "max_connections_per_host must be at least 1",
+            ));
+        }
+        let rate = rate_per_second
+            .map(|per_second| RateLimit::new(per_second, rate_burst, rate_per_host))
+            .transpose()
+            .map_err(PyValueError::new_err)?;
         if key_file.is_some() && cert_file.is_none() {
             return Err(PyValueError::new_err("key_file needs cert_file"));
         }
@@ -91,6 +108,8 @@ impl EngineOptions {
                 max_connections,
                 max_keepalive,
                 keepalive_expiry: seconds("keepalive_expiry", keepalive_expiry)?,
+                max_per_host: max_connections_per_host,
+                rate,
             },
             tls: TlsOptions {
                 verify,

@@ -5,6 +5,10 @@ module itself is imported (``import nodelay`` imports none of them):
 
 - ``nodelay.ext.httpx`` / ``nodelay.ext.httpx2``: transports and clients for httpx and
   its fork httpx2 (``pip install nodelay[httpx]`` / ``nodelay[httpx2]``).
+- ``nodelay.ext.requests``: an ``HTTPAdapter`` and a ``Session`` for requests
+  (``nodelay[requests]``).
+- ``nodelay.ext.dask`` / ``nodelay.ext.ray``: fetch jobs on a Dask or Ray cluster
+  (``nodelay[dask]`` / ``nodelay[ray]``).
 
 ``_engine`` holds what every bridge shares: engine settings, sending a request, reading
 its body, and sorting nodelay's exceptions so a bridge can raise its library's classes.

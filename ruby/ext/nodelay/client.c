@@ -45,7 +45,8 @@ static const char *text(VALUE opts, const char *name) {
 /* Native.new(opts): opts is the Hash lib/nodelay/client.rb builds (every
  * key optional): *_timeout (seconds, negative: none), verify, ca_file,
  * proxy, no_proxy, http2 (0/1/2), user_agent, cookies, cookie_file,
- * cookie_autosave, max_connections. */
+ * cookie_autosave, max_connections, max_connections_per_host,
+ * rate_per_second, rate_burst, rate_per_host. */
 static VALUE client_initialize(VALUE self, VALUE opts) {
     Check_Type(opts, T_HASH);
     if (DATA_PTR(self)) rb_raise(rb_eRuntimeError, "Nodelay::Native is already initialized");
@@ -62,6 +63,10 @@ static VALUE client_initialize(VALUE self, VALUE opts) {
     if (!NIL_P(v = option(opts, "cookies"))) o.cookies = RTEST(v);
     if (!NIL_P(v = option(opts, "cookie_autosave"))) o.cookie_autosave = RTEST(v);
     if (!NIL_P(v = option(opts, "max_connections"))) o.max_connections = NUM2UINT(v);
+    if (!NIL_P(v = option(opts, "max_connections_per_host"))) o.max_connections_per_host = NUM2UINT(v);
+    if (!NIL_P(v = option(opts, "rate_per_second"))) o.rate_per_second = NUM2DBL(v);
+    if (!NIL_P(v = option(opts, "rate_burst"))) o.rate_burst = NUM2UINT(v);
+    if (!NIL_P(v = option(opts, "rate_per_host"))) o.rate_per_host = RTEST(v);
     o.ca_file = text(opts, "ca_file");
     o.proxy = text(opts, "proxy");
     o.no_proxy = text(opts, "no_proxy");

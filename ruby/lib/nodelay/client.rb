@@ -24,18 +24,25 @@ module Nodelay
     # http2: false (HTTP/1.1), true/:negotiate (h2 by ALPN over https),
     # :prior_knowledge (h2c). headers: sent with every request (a request's
     # own win). verify/ca_file/proxy/no_proxy/user_agent/max_connections as
-    # their names say.
+    # their names say. max_connections_per_host: connections open at once to
+    # one origin (busy, idle and being opened). rate_limit: a Hash
+    # { per_second:, burst: (default a fifth of a second's worth, at least
+    # 1), per_host: (default true) }: requests started per second, per
+    # origin or for the whole client; a request waits for its turn within
+    # the pool timeout (Nodelay::PoolTimeout when its turn comes later).
     def initialize(base_url: nil, timeout: nil, cookies: CookieJar.new, http2: false, headers: {},
                    verify: true, ca_file: nil, proxy: nil, no_proxy: nil, user_agent: nil,
-                   max_connections: nil)
+                   max_connections: nil, max_connections_per_host: nil, rate_limit: nil)
       @base_url = base_url&.to_s&.chomp("/")
       @headers = headers.to_h { |k, v| [k.to_s, v.to_s] }.freeze
       @flat_headers = @headers.empty? ? nil : @headers.flatten.each(&:freeze).freeze
       options = {
         verify: verify, ca_file: ca_file&.to_s, proxy: proxy&.to_s, no_proxy: no_proxy&.to_s,
         user_agent: user_agent&.to_s, max_connections: max_connections,
+        max_connections_per_host: max_connections_per_host,
         http2: HTTP2_MODES.fetch(http2) { raise ArgumentError, "http2: #{http2.inspect}" },
       }
+      options.merge!(rate_options(rate_limit)) if rate_limit
       options.merge!(timeouts(timeout))
       options.merge!(cookies ? cookies.native_options : { cookies: false })
       @native = Native.new(options)
@@ -102,6 +109,22 @@ module Nodelay
         end
       else raise ArgumentError, "timeout: seconds or a Hash, not #{timeout.class}"
       end
+    end
+
+    RATE_KEYS = %i[per_second burst per_host].freeze
+
+    # rate_limit: as the engine's rate_* options.
+    def rate_options(rate_limit)
+      raise ArgumentError, "rate_limit: a Hash, not #{rate_limit.class}" unless rate_limit.is_a?(Hash)
+
+      unknown = rate_limit.keys - RATE_KEYS
+      raise ArgumentError, "rate_limit: unknown key #{unknown.first.inspect}" unless unknown.empty?
+
+      per_second = rate_limit.fetch(:per_second) { raise ArgumentError, "rate_limit: per_second is required" }
+      raise ArgumentError, "rate_limit: per_second must be above 0" unless per_second.is_a?(Numeric) && per_second.positive?
+
+      { rate_per_second: per_second.to_f, rate_burst: rate_limit[:burst],
+        rate_per_host: rate_limit.fetch(:per_host, true) }
     end
 
     # The flat [name, value, ...] Array of the client's headers, this

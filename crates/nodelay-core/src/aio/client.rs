@@ -23,7 +23,7 @@ use crate::h2::{H2Pool, H2Request, Sent, StreamedBody};
 use crate::limits::STALE_CONNECTION_RETRIES;
 use crate::pool::{Pool, PoolConfig};
 use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
-use crate::target::{Target, TargetCache};
+use crate::target::{Origin, Target, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::StreamFraming;
 
@@ -188,6 +188,7 @@ impl AsyncClient {
     ) -> Result<AsyncExchange, Error> {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        self.admit(&prepared.target.origin, &deadlines).await?;
         // ALPN may hand back the HTTP/1.1 connection it just made.
         let adopted = match self.send_h2(prepared, None, &deadlines, started).await? {
             Ok(exchange) => return Ok(exchange),
@@ -197,6 +198,13 @@ impl AsyncClient {
             .send_h1(prepared, body, deadlines, started, adopted)
             .await?;
         Ok(AsyncExchange::h1(exchange))
+    }
+
+    /// Waits for the rate limit's token for one request to `origin` (at
+    /// once without a rate limit): every request, HTTP/1.1 or HTTP/2 and
+    /// whatever its connection, takes one.
+    pub(crate) async fn admit(&self, origin: &Origin, deadlines: &Deadlines) -> Result<(), Error> {
+        self.inner.pool.admit_async(origin, deadlines).await
     }
 
     /// The connection an HTTP/1.1 attempt goes on: `first` (the one ALPN
@@ -322,6 +330,7 @@ impl AsyncClient {
             .expect("send_streamed needs a request from prepare_streamed");
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
+        self.admit(&prepared.target.origin, &deadlines).await?;
         // Over HTTP/2 when the request would go so with any other body. ALPN
         // may hand back the HTTP/1.1 connection it just made (nothing of the
         // body was pulled then).

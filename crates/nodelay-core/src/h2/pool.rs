@@ -127,12 +127,17 @@ impl H2Pool {
         }
     }
 
-    /// A slot for a new connection, waiting for one until the pool deadline
-    /// (any release of the pool wakes the wait, `pool/asynchronous.rs`).
-    async fn lease_slot(&self, deadlines: &Deadlines) -> Result<Option<Lease>, Error> {
+    /// A slot for a new connection to `origin`, waiting for one until the
+    /// pool deadline (any release of the pool wakes the wait,
+    /// `pool/asynchronous.rs`).
+    async fn lease_slot(
+        &self,
+        key: &ConnKey,
+        deadlines: &Deadlines,
+    ) -> Result<Option<Lease>, Error> {
         match &self.bound {
             None => Ok(None),
-            Some(pool) => pool.lease(deadlines).await.map(Some),
+            Some(pool) => pool.lease(key.clone(), deadlines).await.map(Some),
         }
     }
 
@@ -185,7 +190,7 @@ impl H2Pool {
             _ => {}
         }
         // Dropped (the slot freed) if connecting fails.
-        let lease = self.lease_slot(deadlines).await?;
+        let lease = self.lease_slot(key, deadlines).await?;
         let (io, chosen) =
             aconnect::connect_origin(key, tls, ALPN_H2_THEN_HTTP11, deadlines).await?;
         if matches!(io, AsyncTransport::Tls(_)) && chosen.as_deref() != Some(ALPN_H2) {

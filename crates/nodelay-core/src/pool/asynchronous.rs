@@ -15,11 +15,12 @@ use super::state::Opened;
 use super::{Claim, Driven, Pool, SlotGuard, SlotLease};
 use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::AsyncConn;
-use crate::deadline::{Deadlines, Phase};
+use crate::deadline::Deadlines;
 use crate::error::Error;
 use crate::fork;
 use crate::proxy::ConnKey;
 use crate::reaper::Watch;
+use crate::target::Origin;
 
 /// ALPN offered by the HTTP/1.1 driver.
 const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
@@ -75,7 +76,7 @@ impl Drop for AsyncPooled {
             if self.generation != fork::generation() {
                 conn.abandon();
             }
-            self.pool.release_slot(self.generation);
+            self.pool.release_slot(&self.key, self.generation);
         }
     }
 }
@@ -142,16 +143,18 @@ impl Pool {
                 Claim::Connect(generation) => {
                     // The guard frees the slot if connecting fails or the
                     // request is cancelled mid-connect.
-                    let slot = SlotGuard::new(self, generation);
+                    let slot = SlotGuard::new(self, key, generation);
                     let transport = connect_route(key, &self.tls, ALPN_HTTP1, deadlines).await?;
                     slot.disarm();
                     let conn = AsyncConn::new(transport);
                     return Ok(self.pooled_async(conn, false, key, generation, None));
                 }
-                Claim::Wait(waiting) => {
+                Claim::Wait(waiting, bound) => {
                     let until =
                         *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-                    wait(&self.freed_async, until, deadlines).await?;
+                    if !wait(&self.freed_async, until).await {
+                        return Err(Pool::wait_timed_out(deadlines, key, bound));
+                    }
                     drop(waiting);
                 }
             }
@@ -161,7 +164,7 @@ impl Pool {
     /// Takes over a connection made elsewhere (the HTTP/2 connect, when ALPN
     /// chose HTTP/1.1) as if checked out now (see [`Pool::adopt`]).
     pub fn adopt_async(self: &Arc<Self>, key: &ConnKey, transport: AsyncTransport) -> AsyncPooled {
-        let generation = self.lock().adopt();
+        let generation = self.lock().adopt(key);
         self.pooled_async(AsyncConn::new(transport), false, key, generation, None)
     }
 
@@ -181,25 +184,32 @@ impl Pool {
         );
     }
 
-    /// A slot for a new HTTP/2 connection, waiting for one (a release of
-    /// either kind wakes us) until the pool deadline (`PoolTimeout`).
-    pub async fn lease(self: &Arc<Self>, deadlines: &Deadlines) -> Result<SlotLease, Error> {
+    /// A slot for a new HTTP/2 connection to `key`, waiting for one (a
+    /// release of either kind wakes us) until the pool deadline
+    /// (`PoolTimeout`).
+    pub async fn lease(
+        self: &Arc<Self>,
+        key: ConnKey,
+        deadlines: &Deadlines,
+    ) -> Result<SlotLease, Error> {
         let mut until = None;
         loop {
             let (opened, generation, waiting) = {
                 let mut state = self.lock();
-                let opened = state.open_slot();
+                let opened = state.open_slot(&key);
                 let waiting =
-                    matches!(opened, Opened::Full).then(|| Waiting::new(&self.waiting_tasks));
+                    matches!(opened, Opened::Full(_)).then(|| Waiting::new(&self.waiting_tasks));
                 (opened, state.generation(), waiting)
             };
             let evicted = match opened {
                 Opened::Slot => None,
                 Opened::Evicted(idle) => Some(idle),
-                Opened::Full => {
+                Opened::Full(bound) => {
                     let until =
                         *until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-                    wait(&self.freed_async, until, deadlines).await?;
+                    if !wait(&self.freed_async, until).await {
+                        return Err(Pool::wait_timed_out(deadlines, &key, bound));
+                    }
                     drop(waiting);
                     continue;
                 }
@@ -207,33 +217,41 @@ impl Pool {
             drop(evicted);
             return Ok(SlotLease {
                 pool: Arc::clone(self),
+                key,
                 generation,
             });
         }
     }
+
+    /// Waits on the runtime (a tokio sleep) for a rate-limit token for a
+    /// request to `origin` (see [`Pool::take_token`]); at once without a
+    /// rate limit or with a token in the bucket.
+    pub async fn admit_async(&self, origin: &Origin, deadlines: &Deadlines) -> Result<(), Error> {
+        if let Some(at) = self.take_token(origin, deadlines)? {
+            tokio::time::sleep_until(at.into()).await;
+        }
+        Ok(())
+    }
 }
 
-/// Waits for a release until `until` (`None`: no limit), then `PoolTimeout`.
-/// The caller counted itself in `waiting_tasks` under the pool's lock, after
-/// finding no slot: a release after that calls `notify_one`, which leaves a
-/// permit when it comes before this wait registers, so no release is missed
-/// (and no `Notified` is made on the path that finds a slot).
-async fn wait(freed: &Notify, until: Option<Instant>, deadlines: &Deadlines) -> Result<(), Error> {
+/// Waits for a release until `until` (`None`: no limit): `false` when
+/// `until` passed first (the caller's `PoolTimeout`). The caller counted
+/// itself in `waiting_tasks` under the pool's lock, after finding no slot: a
+/// release after that calls `notify_one`, which leaves a permit when it
+/// comes before this wait registers, so no release is missed (and no
+/// `Notified` is made on the path that finds a slot).
+async fn wait(freed: &Notify, until: Option<Instant>) -> bool {
     let notified = freed.notified();
     match until {
         None => {
             notified.await;
-            Ok(())
+            true
         }
         Some(until) => {
-            let timed_out = until <= Instant::now()
-                || tokio::time::timeout_at(until.into(), notified)
+            until > Instant::now()
+                && tokio::time::timeout_at(until.into(), notified)
                     .await
-                    .is_err();
-            if timed_out {
-                return Err(deadlines.timed_out(Phase::POOL));
-            }
-            Ok(())
+                    .is_ok()
         }
     }
 }

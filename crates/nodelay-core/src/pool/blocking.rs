@@ -12,11 +12,12 @@ use super::handover::{fits_blocking, into_blocking};
 use super::state::PoolState;
 use super::{Claim, Driven, Idle, Pool, SlotGuard};
 use crate::conn::Connection;
-use crate::deadline::{Deadlines, Phase};
+use crate::deadline::Deadlines;
 use crate::error::Error;
 use crate::interrupt::{Interrupt, SIGNAL_CHECK_INTERVAL};
 use crate::proxy::ConnKey;
 use crate::reaper::Watch;
+use crate::target::Origin;
 use crate::transport::Transport;
 use crate::tunnel::connect_route;
 
@@ -58,7 +59,7 @@ impl PooledConn {
 impl Drop for PooledConn {
     fn drop(&mut self) {
         if self.conn.take().is_some() {
-            self.pool.release_slot(self.generation);
+            self.pool.release_slot(&self.key, self.generation);
         }
     }
 }
@@ -88,7 +89,7 @@ impl Pool {
     /// it was made without waiting for a slot (its HTTP/2 lease ended when
     /// ALPN answered).
     pub fn adopt(self: &Arc<Self>, key: ConnKey, transport: Transport) -> PooledConn {
-        let generation = self.lock().adopt();
+        let generation = self.lock().adopt(&key);
         self.pooled(Connection::new(transport), false, &key, generation, None)
     }
 
@@ -113,35 +114,37 @@ impl Pool {
                 } => return Ok(self.pooled(conn, true, key, generation, watch)),
                 Claim::Connect(generation) => {
                     // The guard frees the slot if connecting fails.
-                    let slot = SlotGuard::new(self, generation);
+                    let slot = SlotGuard::new(self, key, generation);
                     let stream = connect_route(key, &self.tls, deadlines, interrupt)?;
                     slot.disarm();
                     return Ok(self.pooled(Connection::new(stream), false, key, generation, None));
                 }
-                Claim::Wait(state) => {
+                Claim::Wait(state, bound) => {
                     let until =
                         *wait_until.get_or_insert_with(|| deadlines.until(deadlines.timeouts.pool));
-                    self.wait_for_slot(state, until, deadlines, interrupt)?;
+                    if !self.wait_for_slot(state, until, interrupt)? {
+                        return Err(Pool::wait_timed_out(deadlines, key, bound));
+                    }
                 }
             }
         }
     }
 
-    /// Waits on the condition variable until a release wakes us, `until`
-    /// passes (`PoolTimeout`) or a signal asks to stop. A condition variable
-    /// wait sees no EINTR: a caller that Ctrl-C can stop waits in slices and
-    /// asks between them (without the lock: the check takes the GIL, which a
-    /// thread queued on this lock may hold).
+    /// Waits on the condition variable until a release wakes us (`true`),
+    /// `until` passes (`false`: the caller's `PoolTimeout`) or a signal asks
+    /// to stop. A condition variable wait sees no EINTR: a caller that
+    /// Ctrl-C can stop waits in slices and asks between them (without the
+    /// lock: the check takes the GIL, which a thread queued on this lock may
+    /// hold).
     fn wait_for_slot(
         &self,
         state: MutexGuard<'_, PoolState<ConnKey, Idle>>,
         until: Option<Instant>,
-        deadlines: &Deadlines,
         interrupt: &dyn Interrupt,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let left = until.map(|until| until.saturating_duration_since(Instant::now()));
         if left.is_some_and(|left| left.is_zero()) {
-            return Err(deadlines.timed_out(Phase::POOL));
+            return Ok(false);
         }
         let polling = interrupt.needs_polling();
         let wait = match left {
@@ -168,7 +171,37 @@ impl Pool {
         if polling && timed_out && interrupt.should_abort() {
             return Err(crate::connect::interrupted());
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// Waits on the calling thread for a rate-limit token for a request to
+    /// `origin` (see [`Pool::take_token`]); at once without a rate limit or
+    /// with a token in the bucket. The sleep is cut in slices when Ctrl-C
+    /// must be able to stop it.
+    pub fn admit(
+        &self,
+        origin: &Origin,
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+    ) -> Result<(), Error> {
+        let Some(at) = self.take_token(origin, deadlines)? else {
+            return Ok(());
+        };
+        let polling = interrupt.needs_polling();
+        loop {
+            let left = at.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            if !polling {
+                std::thread::sleep(left);
+                continue;
+            }
+            std::thread::sleep(left.min(SIGNAL_CHECK_INTERVAL));
+            if interrupt.should_abort() {
+                return Err(crate::connect::interrupted());
+            }
+        }
     }
 
     /// Returns a connection whose response was read completely.

@@ -4,7 +4,8 @@
 //! the client's HTTP/2 connections (`h2/pool.rs`, which lease slots), under
 //! one slot budget.
 //!
-//! The bookkeeping is `state.rs` (no I/O, no waiting). This file wraps it
+//! The bookkeeping is `state.rs` (no I/O, no waiting), and `rate.rs` for the
+//! rate limit's token buckets. This file wraps it
 //! once: the lock, the fork check, the idle connections of either driver,
 //! and the two wait primitives. A thread waits on a condition variable, a
 //! task on a tokio `Notify`; whoever frees a slot wakes one waiter of each
@@ -17,6 +18,7 @@
 mod asynchronous;
 mod blocking;
 mod handover;
+mod rate;
 mod state;
 
 use std::os::fd::RawFd;
@@ -28,15 +30,20 @@ use tokio::sync::Notify;
 
 pub(crate) use asynchronous::AsyncPooled;
 pub(crate) use blocking::PooledConn;
+pub use rate::RateLimit;
+use rate::Rates;
 pub use state::PoolConfig;
-use state::{CheckedIn, Opened, PoolState, Popped};
+use state::{Bound, CheckedIn, Opened, PoolState, Popped};
 
 use crate::aio::AsyncConn;
 use crate::conn::Connection;
+use crate::deadline::{Deadlines, Phase};
+use crate::error::Error;
 use crate::fork;
 use crate::limits::SURPLUS_IDLE_GRACE;
 use crate::proxy::ConnKey;
 use crate::reaper::{self, Reap, Watch};
+use crate::target::Origin;
 use crate::tls::TlsSetup;
 
 pub(crate) struct Pool {
@@ -55,6 +62,9 @@ pub(crate) struct Pool {
     /// Part of the pool's identity: every connection of this pool was made
     /// with these TLS settings (docs/hostile.md D21).
     tls: TlsSetup,
+    /// The rate limit's buckets, under a lock of their own (a request takes
+    /// it once, before its checkout); `None` without a rate limit.
+    rates: Option<Mutex<Rates<Origin>>>,
 }
 
 /// An idle connection, in the form of the driver that used it last.
@@ -96,8 +106,8 @@ enum Step {
     /// A slot for a new connection is the caller's; close the evicted idle
     /// connection, if any, first.
     Connect(Option<Idle>),
-    /// Every slot is busy: wait for a release.
-    Wait,
+    /// Every slot is busy (of the pool, or of the origin): wait for a release.
+    Wait(Bound),
 }
 
 /// What [`Pool::claim`] leaves to the face that called it: the two things
@@ -112,8 +122,9 @@ enum Claim<C, W> {
     /// A slot (of this fork generation) is the caller's: connect.
     Connect(u64),
     /// Every slot is busy: what `on_wait` made of the locked state (it
-    /// registers the caller as a waiter before any release can look for one).
-    Wait(W),
+    /// registers the caller as a waiter before any release can look for
+    /// one), and the bound it waits on.
+    Wait(W, Bound),
 }
 
 impl Pool {
@@ -129,6 +140,7 @@ impl Pool {
             freed_async: Notify::new(),
             waiting_threads: AtomicUsize::new(0),
             waiting_tasks: AtomicUsize::new(0),
+            rates: config.rate.map(|limit| Mutex::new(Rates::new(limit))),
             config,
             tls,
         }
@@ -169,10 +181,10 @@ impl Pool {
                 None => {}
             }
         }
-        match state.open_slot() {
+        match state.open_slot(key) {
             Opened::Slot => Step::Connect(None),
             Opened::Evicted(idle) => Step::Connect(Some(idle)),
-            Opened::Full => Step::Wait,
+            Opened::Full(bound) => Step::Wait(bound),
         }
     }
 
@@ -207,7 +219,7 @@ impl Pool {
                                 watch,
                             }
                         }
-                        None => self.release_slot(generation),
+                        None => self.release_slot(key, generation),
                     }
                 }
                 Step::Expired(idle) => {
@@ -220,7 +232,7 @@ impl Pool {
                     drop(evicted);
                     return Claim::Connect(generation);
                 }
-                Step::Wait => return Claim::Wait(on_wait(state)),
+                Step::Wait(bound) => return Claim::Wait(on_wait(state), bound),
             }
         }
     }
@@ -240,8 +252,14 @@ impl Pool {
 
     /// Wakes one waiter of each kind after a slot or an idle connection
     /// freed up (call without the lock). The one that does not get it waits
-    /// again.
+    /// again. Under a `max_per_host` it wakes them all: waiters then wait
+    /// for different things (a slot of the pool, a slot of their origin), and
+    /// the one woken might not be able to use what freed up while another
+    /// could.
     fn wake_one(&self) {
+        if self.config.max_per_host.is_some() {
+            return self.wake_all();
+        }
         if self.waiting_threads.load(Ordering::Relaxed) > 0 {
             self.freed.notify_one();
         }
@@ -298,10 +316,50 @@ impl Pool {
         pool.wake_one();
     }
 
-    /// Frees the slot of a closed connection of `generation`.
-    fn release_slot(&self, generation: u64) {
-        self.lock().release(generation);
+    /// Frees the slot of a closed connection to `key` of `generation`.
+    fn release_slot(&self, key: &ConnKey, generation: u64) {
+        self.lock().release(key, generation);
         self.wake_one();
+    }
+
+    /// The `PoolTimeout` of a checkout for `key` that waited on `bound`
+    /// until its deadline.
+    fn wait_timed_out(deadlines: &Deadlines, key: &ConnKey, bound: Bound) -> Error {
+        match bound {
+            Bound::Pool => deadlines.timed_out(Phase::POOL),
+            Bound::Host(max) => {
+                let doing = format!(
+                    "waiting for a free connection to {}://{}:{} (max_connections_per_host={max})",
+                    key.origin.scheme, key.origin.host, key.origin.port
+                );
+                deadlines.timed_out(Phase::pool(&doing))
+            }
+        }
+    }
+
+    /// Takes a rate-limit token for a request to `origin` (one per request,
+    /// whichever driver and protocol carries it): the instant the request
+    /// may start, `None` for now (always, without a rate limit). A token
+    /// that would come after the pool deadline is not taken: the request
+    /// fails at once with `PoolTimeout` (waiting could not help). The wait
+    /// itself is the face's (`blocking.rs`, `asynchronous.rs`).
+    fn take_token(&self, origin: &Origin, deadlines: &Deadlines) -> Result<Option<Instant>, Error> {
+        let Some(rates) = &self.rates else {
+            return Ok(None);
+        };
+        let now = Instant::now();
+        let until = deadlines.until(deadlines.timeouts.pool);
+        let mut rates = rates.lock().unwrap_or_else(|p| p.into_inner());
+        match rates.reserve(origin, now, until) {
+            Ok(wait) if wait.is_zero() => Ok(None),
+            Ok(wait) => Ok(Some(now + wait)),
+            Err(_) => {
+                let limit = *rates.limit();
+                drop(rates);
+                let doing = rate_wait_words(&limit, origin);
+                Err(deadlines.timed_out(Phase::pool(&doing)))
+            }
+        }
     }
 
     /// Closes every idle connection.
@@ -356,16 +414,38 @@ impl Drop for Pool {
     }
 }
 
+/// "waiting for the rate limit of 5 requests/s (burst 1) to
+/// http://host:80" (or "of this client" for a limit over all hosts).
+fn rate_wait_words(limit: &RateLimit, origin: &Origin) -> String {
+    if limit.per_host() {
+        format!(
+            "waiting for the rate limit of {} requests/s (burst {}) to {}://{}:{}",
+            limit.per_second(),
+            limit.burst(),
+            origin.scheme,
+            origin.host,
+            origin.port
+        )
+    } else {
+        format!(
+            "waiting for the rate limit of {} requests/s (burst {}) of this client",
+            limit.per_second(),
+            limit.burst()
+        )
+    }
+}
+
 /// A slot of the pool held by a connection kept elsewhere (an HTTP/2
 /// connection); freed on drop, waking a waiter of either kind.
 pub(crate) struct SlotLease {
     pool: std::sync::Arc<Pool>,
+    key: ConnKey,
     generation: u64,
 }
 
 impl Drop for SlotLease {
     fn drop(&mut self) {
-        self.pool.release_slot(self.generation);
+        self.pool.release_slot(&self.key, self.generation);
     }
 }
 
@@ -373,14 +453,16 @@ impl Drop for SlotLease {
 /// the connection now holds it); also when a connecting future is cancelled.
 struct SlotGuard<'p> {
     pool: &'p Pool,
+    key: &'p ConnKey,
     generation: u64,
     armed: bool,
 }
 
 impl<'p> SlotGuard<'p> {
-    fn new(pool: &'p Pool, generation: u64) -> Self {
+    fn new(pool: &'p Pool, key: &'p ConnKey, generation: u64) -> Self {
         SlotGuard {
             pool,
+            key,
             generation,
             armed: true,
         }
@@ -394,7 +476,7 @@ impl<'p> SlotGuard<'p> {
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.pool.release_slot(self.generation);
+            self.pool.release_slot(self.key, self.generation);
         }
     }
 }

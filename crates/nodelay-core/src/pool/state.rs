@@ -1,7 +1,8 @@
 //! The pool's bookkeeping, with no I/O and no waiting: per-origin LIFO
 //! stacks of idle connections, the count of open connections against
-//! `max_connections`, the keep-alive cap, idle expiry against a clock the
-//! caller reads, and the fork generation the connections belong to.
+//! `max_connections` (and per origin against `max_per_host`), the
+//! keep-alive cap, idle expiry against a clock the caller reads, and the
+//! fork generation the connections belong to.
 //!
 //! Every operation is a few field updates under the caller's lock. What to
 //! do with a connection that leaves the pool (close it, abandon it after a
@@ -13,10 +14,12 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+use super::rate::RateLimit;
 use crate::target::FxBuild;
 
-/// Pool bounds; `None` means unbounded / never expires.
-#[derive(Debug, Clone, Copy)]
+/// Pool bounds; `None` means unbounded / never expires (the `Default`:
+/// nothing bounded).
+#[derive(Debug, Clone, Copy, Default)]
 pub struct PoolConfig {
     /// Connections open at once, idle and busy, HTTP/2 included.
     pub max_connections: Option<usize>,
@@ -24,6 +27,11 @@ pub struct PoolConfig {
     pub max_keepalive: Option<usize>,
     /// How long an idle connection is kept before it is closed.
     pub keepalive_expiry: Option<Duration>,
+    /// Connections open at once to one origin (scheme, host, port; through
+    /// a proxy, one route to it), idle, busy and being opened.
+    pub max_per_host: Option<usize>,
+    /// How many requests may start per second (`pool/rate.rs`).
+    pub rate: Option<RateLimit>,
 }
 
 impl PoolConfig {
@@ -65,10 +73,20 @@ pub(crate) enum Opened<C> {
     /// A slot is the caller's.
     Slot,
     /// A slot is the caller's, made by closing this least recently used
-    /// idle connection (of any origin): the caller closes it.
+    /// idle connection (of any origin, or of the caller's origin when that
+    /// one is at `max_per_host`): the caller closes it.
     Evicted(C),
-    /// Every slot is held by a connection in use: wait.
-    Full,
+    /// A bound is reached by connections in use: wait.
+    Full(Bound),
+}
+
+/// Which bound a checkout waits on (named in its `PoolTimeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// `max_connections`, over all origins.
+    Pool,
+    /// `max_per_host`, this many connections to the caller's origin.
+    Host(usize),
 }
 
 /// What [`PoolState::checkin`] did with a connection given back.
@@ -91,6 +109,10 @@ pub(crate) struct PoolState<K, C> {
     idle_count: usize,
     /// Connections open: idle plus checked out plus slots leased elsewhere.
     open: usize,
+    /// The same, per origin; kept only under a `max_per_host` (no map
+    /// update on the path of a pool without one). An origin with none open
+    /// has no entry.
+    open_per_host: HashMap<K, usize, FxBuild>,
     generation: u64,
     config: PoolConfig,
     /// How long a connection coming back beyond the keep-alive cap is kept
@@ -104,6 +126,7 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
             idle: HashMap::default(),
             idle_count: 0,
             open: 0,
+            open_per_host: HashMap::default(),
             generation,
             config,
             surplus_grace,
@@ -124,6 +147,38 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         self.open
     }
 
+    #[cfg(test)]
+    fn open_to(&self, key: &K) -> usize {
+        self.open_per_host.get(key).copied().unwrap_or(0)
+    }
+
+    /// Counts one more connection open to `key`.
+    fn opened(&mut self, key: &K) {
+        self.open += 1;
+        if self.config.max_per_host.is_some() {
+            match self.open_per_host.get_mut(key) {
+                Some(n) => *n += 1,
+                // The first connection to an origin: the only allocation.
+                None => {
+                    self.open_per_host.insert(key.clone(), 1);
+                }
+            }
+        }
+    }
+
+    /// Counts one connection fewer open to `key`.
+    fn closed(&mut self, key: &K) {
+        self.open = self.open.saturating_sub(1);
+        if self.config.max_per_host.is_some() {
+            if let Some(n) = self.open_per_host.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.open_per_host.remove(key);
+                }
+            }
+        }
+    }
+
     /// Starts over in fork generation `generation`: every count goes to zero
     /// (checked-out connections belong to threads that do not exist in a
     /// child) and the inherited idle connections are handed to the caller,
@@ -131,6 +186,7 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
     pub fn reset(&mut self, generation: u64) -> impl Iterator<Item = C> + '_ {
         self.idle_count = 0;
         self.open = 0;
+        self.open_per_host.clear();
         self.generation = generation;
         self.idle
             .drain()
@@ -152,45 +208,65 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         let entry = stack.remove(at);
         self.idle_count -= 1;
         if entry.expired(now, self.config.keepalive_expiry) {
-            self.open -= 1;
+            self.closed(key);
             return Some(Popped::Expired(entry.conn));
         }
         Some(Popped::Fresh(entry.conn))
     }
 
-    /// Takes a slot for a new connection: a free one, or one freed by
-    /// evicting the least recently used idle connection of any origin.
-    pub fn open_slot(&mut self) -> Opened<C> {
+    /// Takes a slot for a new connection to `key`: a free one, or one freed
+    /// by evicting the least recently used idle connection of any origin.
+    /// When `key`'s origin is at `max_per_host`, only one of its own idle
+    /// connections (one the caller's driver cannot take, or passed over by
+    /// a fresh retry) can make room; its slot passes to the caller.
+    pub fn open_slot(&mut self, key: &K) -> Opened<C> {
+        if let Some(max) = self.config.max_per_host {
+            if self.open_per_host.get(key).is_some_and(|&n| n >= max) {
+                let Some(stack) = self.idle.get_mut(key).filter(|s| !s.is_empty()) else {
+                    return Opened::Full(Bound::Host(max));
+                };
+                // The bottom of a LIFO stack is its least recently used connection.
+                let evicted = stack.remove(0);
+                self.idle_count -= 1;
+                return Opened::Evicted(evicted.conn);
+            }
+        }
         if self
             .config
             .max_connections
             .is_none_or(|max| self.open < max)
         {
-            self.open += 1;
+            self.opened(key);
             return Opened::Slot;
         }
-        // The bottom of a LIFO stack is its least recently used connection.
-        let Some(stack) = self.idle.values_mut().find(|s| !s.is_empty()) else {
-            return Opened::Full;
+        let Some((owner, stack)) = self.idle.iter_mut().find(|(_, s)| !s.is_empty()) else {
+            return Opened::Full(Bound::Pool);
         };
         let evicted = stack.remove(0);
         self.idle_count -= 1;
+        if self.config.max_per_host.is_some() {
+            // The slot changes hands between origins.
+            let owner = owner.clone();
+            self.closed(&owner);
+            self.opened(key);
+        }
         Opened::Evicted(evicted.conn)
     }
 
-    /// Counts a connection made without a slot (one ALPN handed over from
-    /// the HTTP/2 path) as open; returns the generation it belongs to.
-    pub fn adopt(&mut self) -> u64 {
-        self.open += 1;
+    /// Counts a connection to `key` made without a slot (one ALPN handed
+    /// over from the HTTP/2 path) as open; returns the generation it
+    /// belongs to.
+    pub fn adopt(&mut self, key: &K) -> u64 {
+        self.opened(key);
         self.generation
     }
 
-    /// Frees the slot of a connection of `generation` that closed (or a
-    /// lease that ended); a slot of an earlier generation was already
+    /// Frees the slot of a connection to `key` of `generation` that closed
+    /// (or a lease that ended); a slot of an earlier generation was already
     /// forgotten.
-    pub fn release(&mut self, generation: u64) {
+    pub fn release(&mut self, key: &K, generation: u64) {
         if generation == self.generation {
-            self.open = self.open.saturating_sub(1);
+            self.closed(key);
         }
     }
 
@@ -220,7 +296,7 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         let keep =
             alive && self.config.keeps_idle() && (within_cap || !self.surplus_grace.is_zero());
         if !keep {
-            self.open -= 1;
+            self.closed(key);
             return CheckedIn::Closed(conn);
         }
         let surplus_until = (!within_cap).then(|| now + self.surplus_grace);
@@ -246,46 +322,60 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
     /// Takes out the surplus connections whose grace ended by `now` (their
     /// slots are freed), and tells when the next of those left ends.
     pub fn take_surplus_expired(&mut self, now: Instant) -> (Vec<C>, Option<Instant>) {
-        let mut taken = Vec::new();
         let mut next: Option<Instant> = None;
-        for stack in self.idle.values_mut() {
-            let expired =
-                stack.extract_if(.., |entry| entry.surplus_until.is_some_and(|t| now > t));
-            taken.extend(expired.map(|entry| entry.conn));
+        let taken = self.take_idle_by(|stack| {
+            let expired: Vec<C> = stack
+                .extract_if(.., |entry| entry.surplus_until.is_some_and(|t| now > t))
+                .map(|entry| entry.conn)
+                .collect();
             for until in stack.iter().filter_map(|entry| entry.surplus_until) {
                 next = Some(next.map_or(until, |next| next.min(until)));
             }
-        }
-        self.idle_count -= taken.len();
-        self.open -= taken.len();
+            expired
+        });
         (taken, next)
     }
 
     /// Takes out every idle connection `closed` says is closed (the reaper's
     /// marks); their slots are freed.
     pub fn take_idle_where(&mut self, closed: impl Fn(&C) -> bool) -> Vec<C> {
-        let mut taken = Vec::new();
-        for stack in self.idle.values_mut() {
-            taken.extend(
-                stack
-                    .extract_if(.., |entry| closed(&entry.conn))
-                    .map(|entry| entry.conn),
-            );
-        }
-        self.idle_count -= taken.len();
-        self.open -= taken.len();
-        taken
+        self.take_idle_by(|stack| {
+            stack
+                .extract_if(.., |entry| closed(&entry.conn))
+                .map(|entry| entry.conn)
+                .collect()
+        })
     }
 
     /// Takes out every idle connection; their slots are freed.
     pub fn take_all_idle(&mut self) -> Vec<C> {
-        let taken: Vec<C> = self
-            .idle
-            .drain()
-            .flat_map(|(_, stack)| stack.into_iter().map(|entry| entry.conn))
-            .collect();
-        self.idle_count = 0;
+        let taken = self.take_idle_by(|stack| stack.drain(..).map(|entry| entry.conn).collect());
+        self.idle.clear();
+        taken
+    }
+
+    /// Takes out of each origin's stack what `take` extracts from it, and
+    /// frees their slots.
+    fn take_idle_by(&mut self, mut take: impl FnMut(&mut Vec<Entry<C>>) -> Vec<C>) -> Vec<C> {
+        let mut taken = Vec::new();
+        let mut emptied = Vec::new();
+        for (key, stack) in self.idle.iter_mut() {
+            let from_here = take(stack);
+            if self.config.max_per_host.is_some() && !from_here.is_empty() {
+                emptied.push((key.clone(), from_here.len()));
+            }
+            taken.extend(from_here);
+        }
+        self.idle_count -= taken.len();
         self.open -= taken.len();
+        for (key, n) in emptied {
+            if let Some(open) = self.open_per_host.get_mut(&key) {
+                *open -= n;
+                if *open == 0 {
+                    self.open_per_host.remove(&key);
+                }
+            }
+        }
         taken
     }
 }
@@ -302,6 +392,7 @@ mod tests {
             max_connections: max,
             max_keepalive: keep,
             keepalive_expiry: expiry_ms.map(Duration::from_millis),
+            ..PoolConfig::default()
         }
     }
 
@@ -310,7 +401,7 @@ mod tests {
     }
 
     fn opened(state: &mut State) -> bool {
-        matches!(state.open_slot(), Opened::Slot)
+        matches!(state.open_slot(&"a"), Opened::Slot)
     }
 
     fn fresh(popped: Option<Popped<u32>>) -> Option<u32> {
@@ -362,17 +453,126 @@ mod tests {
         let mut s = State::new(config(Some(2), None, None), 0, Duration::ZERO);
         assert!(opened(&mut s));
         assert!(opened(&mut s));
-        assert!(matches!(s.open_slot(), Opened::Full));
+        assert!(matches!(s.open_slot(&"a"), Opened::Full(Bound::Pool)));
         s.checkin(&"a", 1, 0, t0, true);
         s.checkin(&"a", 2, 0, t0, true);
         // Both slots are held by idle connections of "a": a request for
         // another origin closes the older one and takes its slot.
-        assert!(matches!(s.open_slot(), Opened::Evicted(1)));
+        assert!(matches!(s.open_slot(&"b"), Opened::Evicted(1)));
         assert_eq!((s.idle_count(), s.open()), (1, 2));
-        s.release(0);
+        s.release(&"a", 0);
         assert!(opened(&mut s));
-        assert!(matches!(s.open_slot(), Opened::Evicted(2)));
-        assert!(matches!(s.open_slot(), Opened::Full));
+        assert!(matches!(s.open_slot(&"b"), Opened::Evicted(2)));
+        assert!(matches!(s.open_slot(&"b"), Opened::Full(Bound::Pool)));
+    }
+
+    fn per_host(max: Option<usize>, per_host: usize) -> PoolConfig {
+        PoolConfig {
+            max_connections: max,
+            max_per_host: Some(per_host),
+            ..PoolConfig::default()
+        }
+    }
+
+    #[test]
+    fn max_per_host_counts_busy_idle_and_opening_connections_of_one_origin() {
+        let t0 = Instant::now();
+        let mut s = State::new(per_host(None, 2), 0, Duration::ZERO);
+        // Two slots taken for "a" (being opened, then busy): a third waits,
+        // naming the bound; another origin is not held back.
+        assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+        assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+        assert!(matches!(s.open_slot(&"a"), Opened::Full(Bound::Host(2))));
+        assert!(matches!(s.open_slot(&"b"), Opened::Slot));
+        assert_eq!((s.open_to(&"a"), s.open_to(&"b"), s.open()), (2, 1, 3));
+        // An idle connection of "a" still counts.
+        s.checkin(&"a", 1, 0, t0, true);
+        assert!(matches!(s.open_slot(&"a"), Opened::Evicted(1)));
+        assert_eq!(s.open_to(&"a"), 2);
+        // A connection that closes frees its origin's slot.
+        s.release(&"a", 0);
+        assert_eq!(s.open_to(&"a"), 1);
+        assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+        assert!(matches!(s.open_slot(&"a"), Opened::Full(Bound::Host(2))));
+    }
+
+    #[test]
+    fn at_max_per_host_only_the_origins_own_idle_connection_makes_room() {
+        let t0 = Instant::now();
+        let mut s = State::new(per_host(Some(3), 1), 0, Duration::ZERO);
+        assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+        assert!(matches!(s.open_slot(&"b"), Opened::Slot));
+        s.checkin(&"b", 2, 0, t0, true);
+        // "b"'s idle connection does not make room for a second one to "a".
+        assert!(matches!(s.open_slot(&"a"), Opened::Full(Bound::Host(1))));
+        assert_eq!(s.idle_count(), 1);
+        s.checkin(&"a", 1, 0, t0, true);
+        // "a"'s own idle connection (one this driver cannot take, say) does.
+        assert!(matches!(s.open_slot(&"a"), Opened::Evicted(1)));
+        assert_eq!((s.open_to(&"a"), s.open_to(&"b"), s.open()), (1, 1, 2));
+    }
+
+    #[test]
+    fn an_eviction_for_the_global_bound_moves_the_slot_between_origins() {
+        let t0 = Instant::now();
+        let mut s = State::new(per_host(Some(2), 2), 0, Duration::ZERO);
+        assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+        assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+        s.checkin(&"a", 1, 0, t0, true);
+        assert!(matches!(s.open_slot(&"b"), Opened::Evicted(1)));
+        assert_eq!((s.open_to(&"a"), s.open_to(&"b"), s.open()), (1, 1, 2));
+        assert!(matches!(s.open_slot(&"b"), Opened::Full(Bound::Pool)));
+    }
+
+    #[test]
+    fn every_way_out_of_the_pool_frees_the_origins_slot() {
+        let t0 = Instant::now();
+        let grace = Duration::from_millis(100);
+        let mut s = State::new(
+            PoolConfig {
+                max_keepalive: Some(1),
+                keepalive_expiry: Some(Duration::from_secs(5)),
+                max_per_host: Some(10),
+                ..PoolConfig::default()
+            },
+            0,
+            grace,
+        );
+        for _ in 0..5 {
+            assert!(matches!(s.open_slot(&"a"), Opened::Slot));
+            assert_eq!(s.adopt(&"b"), 0);
+        }
+        assert_eq!((s.open_to(&"a"), s.open_to(&"b")), (5, 5));
+        // Closed at checkin (its peer closed it), kept, surplus.
+        assert!(matches!(
+            s.checkin(&"a", 1, 0, t0, false),
+            CheckedIn::Closed(1)
+        ));
+        assert!(matches!(s.checkin(&"a", 2, 0, t0, true), CheckedIn::Kept));
+        assert!(matches!(
+            s.checkin(&"a", 3, 0, t0, true),
+            CheckedIn::Surplus(_)
+        ));
+        assert_eq!(s.open_to(&"a"), 4);
+        let (surplus, _) = s.take_surplus_expired(t0 + grace + Duration::from_millis(1));
+        assert_eq!(surplus, [3]);
+        assert_eq!(s.open_to(&"a"), 3);
+        // Expired at checkout.
+        assert!(matches!(
+            s.pop_idle(&"a", t0 + Duration::from_secs(6), any),
+            Some(Popped::Expired(2))
+        ));
+        assert_eq!(s.open_to(&"a"), 2);
+        // Reaped, cleared.
+        s.checkin(&"b", 4, 0, t0, true);
+        assert_eq!(s.take_idle_where(|&c| c == 4), [4]);
+        assert_eq!(s.open_to(&"b"), 4);
+        s.checkin(&"b", 5, 0, t0, true);
+        assert_eq!(s.take_all_idle(), [5]);
+        assert_eq!((s.open_to(&"a"), s.open_to(&"b"), s.open()), (2, 3, 5));
+        // A fork forgets them all.
+        let _ = s.reset(1).count();
+        assert_eq!((s.open_to(&"a"), s.open_to(&"b"), s.open()), (0, 0, 0));
     }
 
     #[test]
@@ -488,9 +688,9 @@ mod tests {
             s.checkin(&"a", 2, 7, t0, true),
             CheckedIn::Foreign(2)
         ));
-        s.release(7);
+        s.release(&"a", 7);
         assert_eq!(s.open(), 0);
-        assert_eq!(s.adopt(), 8);
+        assert_eq!(s.adopt(&"a"), 8);
         assert_eq!(s.open(), 1);
     }
 

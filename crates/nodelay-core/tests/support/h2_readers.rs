@@ -27,6 +27,7 @@ pub fn config() -> PoolConfig {
         max_connections: Some(10),
         max_keepalive: Some(10),
         keepalive_expiry: None,
+        ..PoolConfig::default()
     }
 }
 

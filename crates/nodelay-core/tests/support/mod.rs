@@ -25,6 +25,7 @@ pub fn pool(max_connections: Option<usize>, max_keepalive: usize) -> PoolConfig 
         max_connections,
         max_keepalive: Some(max_keepalive),
         keepalive_expiry: Some(TEST_KEEPALIVE),
+        ..PoolConfig::default()
     }
 }
 
