@@ -70,6 +70,7 @@ test-python: dev socks-deps
 	$(MAKE) --no-print-directory perl-deps PERL_DEBS="$(PY_TEST_DEBS)" DEPS_FOR=test-python
 	$(PY) -m pytest -q
 	$(MAKE) test-httpx-suites
+	$(MAKE) test-requests-suite
 
 # httpx's own test suite as released on PyPI (the 0.28.1 sdist), run with nodelay.ext.httpx
 # swapped in, and over httpx2 (which publishes no suite) with nodelay.ext.httpx2: a test that
