@@ -7,7 +7,7 @@ PY := $(BIN)/python
 TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotlib>=3.7" "uvloop>=0.19" "hypercorn>=0.16" \
 	"requests>=2.32,<3" "httpbin>=0.10.4,<0.11" "flask>=3.1,<3.2" "werkzeug>=3.1,<3.2" "waitress>=3,<4" "httpx>=0.27" "truststore>=0.9" \
 	"respx>=0.22" "pytest-httpx>=0.35" "vcrpy>=9.4" \
-	"responses>=0.25" "requests-mock>=1.12" "requests-cache>=1.2" "hishel>=2,<3" "opentelemetry-sdk>=1.29" \
+	"responses>=0.25" "requests-mock>=1.12" "requests-cache>=1.2" "hishel[async]>=2,<3" "opentelemetry-sdk>=1.29" \
 	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12" \
 	"httpx2>=2.16,<3" "h2>=4" "opentelemetry-instrumentation-httpx>=0.66b2" "openai>=3.57" "anthropic>=2.14" \
 	"httpx-aiohttp[httpx2]>=0.2" \

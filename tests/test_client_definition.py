@@ -32,6 +32,7 @@ CONSTRUCTOR_ARGUMENTS = (
     "transport",
     "mounts",
     "default_encoding",
+    "rate_limit",
 )
 
 

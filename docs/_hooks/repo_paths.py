@@ -42,6 +42,11 @@ NOT_REPOSITORY_FILES = {
     "http.rb": "a Ruby gem's name (docs/ruby.md lists peers)",
     "_name.py": "the naming pattern of private modules (docs/design.md)",
     "DIR/include/nodelay.h": "a placeholder for an install prefix (docs/ruby.md)",
+    "test_requests.py": "requests' own suite (docs/requests-adapter.md runs it)",
+    "test_lowlevel.py": "requests' own suite (docs/requests-adapter.md runs it)",
+    "test_adapters.py": "requests' own suite (docs/requests-adapter.md runs it)",
+    "test_testserver.py": "requests' own suite (docs/requests-adapter.md runs it)",
+    "tests/cassettes/users.yaml": "a user's vcrpy cassette (docs/testing.md)",
 }
 """Names the pages use on purpose for files that are not this repository's, with why."""
 
