@@ -180,12 +180,13 @@ def test_no_module_of_the_package_imports_itself_back_at_run_time() -> None:
 
 # -- every protocol constant once ---------------------------------------------------------------
 
-#: Sets of numbers that are protocol facts: each may be spelled as a literal in one module only
-#: (the others import it from there).
-PROTOCOL_CONSTANTS = {
+#: Protocol facts: each may be spelled as a literal in one module only (the others import it
+#: from there). A set of numbers matches a literal tuple, list or set of exactly those numbers;
+#: a mapping matches every dict literal that holds all of its items.
+PROTOCOL_CONSTANTS: dict[str, frozenset[int] | dict[str, int]] = {
     "redirect statuses": frozenset({301, 302, 303, 307, 308}),
-    "default ports": frozenset({80, 443}),
     "permanent redirect statuses": frozenset({301, 308}),
+    "default ports": {"http": 80, "https": 443},
 }
 
 
@@ -202,6 +203,24 @@ def _literal_numbers(node: ast.AST) -> frozenset[int] | None:
     return frozenset(values)
 
 
+def _literal_items(node: ast.AST) -> dict[object, object]:
+    """The constant items of a dict literal (``{}`` for anything else)."""
+    if not isinstance(node, ast.Dict):
+        return {}
+    return {
+        key.value: value.value
+        for key, value in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and isinstance(value, ast.Constant)
+    }
+
+
+def _spells(node: ast.AST, constant: frozenset[int] | dict[str, int]) -> bool:
+    if isinstance(constant, dict):
+        items = _literal_items(node)
+        return all(items.get(key) == value for key, value in constant.items())
+    return _literal_numbers(node) == constant
+
+
 def constant_sites() -> dict[str, list[str]]:
     """For each protocol constant, the ``module:line`` of every literal that spells it."""
     sites: dict[str, list[str]] = {name: [] for name in PROTOCOL_CONSTANTS}
@@ -209,10 +228,9 @@ def constant_sites() -> dict[str, list[str]]:
         if path.suffix == ".pyi":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            numbers = _literal_numbers(node)
             for constant, value in PROTOCOL_CONSTANTS.items():
                 site = f"{name}:{getattr(node, 'lineno', 0)}"
-                if numbers == value and site not in sites[constant]:
+                if _spells(node, value) and site not in sites[constant]:
                     sites[constant].append(site)
     return sites
 
@@ -221,6 +239,9 @@ def test_the_constant_check_sees_sets_tuples_and_frozensets() -> None:
     for source in ("(301, 308)", "frozenset((308, 301))", "{301, 308}", "[308, 301]"):
         assert _literal_numbers(ast.parse(source, mode="eval").body) == {301, 308}
     assert _literal_numbers(ast.parse("(301, 'x')", mode="eval").body) is None
+    ports = {"http": 80, "https": 443}
+    assert _spells(ast.parse("{'https': 443, 'ftp': 21, 'http': 80}", mode="eval").body, ports)
+    assert not _spells(ast.parse("{'http': 80}", mode="eval").body, ports)
 
 
 def test_each_protocol_constant_is_written_in_one_module() -> None:
