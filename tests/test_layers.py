@@ -102,7 +102,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 done.add(path[-1])
                 on_path.discard(path.pop())
             elif step in on_path:
-                return path[path.index(step) :] + [step]
+                return [*path[path.index(step) :], step]
             elif step not in done:
                 path.append(step)
                 on_path.add(step)
@@ -158,7 +158,9 @@ def test_the_checker_sees_function_local_imports_and_skips_type_checking_blocks(
     graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
     assert graph["pkg.low"] == {"pkg.mid"}
     assert cycles(graph) == [["pkg.high", "pkg.low", "pkg.mid"]]
-    (package / "low.py").write_text("TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from . import mid\n")
+    (package / "low.py").write_text(
+        "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from . import mid\n"
+    )
     graph["pkg.low"] = imports_of("pkg.low", package / "low.py", modules)
     assert find_cycle(graph) is None
 

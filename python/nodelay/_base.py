@@ -18,7 +18,8 @@ from ._config import (
 )
 from ._cookies import CookieJar
 from ._flow import Retrying, Send, request_flow
-from ._models import DefaultEncoding, Headers, Request, override_pairs
+from ._headers import Headers, override_pairs
+from ._models import DefaultEncoding, Request
 from ._prepare import (
     _BODY_METHODS,
     default_headers,
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
-    from ._models import HeaderTypes, Response
+    from ._headers import HeaderTypes
+    from ._models import Response
     from ._options import BuildOptions
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes

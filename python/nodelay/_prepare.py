@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import _core
 from ._cookies import CookieJar, cookie_header
-from ._models import Headers, _to_str
+from ._headers import Headers, _to_str
 from ._upload import encode_content, encode_multipart
 from ._urls import param_pairs
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, TypeAlias
 
     from ._cookies import CookieTypes
-    from ._models import HeaderTypes
+    from ._headers import HeaderTypes
     from ._upload import Body, RequestFiles
 
     RequestHeaderTypes: TypeAlias = "HeaderTypes | Mapping[str, str | None]"

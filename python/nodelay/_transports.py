@@ -28,7 +28,8 @@ from . import _core
 from ._base import engine_options_for
 from ._config import Limits, Timeout
 from ._exceptions import ConnectError, ConnectTimeout
-from ._models import Request, Response, _DetachedRaw, _pairs, _response_from_raw
+from ._headers import _pairs
+from ._models import Request, Response, _DetachedRaw, _response_from_raw
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
