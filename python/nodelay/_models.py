@@ -17,6 +17,7 @@ from collections.abc import (
 from . import _core
 from ._exceptions import HTTPStatusError, RequestNotRead, StreamError
 from ._headers import Headers, _pairs
+from ._redirects import PERMANENT_REDIRECT_STATUSES, REDIRECT_STATUSES
 from ._streaming import (
     AsyncStreamRaw,
     GivenHead,
@@ -269,9 +270,6 @@ class _DetachedRaw(GivenHead):
         self.elapsed = elapsed
 
 
-_REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
-
-
 def _standard_reason(status: int) -> str:
     from http import HTTPStatus
 
@@ -481,12 +479,13 @@ class Response:
     @property
     def has_redirect_location(self) -> bool:
         """A 301/302/303/307/308 with a ``Location`` header."""
-        return self._raw.status in _REDIRECT_STATUSES and self._raw.header("location") is not None
+        return self._raw.status in REDIRECT_STATUSES and self._raw.header("location") is not None
 
     @property
     def is_permanent_redirect(self) -> bool:
         """requests' name: a 301 or 308 with a ``Location`` header."""
-        return self._raw.status in (301, 308) and self._raw.header("location") is not None
+        raw = self._raw
+        return raw.status in PERMANENT_REDIRECT_STATUSES and raw.header("location") is not None
 
     @property
     def links(self) -> dict[str, dict[str, str]]:
@@ -533,11 +532,11 @@ class Response:
         send, with the same method, header and body rules as the client's redirects
         (httpx); ``client.send(response.next_request)`` sends it. ``None`` otherwise."""
         raw = self._raw
-        location = raw.header("location") if raw.status in _REDIRECT_STATUSES else None
+        location = raw.header("location") if raw.status in REDIRECT_STATUSES else None
         request = self._request_or_none()
         if location is None or request is None:
             return None
-        from ._flow import next_hop
+        from ._redirects import next_hop
 
         pairs = request._headers._list if request._headers is not None else request._pairs
         method, url, pairs, body, _ = next_hop(
