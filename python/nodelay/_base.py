@@ -14,9 +14,9 @@ from ._config import (
     Timeout,
     _Unset,
     timeout_tuple,
-    tls_engine_options,
 )
 from ._cookies import CookieJar
+from ._engine_options import engine_options_for
 from ._flow import Retrying, Send, request_flow
 from ._headers import Headers, override_pairs
 from ._models import DefaultEncoding, Request
@@ -28,7 +28,6 @@ from ._prepare import (
     header_items,
     request_cookies,
 )
-from ._proxy import engine_proxy_options
 from ._retry import build_retry
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
@@ -54,44 +53,6 @@ if TYPE_CHECKING:
     from ._urls import ParamTypes
 
 __all__ = ["BaseClient", "ClosedEngine", "engine_options_for", "request_body", "with_defaults"]
-
-_HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] = {
-    False: "off",
-    True: "negotiate",
-    "prior_knowledge": "prior_knowledge",
-}
-"""``Client(http2=...)`` → the engine's HTTP/2 mode."""
-
-
-def engine_options_for(
-    limits: Limits,
-    verify: VerifyTypes,
-    cert: CertTypes | None,
-    max_decoded_size: int | None,
-    proxy: ProxyTypes | None,
-    trust_env: bool,
-    http2: bool | str,
-    uds: str | None = None,
-    local_address: str | None = None,
-) -> _core.EngineOptions:
-    """The settings of ``_core.Engine`` / ``_core.AsyncEngine`` for a client's or a
-    transport's arguments (both engines take the same ``_core.EngineOptions``); a bad
-    ``http2`` raises ValueError."""
-    if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
-        raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
-    return _core.EngineOptions(
-        max_connections=limits.max_connections,
-        max_keepalive=limits.max_keepalive_connections,
-        keepalive_expiry=limits.keepalive_expiry,
-        max_decoded_size=(
-            _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
-        ),
-        **tls_engine_options(verify, cert, trust_env),
-        **engine_proxy_options(proxy, trust_env),
-        http2=_HTTP2_MODES[http2],
-        uds=uds,
-        local_address=local_address,
-    )
 
 
 class ClosedEngine:

@@ -25,8 +25,8 @@ from __future__ import annotations
 import time
 
 from . import _core
-from ._base import engine_options_for
 from ._config import Limits, Timeout
+from ._engine_options import engine_options_for
 from ._exceptions import ConnectError, ConnectTimeout
 from ._headers import _pairs
 from ._models import Request, Response, _DetachedRaw, _response_from_raw
