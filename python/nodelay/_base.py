@@ -15,11 +15,12 @@ from ._config import (
     _Unset,
     timeout_tuple,
 )
+from ._content import DefaultEncoding
 from ._cookies import CookieJar
 from ._engine_options import engine_options_for
 from ._flow import Retrying, Send, request_flow
 from ._headers import Headers, override_pairs
-from ._models import DefaultEncoding, Request
+from ._models import Request
 from ._prepare import (
     _BODY_METHODS,
     default_headers,

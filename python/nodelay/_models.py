@@ -15,6 +15,7 @@ from collections.abc import (
 )
 
 from . import _core
+from ._content import DefaultEncoding, _charset, _known_encoding, _response_body, _utf8_json_error
 from ._exceptions import HTTPStatusError, RequestNotRead, StreamError
 from ._headers import Headers, _pairs
 from ._redirects import PERMANENT_REDIRECT_STATUSES, REDIRECT_STATUSES
@@ -279,28 +280,6 @@ def _standard_reason(status: int) -> str:
         return ""
 
 
-def _known_encoding(name: str) -> bool:
-    import codecs
-
-    try:
-        codecs.lookup(name)
-    except LookupError:
-        return False
-    return True
-
-
-def _charset(content_type: str | None) -> str | None:
-    """The ``charset`` parameter of a Content-Type value, if any."""
-    if not content_type:
-        return None
-    for param in content_type.split(";")[1:]:
-        name, sep, value = param.partition("=")
-        if sep and name.strip().lower() == "charset":
-            value = value.strip().strip("\"'").strip()
-            return value or None
-    return None
-
-
 def _add_framing(pairs: list[tuple[str, str]], framing: tuple[str, str]) -> set[str]:
     """Appends ``framing`` (a ``Content-Length`` or ``Transfer-Encoding`` header) to a
     constructed response's ``pairs`` unless they frame the body already; returns the
@@ -309,35 +288,6 @@ def _add_framing(pairs: list[tuple[str, str]], framing: tuple[str, str]) -> set[
     if "content-length" not in names and "transfer-encoding" not in names:
         pairs.append(framing)
     return names
-
-
-def _response_body(
-    content: bytes | str | None, text: str | None, html: str | None, json: Any
-) -> tuple[bytes, str | None]:
-    """The body of a hand-built ``Response`` and its Content-Type (httpx's encodings)."""
-    if content is not None:
-        return (content.encode("utf-8") if isinstance(content, str) else bytes(content)), None
-    if text is not None:
-        return text.encode("utf-8"), "text/plain; charset=utf-8"
-    if html is not None:
-        return html.encode("utf-8"), "text/html; charset=utf-8"
-    if json is not None:
-        from json import dumps
-
-        encoded = dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return encoded.encode("utf-8"), "application/json"
-    return b"", None
-
-
-class DefaultEncoding:
-    """``Client(default_encoding=)`` as a response holds it (in ``_encoding``, until an
-    explicit ``encoding = ...`` replaces it): a name, or a function of the body's bytes
-    returning a name or None."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str | Callable[[bytes], str | None]) -> None:
-        self.value = value
 
 
 class Response:
@@ -882,16 +832,6 @@ _object_new = object.__new__
 _RAW_RESPONSE = _core.RawResponse
 _STREAMED = (StreamRaw, AsyncStreamRaw)
 _STREAMED_ANY = (StreamRaw, AsyncStreamRaw, IterStream)
-
-
-def _utf8_json_error(content: bytes, exc: UnicodeDecodeError) -> ValueError:
-    """``json.JSONDecodeError`` for a body that is not valid UTF-8 (what ``json.loads``
-    reports as ``UnicodeDecodeError``), positioned at the first bad byte."""
-    import json
-
-    text = content.decode("utf-8", "replace")
-    pos = len(content[: exc.start].decode("utf-8", "replace"))
-    return json.JSONDecodeError(f"Invalid UTF-8 in JSON body ({exc.reason})", text, pos)
 
 
 def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> Response:
