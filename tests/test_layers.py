@@ -176,8 +176,52 @@ def test_no_module_of_the_package_imports_itself_back_at_run_time() -> None:
     graph = import_graph()
     found = cycles(graph)
     assert not found, "run-time import cycles: " + "; ".join(
-        " -> ".join(find_cycle({m: graph[m] & set(c) for m in c}) or c) for c in found
+        f"among {{{', '.join(c)}}}, e.g. "
+        + " -> ".join(find_cycle({m: graph[m] & set(c) for m in c}) or c)
+        for c in found
     )
+
+
+#: The package's layers, bottom to top (docs/architecture.md, "The Python package"). A module
+#: imports, at run time, only modules of its own layer or of a lower one; the modules not
+#: named here (the fronts: ``nodelay``, ``_get``, ``requests``, ``ext``, ``testing``...) sit on
+#: top and may import any of them.
+LAYERS = [
+    (
+        "foundation",
+        "_core _exceptions _env _tls _proxy _config _engine_options _urls _urltypes _cookies"
+        " _streaming _links _codes _retry",
+    ),
+    ("headers", "_headers"),
+    ("content", "_content _upload _prepare"),
+    ("redirects", "_redirects"),
+    ("models", "_models"),
+    ("flow", "_auth _flow"),
+    ("clients", "_base _transports _batch _client _async_client _api _asgi _wsgi"),
+]
+
+
+def layer_of() -> dict[str, int]:
+    return {
+        f"nodelay.{module}": level
+        for level, (_, modules) in enumerate(LAYERS)
+        for module in modules.split()
+    }
+
+
+def test_every_named_module_exists_and_imports_only_its_layer_and_those_below() -> None:
+    graph = import_graph()
+    levels = layer_of()
+    assert sorted(set(levels) - set(graph)) == []
+    top = len(LAYERS)
+    upward = [
+        f"{module} ({LAYERS[levels[module]][0]}) imports {imported} "
+        f"({LAYERS[levels[imported]][0] if imported in levels else 'a front'})"
+        for module in sorted(levels)
+        for imported in sorted(graph[module])
+        if levels.get(imported, top) > levels[module]
+    ]
+    assert upward == []
 
 
 # -- every protocol constant once ---------------------------------------------------------------
@@ -247,7 +291,9 @@ def test_the_constant_check_sees_sets_tuples_and_frozensets() -> None:
 
 
 def test_each_protocol_constant_is_written_in_one_module() -> None:
-    sites = constant_sites()
-    for constant, where in sites.items():
-        modules = {site.rpartition(":")[0] for site in where}
-        assert len(modules) <= 1, f"{constant} written in several modules: {where}"
+    copied = {
+        constant: where
+        for constant, where in constant_sites().items()
+        if len({site.rpartition(":")[0] for site in where}) > 1
+    }
+    assert copied == {}, f"constants written in several modules: {copied}"
