@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     EventHooks: TypeAlias = "Mapping[str, Iterable[Callable[..., Any]]]"
     from ._urls import ParamTypes
 
-__all__ = ["BaseClient", "ClosedEngine", "engine_options_for", "request_body", "with_defaults"]
+__all__ = ["BaseClient", "ClosedEngine", "request_body", "with_defaults"]
 
 
 class ClosedEngine:
