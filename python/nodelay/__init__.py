@@ -50,7 +50,8 @@ from ._exceptions import (
     WriteError,
     WriteTimeout,
 )
-from ._models import Headers, Request, Response
+from ._headers import Headers
+from ._models import Request, Response
 from ._retry import Retry
 from ._transports import (
     AsyncBaseTransport,

@@ -22,7 +22,6 @@ from ._flow import (
     DISCARD,
     EXCHANGE,
     HOOK,
-    REDIRECT_STATUSES,
     TRANSPORT,
     async_auth_step,
     redirect_flow,
@@ -30,6 +29,7 @@ from ._flow import (
 )
 from ._models import Request, Response, _response_from_raw
 from ._prepare import with_cookies
+from ._redirects import REDIRECT_STATUSES
 from ._streaming import AsyncStreamRaw
 
 TYPE_CHECKING = False

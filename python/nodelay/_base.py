@@ -15,11 +15,13 @@ from ._config import (
     Timeout,
     _Unset,
     timeout_tuple,
-    tls_engine_options,
 )
+from ._content import DefaultEncoding
 from ._cookies import CookieJar
+from ._engine_options import engine_options_for
 from ._flow import Retrying, Send, request_flow
-from ._models import DefaultEncoding, Headers, Request, override_pairs
+from ._headers import Headers, override_pairs
+from ._models import Request
 from ._prepare import (
     _BODY_METHODS,
     default_headers,
@@ -28,7 +30,6 @@ from ._prepare import (
     header_items,
     request_cookies,
 )
-from ._proxy import engine_proxy_options
 from ._retry import build_retry
 from ._urls import join_base, merge_params, normalize_base, param_pairs, with_query
 
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     from ._config import CertTypes, TimeoutTypes, VerifyTypes
     from ._cookies import CookieTypes
     from ._core import TimeoutTuple
-    from ._models import HeaderTypes, Response
+    from ._headers import HeaderTypes
+    from ._models import Response
     from ._options import BuildOptions
     from ._prepare import Pairs, RequestContent, RequestData, RequestHeaderTypes
     from ._proxy import ProxyTypes
@@ -52,51 +54,7 @@ if TYPE_CHECKING:
     EventHooks: TypeAlias = "Mapping[str, Iterable[Callable[..., Any]]]"
     from ._urls import ParamTypes
 
-__all__ = ["BaseClient", "ClosedEngine", "engine_options_for", "request_body", "with_defaults"]
-
-_HTTP2_MODES: dict[bool | str, Literal["off", "negotiate", "prior_knowledge"]] = {
-    False: "off",
-    True: "negotiate",
-    "prior_knowledge": "prior_knowledge",
-}
-"""``Client(http2=...)`` → the engine's HTTP/2 mode."""
-
-
-def engine_options_for(
-    limits: Limits,
-    verify: VerifyTypes,
-    cert: CertTypes | None,
-    max_decoded_size: int | None,
-    proxy: ProxyTypes | None,
-    trust_env: bool,
-    http2: bool | str,
-    uds: str | None = None,
-    local_address: str | None = None,
-    rate_limit: RateLimit | None = None,
-) -> _core.EngineOptions:
-    """The settings of ``_core.Engine`` / ``_core.AsyncEngine`` for a client's or a
-    transport's arguments (both engines take the same ``_core.EngineOptions``); a bad
-    ``http2`` raises ValueError."""
-    if not isinstance(http2, (bool, str)) or http2 not in _HTTP2_MODES:
-        raise ValueError(f"http2 must be True, False or 'prior_knowledge', got {http2!r}")
-    if rate_limit is not None and not isinstance(rate_limit, RateLimit):
-        kind = type(rate_limit).__name__
-        raise TypeError(f"rate_limit must be a nodelay.RateLimit or None, not {kind}")
-    return _core.EngineOptions(
-        max_connections=limits.max_connections,
-        max_keepalive=limits.max_keepalive_connections,
-        keepalive_expiry=limits.keepalive_expiry,
-        max_decoded_size=(
-            _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
-        ),
-        **tls_engine_options(verify, cert, trust_env),
-        **engine_proxy_options(proxy, trust_env),
-        http2=_HTTP2_MODES[http2],
-        uds=uds,
-        local_address=local_address,
-        max_connections_per_host=limits.max_connections_per_host,
-        **(rate_limit.engine_options() if rate_limit is not None else {}),
-    )
+__all__ = ["BaseClient", "ClosedEngine", "request_body", "with_defaults"]
 
 
 class ClosedEngine:

@@ -31,8 +31,9 @@ import time
 from . import _core
 from ._config import UNSET, _Unset, timeout_tuple
 from ._exceptions import RequestError
-from ._flow import REDIRECT_STATUSES, redirect_flow, steps
+from ._flow import redirect_flow, steps
 from ._models import Request, _response_from_raw
+from ._redirects import REDIRECT_STATUSES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

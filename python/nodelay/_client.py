@@ -21,7 +21,6 @@ from ._flow import (
     DISCARD,
     EXCHANGE,
     HOOK,
-    REDIRECT_STATUSES,
     TRANSPORT,
     redirect_flow,
     steps,
@@ -29,6 +28,7 @@ from ._flow import (
 )
 from ._models import Request, Response
 from ._prepare import _BODY_METHODS, _FORM, encode_body
+from ._redirects import REDIRECT_STATUSES
 from ._streaming import StreamRaw
 
 TYPE_CHECKING = False

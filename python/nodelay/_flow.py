@@ -30,7 +30,8 @@ from ._auth import Auth as _BaseAuth
 from ._core import Upload
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Request, _DetachedRaw, _response_from_raw
-from ._prepare import DEFAULT_PORTS, origin, with_cookies, without
+from ._prepare import DEFAULT_PORTS, with_cookies
+from ._redirects import REDIRECT_STATUSES, next_hop
 from ._streaming import IterStream
 
 TYPE_CHECKING = False
@@ -54,7 +55,6 @@ __all__ = [
     "DISCARD",
     "EXCHANGE",
     "HOOK",
-    "REDIRECT_STATUSES",
     "TRANSPORT",
     "WAIT",
     "Retrying",
@@ -62,20 +62,12 @@ __all__ = [
     "async_auth_step",
     "attempt_timeouts",
     "flow_deadline",
-    "next_hop",
     "redirect_flow",
     "request_flow",
     "steps",
     "sync_auth_step",
     "timeout_extension",
 ]
-
-REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
-# Dropped when a redirect turns the request into a body-less GET.
-_BODY_HEADERS = frozenset(("content-type", "content-length", "transfer-encoding"))
-# Dropped for good once a redirect leaves the origin (docs/hostile.md, E.22). Host is
-# recomputed by the engine for the new origin.
-_ORIGIN_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie", "host"))
 
 
 class Send:
@@ -324,26 +316,6 @@ async def async_auth_step(operation: tuple[Any, ...]) -> tuple[Any, Request | No
         return flow, await flow.asend(value)
     except StopAsyncIteration:
         return flow, None
-
-
-def next_hop(
-    status: int, method: str, url: str, location: str, pairs: Pairs, body: Body | None
-) -> tuple[str, str, Pairs, Body | None, bool]:
-    """The request a redirect asks for: ``(method, url, headers, body, leaves)``. A 303
-    (but for HEAD), or a 301/302 answering a POST, becomes a body-less GET; leaving the
-    origin (``leaves``) drops the credentials, the cookies and ``Host``. Used by
-    ``redirect_flow`` and ``Response.next_request``."""
-    from urllib.parse import urljoin
-
-    next_url = urljoin(url, location.strip()).partition("#")[0]
-    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-        method = "GET"
-        body = None
-        pairs = without(pairs, _BODY_HEADERS)
-    leaves = origin(next_url) != origin(url) or origin(url) is None
-    if leaves:
-        pairs = without(pairs, _ORIGIN_HEADERS)
-    return method, next_url, pairs, body, leaves
 
 
 def redirect_flow(

@@ -1,4 +1,4 @@
-"""``Headers``, ``Request`` and ``Response``.
+"""``Request`` and ``Response`` (``Headers`` are ``_headers``'s).
 
 Objects coming from the engine stay raw until touched: a ``Response`` holds the native
 ``RawResponse`` and builds ``headers``, ``text``, ``elapsed``... on first access.
@@ -12,13 +12,13 @@ from collections.abc import (
     Callable,
     Iterable,
     Iterator,
-    Mapping,
-    MutableMapping,
-    Sequence,
 )
 
 from . import _core
+from ._content import DefaultEncoding, _charset, _known_encoding, _response_body, _utf8_json_error
 from ._exceptions import HTTPStatusError, RequestNotRead, StreamError
+from ._headers import Headers, _pairs
+from ._redirects import PERMANENT_REDIRECT_STATUSES, REDIRECT_STATUSES
 from ._streaming import (
     AsyncStreamRaw,
     GivenHead,
@@ -39,12 +39,8 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
     from ._cookies import CookieJar
+    from ._headers import HeaderTypes
     from ._urltypes import URL
-
-    HeaderTypes: TypeAlias = (
-        "Headers | Mapping[str, str] | Mapping[bytes, bytes] | Iterable[tuple[str, str]]"
-        " | Iterable[tuple[bytes, bytes]]"
-    )
 
     _RequestRef: TypeAlias = "tuple[str, str, list[tuple[str, str]], object]"
     """(method, url, header pairs, body): a Request not built yet."""
@@ -68,213 +64,7 @@ if TYPE_CHECKING:
         def header(self, name: str) -> str | None: ...
 
 
-__all__ = ["Headers", "Request", "Response", "override_pairs"]
-
-
-def _to_str(value: str | bytes) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray)):  # a tuple: no UnionType per call
-        return bytes(value).decode("latin-1")
-    raise TypeError(f"header names and values must be str or bytes, got {value!r}")
-
-
-def _pairs(headers: HeaderTypes | None) -> list[tuple[str, str]]:
-    """Normalise any accepted header input into a fresh list of ``(str, str)``."""
-    if headers is None:
-        return []
-    if isinstance(headers, Headers):
-        return headers._list[:]
-    items: Iterable[Any] = headers.items() if isinstance(headers, Mapping) else headers
-    return [(_to_str(k), _to_str(v)) for k, v in items]
-
-
-def override_pairs(
-    base: list[tuple[str, str]], extra: Sequence[tuple[str, str | None]]
-) -> list[tuple[str, str]]:
-    """``base`` with the names in ``extra`` replaced, case-insensitively.
-
-    The replacement fields take the position of the first replaced one, so the order of
-    ``base`` is kept; names new to ``base`` are appended in ``extra``'s order. A ``None``
-    value removes that name (requests' way to drop a client header for one request).
-    Returns ``base`` itself when ``extra`` is empty (callers never mutate it).
-    """
-    if not extra:
-        return base
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for name, value in extra:
-        fields = groups.setdefault(name.lower(), [])
-        if value is not None:
-            fields.append((name, value))
-    out: list[tuple[str, str]] = []
-    placed: set[str] = set()
-    for pair in base:
-        key = pair[0].lower()
-        replacement = groups.get(key)
-        if replacement is None:
-            out.append(pair)
-        elif key not in placed:
-            placed.add(key)
-            out.extend(replacement)
-    for key, fields in groups.items():
-        if key not in placed:
-            out.extend(fields)
-    return out
-
-
-class Headers(MutableMapping[str, str]):
-    """Case-insensitive, multi-valued, order-preserving HTTP headers (like ``httpx.Headers``).
-
-    ``headers["name"]`` joins repeated fields with ``", "``; ``get_list()`` returns them
-    separately and ``multi_items()`` / ``raw`` give every ``(name, value)`` pair in order,
-    names spelt as received or given. Iteration yields each distinct name once (first
-    spelling). Equality with a dict, a list of pairs or another ``Headers`` ignores name case
-    and order.
-
-    Internally the pairs are a list that is never mutated once built (mutations build a new
-    list), so it can be handed to the engine and shared by requests without copying.
-    """
-
-    __slots__ = ("_index", "_list")
-
-    _list: list[tuple[str, str]]
-    _index: dict[str, list[str]] | None
-
-    def __init__(self, headers: HeaderTypes | None = None) -> None:
-        self._list = _pairs(headers)
-        self._index = None
-
-    @classmethod
-    def _from_list(cls, pairs: list[tuple[str, str]]) -> Headers:
-        """Wrap a list of ``(str, str)`` without copying or checking (engine output)."""
-        self = cls.__new__(cls)
-        self._list = pairs
-        self._index = None
-        return self
-
-    def _idx(self) -> dict[str, list[str]]:
-        index = self._index
-        if index is None:
-            index = {}
-            for name, value in self._list:
-                key = name.lower()
-                values = index.get(key)
-                if values is None:
-                    index[key] = [value]
-                else:
-                    values.append(value)
-            self._index = index
-        return index
-
-    def _set_list(self, pairs: list[tuple[str, str]]) -> None:
-        self._list = pairs
-        self._index = None
-
-    # -- reading --------------------------------------------------------------------------
-
-    def __getitem__(self, key: str) -> str:
-        values = self._idx().get(key.lower())
-        if values is None:
-            raise KeyError(key)
-        return values[0] if len(values) == 1 else ", ".join(values)
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key.lower() in self._idx()
-
-    def __iter__(self) -> Iterator[str]:
-        seen: set[str] = set()
-        for name, _ in self._list:
-            key = name.lower()
-            if key not in seen:
-                seen.add(key)
-                yield name
-
-    def __len__(self) -> int:
-        return len(self._idx())
-
-    def get_list(self, key: str) -> list[str]:
-        """Every value of the named header, in order (empty list when absent)."""
-        return list(self._idx().get(key.lower(), ()))
-
-    def multi_items(self) -> list[tuple[str, str]]:
-        """Every ``(name, value)`` pair, repeated names included, in order."""
-        return self._list[:]
-
-    @property
-    def raw(self) -> list[tuple[str, str]]:
-        """Every ``(name, value)`` pair as given or received (a copy)."""
-        return self._list[:]
-
-    def copy(self) -> Headers:
-        """An independent copy."""
-        return Headers._from_list(self._list[:])
-
-    # -- writing (each mutation builds a new list) ------------------------------------------
-
-    def __setitem__(self, key: str, value: str) -> None:
-        """Set a header, replacing every field of that name at the first one's position."""
-        key = _to_str(key)
-        value = _to_str(value)
-        lower = key.lower()
-        out: list[tuple[str, str]] = []
-        found = False
-        for pair in self._list:
-            if pair[0].lower() == lower:
-                if not found:
-                    found = True
-                    out.append((pair[0], value))
-            else:
-                out.append(pair)
-        if not found:
-            out.append((key, value))
-        self._set_list(out)
-
-    def __delitem__(self, key: str) -> None:
-        lower = key.lower()
-        out = [pair for pair in self._list if pair[0].lower() != lower]
-        if len(out) == len(self._list):
-            raise KeyError(key)
-        self._set_list(out)
-
-    def add(self, key: str, value: str) -> None:
-        """Append one more field (keeps existing fields of that name)."""
-        self._set_list([*self._list, (_to_str(key), _to_str(value))])
-
-    def update(self, headers: HeaderTypes | None = None, /, **kwargs: str) -> None:  # type: ignore[override]
-        """Replace the named headers by the given ones, in place of the first old field
-        (every given value of a repeated name is kept; new names are appended)."""
-        new = _pairs(headers)
-        new.extend(kwargs.items())
-        if new:
-            self._set_list(override_pairs(self._list, new))
-
-    def clear(self) -> None:
-        self._set_list([])
-
-    # -- comparison and display ------------------------------------------------------------
-
-    def __eq__(self, other: object) -> bool:
-        try:
-            other_list = _pairs(other)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return False
-        mine = sorted((n.lower(), v) for n, v in self._list)
-        return mine == sorted((n.lower(), v) for n, v in other_list)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        names = [name.lower() for name, _ in self._list]
-        if len(set(names)) == len(names):
-            return f"Headers({dict(self._list)!r})"
-        return f"Headers({self._list!r})"
-
-    def __getstate__(self) -> list[tuple[str, str]]:
-        return self._list
-
-    def __setstate__(self, state: list[tuple[str, str]]) -> None:
-        self._list = state
-        self._index = None
+__all__ = ["Request", "Response"]
 
 
 class Request:
@@ -481,9 +271,6 @@ class _DetachedRaw(GivenHead):
         self.elapsed = elapsed
 
 
-_REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
-
-
 def _standard_reason(status: int) -> str:
     from http import HTTPStatus
 
@@ -491,28 +278,6 @@ def _standard_reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
-
-
-def _known_encoding(name: str) -> bool:
-    import codecs
-
-    try:
-        codecs.lookup(name)
-    except LookupError:
-        return False
-    return True
-
-
-def _charset(content_type: str | None) -> str | None:
-    """The ``charset`` parameter of a Content-Type value, if any."""
-    if not content_type:
-        return None
-    for param in content_type.split(";")[1:]:
-        name, sep, value = param.partition("=")
-        if sep and name.strip().lower() == "charset":
-            value = value.strip().strip("\"'").strip()
-            return value or None
-    return None
 
 
 def _add_framing(pairs: list[tuple[str, str]], framing: tuple[str, str]) -> set[str]:
@@ -523,35 +288,6 @@ def _add_framing(pairs: list[tuple[str, str]], framing: tuple[str, str]) -> set[
     if "content-length" not in names and "transfer-encoding" not in names:
         pairs.append(framing)
     return names
-
-
-def _response_body(
-    content: bytes | str | None, text: str | None, html: str | None, json: Any
-) -> tuple[bytes, str | None]:
-    """The body of a hand-built ``Response`` and its Content-Type (httpx's encodings)."""
-    if content is not None:
-        return (content.encode("utf-8") if isinstance(content, str) else bytes(content)), None
-    if text is not None:
-        return text.encode("utf-8"), "text/plain; charset=utf-8"
-    if html is not None:
-        return html.encode("utf-8"), "text/html; charset=utf-8"
-    if json is not None:
-        from json import dumps
-
-        encoded = dumps(json, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return encoded.encode("utf-8"), "application/json"
-    return b"", None
-
-
-class DefaultEncoding:
-    """``Client(default_encoding=)`` as a response holds it (in ``_encoding``, until an
-    explicit ``encoding = ...`` replaces it): a name, or a function of the body's bytes
-    returning a name or None."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str | Callable[[bytes], str | None]) -> None:
-        self.value = value
 
 
 class Response:
@@ -693,12 +429,13 @@ class Response:
     @property
     def has_redirect_location(self) -> bool:
         """A 301/302/303/307/308 with a ``Location`` header."""
-        return self._raw.status in _REDIRECT_STATUSES and self._raw.header("location") is not None
+        return self._raw.status in REDIRECT_STATUSES and self._raw.header("location") is not None
 
     @property
     def is_permanent_redirect(self) -> bool:
         """requests' name: a 301 or 308 with a ``Location`` header."""
-        return self._raw.status in (301, 308) and self._raw.header("location") is not None
+        raw = self._raw
+        return raw.status in PERMANENT_REDIRECT_STATUSES and raw.header("location") is not None
 
     @property
     def links(self) -> dict[str, dict[str, str]]:
@@ -745,11 +482,11 @@ class Response:
         send, with the same method, header and body rules as the client's redirects
         (httpx); ``client.send(response.next_request)`` sends it. ``None`` otherwise."""
         raw = self._raw
-        location = raw.header("location") if raw.status in _REDIRECT_STATUSES else None
+        location = raw.header("location") if raw.status in REDIRECT_STATUSES else None
         request = self._request_or_none()
         if location is None or request is None:
             return None
-        from ._flow import next_hop
+        from ._redirects import next_hop
 
         pairs = request._headers._list if request._headers is not None else request._pairs
         method, url, pairs, body, _ = next_hop(
@@ -1095,16 +832,6 @@ _object_new = object.__new__
 _RAW_RESPONSE = _core.RawResponse
 _STREAMED = (StreamRaw, AsyncStreamRaw)
 _STREAMED_ANY = (StreamRaw, AsyncStreamRaw, IterStream)
-
-
-def _utf8_json_error(content: bytes, exc: UnicodeDecodeError) -> ValueError:
-    """``json.JSONDecodeError`` for a body that is not valid UTF-8 (what ``json.loads``
-    reports as ``UnicodeDecodeError``), positioned at the first bad byte."""
-    import json
-
-    text = content.decode("utf-8", "replace")
-    pos = len(content[: exc.start].decode("utf-8", "replace"))
-    return json.JSONDecodeError(f"Invalid UTF-8 in JSON body ({exc.reason})", text, pos)
 
 
 def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> Response:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from . import _core
 from ._cookies import CookieJar, cookie_header
-from ._models import Headers, _to_str
+from ._headers import Headers, _to_str
 from ._upload import encode_content, encode_multipart
-from ._urls import param_pairs
+from ._urls import HTTP_DEFAULT_PORTS, param_pairs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, TypeAlias
 
     from ._cookies import CookieTypes
-    from ._models import HeaderTypes
+    from ._headers import HeaderTypes
     from ._upload import Body, RequestFiles
 
     RequestHeaderTypes: TypeAlias = "HeaderTypes | Mapping[str, str | None]"
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))
 _FORM = "application/x-www-form-urlencoded"
 _JSON = "application/json"
-DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = HTTP_DEFAULT_PORTS
 
 # Everything the engine decodes (gzip incl. multi-member, zlib/raw deflate, brotli, zstd).
 ACCEPT_ENCODING = "gzip, deflate, br, zstd"

@@ -25,10 +25,12 @@ from __future__ import annotations
 import time
 
 from . import _core
-from ._base import engine_options_for
 from ._config import Limits, Timeout
+from ._engine_options import engine_options_for
 from ._exceptions import ConnectError, ConnectTimeout
-from ._models import Request, Response, _DetachedRaw, _pairs, _response_from_raw
+from ._headers import _pairs
+from ._models import Request, Response, _DetachedRaw, _response_from_raw
+from ._urls import DEFAULT_PORTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +57,8 @@ __all__ = [
     "request_target",
 ]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+# The mount patterns know no ``ftp`` default port.
+_DEFAULT_PORTS = {scheme: DEFAULT_PORTS[scheme] for scheme in ("http", "https", "ws", "wss")}
 
 
 class BaseTransport:

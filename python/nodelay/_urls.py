@@ -23,7 +23,20 @@ if TYPE_CHECKING:
         " | Sequence[tuple[str, PrimitiveData]] | str | bytes"
     )
 
-__all__ = ["join_base", "merge_params", "normalize_base", "param_pairs", "with_query"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "HTTP_DEFAULT_PORTS",
+    "join_base",
+    "merge_params",
+    "normalize_base",
+    "param_pairs",
+    "with_query",
+]
+
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
+"""The port of each scheme when a URL names none (httpx's ``URL`` table)."""
+HTTP_DEFAULT_PORTS = {scheme: DEFAULT_PORTS[scheme] for scheme in ("http", "https")}
+"""The schemes a client sends requests to (a redirect anywhere else is refused)."""
 
 
 # isinstance() with a tuple: ``int | float`` would build a UnionType object on every

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 
-from ._urls import param_pairs
+from ._urls import DEFAULT_PORTS, param_pairs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["URL", "QueryParams"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 _PATH_SAFE = "/:@!$&'()*+,;=-._~%"
 """Characters left as they are when a ``path`` given to ``copy_with`` is quoted."""
 
@@ -172,7 +171,7 @@ class URL(str):
     @property
     def port(self) -> int | None:
         port = self._split().port
-        return None if port == _DEFAULT_PORTS.get(self.scheme) else port
+        return None if port == DEFAULT_PORTS.get(self.scheme) else port
 
     @property
     def netloc(self) -> bytes:

@@ -148,6 +148,6 @@ def test_d20_missing_ca_file_is_an_error_not_an_insecure_client(
     missing = str(tmp_path / "nope.pem")
     # Refused when the client is built, naming the path (as httpx does): no client exists
     # that could fall back to the system store, and nothing reached the server.
-    with pytest.raises(FileNotFoundError, match="nope.pem"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.pem"):
         nodelay.Client(verify=missing)
     assert srv.connections == 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 
 from .. import _core
-from .._base import engine_options_for
 from .._config import (
     DEFAULT_KEEPALIVE_EXPIRY,
     DEFAULT_MAX_CONNECTIONS,
@@ -21,6 +20,7 @@ from .._config import (
     Limits,
     Timeout,
 )
+from .._engine_options import engine_options_for
 from .._exceptions import ConnectError, ConnectTimeout, RequestError
 from .._transports import _retry_delays
 

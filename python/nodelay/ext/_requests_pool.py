@@ -40,6 +40,7 @@ from urllib3.util.timeout import Timeout
 
 from .. import _exceptions as nd
 from .._upload import encode_content
+from .._urls import HTTP_DEFAULT_PORTS
 from ._engine import ENGINE_ERRORS, mapped_error
 from ._requests_body import EngineBody
 
@@ -56,7 +57,7 @@ _FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding"))
 """The body's framing: sent as requests set them (the engine frames a body by the ones it
 is given, and picks length or chunked itself only when there are none)."""
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+_DEFAULT_PORTS = HTTP_DEFAULT_PORTS
 
 _HTTP_VERSIONS = {"HTTP/1.0": 10, "HTTP/1.1": 11, "HTTP/2": 20, "HTTP/2.0": 20}
 """``RawStream.version`` → ``HTTPResponse.version`` (http.client's numbers)."""

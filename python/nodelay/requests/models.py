@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, ClassVar, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 from .. import CookieJar, _core
+from .._redirects import PERMANENT_REDIRECT_STATUSES, REDIRECT_STATUSES
 from . import _errors
 from ._bodies import encode_files, encode_params
 from ._raw import RawBody
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PreparedRequest", "Request", "Response"]
 
-REDIRECT_STATI = (301, 302, 303, 307, 308)
+REDIRECT_STATI = tuple(sorted(REDIRECT_STATUSES))
 DEFAULT_REDIRECT_LIMIT = 30
 """requests' default ``Session.max_redirects``."""
 CONTENT_CHUNK_SIZE = 10 * 1024
@@ -429,7 +430,7 @@ class Response:
 
     @property
     def is_permanent_redirect(self) -> bool:
-        return "location" in self.headers and self.status_code in (301, 308)
+        return "location" in self.headers and self.status_code in PERMANENT_REDIRECT_STATUSES
 
     @property
     def next(self) -> PreparedRequest | None:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from urllib.parse import urljoin, urlparse
 
 from .. import CookieJar
+from .._urls import HTTP_DEFAULT_PORTS
 from .adapters import BaseAdapter, HTTPAdapter
 from .auth import _basic_auth_str
 from .cookies import RequestsCookieJar, cookiejar_from_dict
@@ -36,7 +37,7 @@ from .utils import (
 
 __all__ = ["Session", "merge_hooks", "merge_setting", "resolve_proxies", "session"]
 
-DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = dict(HTTP_DEFAULT_PORTS)
 
 
 def merge_setting(request_setting: Any, session_setting: Any, dict_class: Any = OrderedDict) -> Any:

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     )
     from typing import Any, ClassVar, NoReturn, TypeAlias
 
-    from .._models import HeaderTypes, Request
+    from .._headers import HeaderTypes
+    from .._models import Request
 
     Callback: TypeAlias = "Callable[[Request], Response | Awaitable[Response | None] | None]"
 
