@@ -161,6 +161,11 @@ typedef struct nodelay_options {
   uint64_t max_decoded_size;
   // Connections this client may hold open; 0: the default.
   uint32_t max_connections;
+  // The `Accept-Encoding` sent when a request has none; NULL: every
+  // coding the engine decodes (`gzip, deflate, br, zstd`, the Python
+  // front's default too); an empty string: none (for an adapter whose
+  // library sends exactly the headers its caller gave).
+  const char *accept_encoding;
 } nodelay_options;
 
 // An item's value.
@@ -251,8 +256,9 @@ void nodelay_options_init(struct nodelay_options *options);
 // Sends `method` to `url` (NUL-terminated UTF-8) with `n_headers` headers
 // and a body of `body_len` bytes at `body` (NULL: no body; a non-NULL
 // pointer with length 0 is an empty body), then reads the response head.
-// The client's cookie jar adds its `Cookie` header (unless the request has
-// its own) and stores the response's Set-Cookie fields.
+// The client adds its `User-Agent`, its `Accept-Encoding` and its cookie
+// jar's `Cookie` header (each unless the request has its own) and stores
+// the response's Set-Cookie fields.
 //
 // `abort` (may be NULL) is polled while the request waits (see
 // `nodelay_abort_fn`). On success `*out` holds the response: read its body
@@ -290,6 +296,13 @@ int32_t nodelay_response_header(const struct nodelay_response *response,
                                 size_t nth,
                                 const uint8_t **value,
                                 size_t *value_len);
+
+// 1 when the engine undoes the response's content codings (there is at
+// least one, and every one is a coding it decodes), so the body it hands out
+// is not the one `Content-Encoding` and `Content-Length` describe; else 0
+// (also for NULL, and for a head with more codings than the engine takes,
+// whose body fails to read).
+int32_t nodelay_response_decoded(const struct nodelay_response *response);
 
 // How many header fields the response has.
 size_t nodelay_response_header_count(const struct nodelay_response *response);

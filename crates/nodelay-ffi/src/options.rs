@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
+use nodelay_core::decode::{ACCEPT_ENCODING, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, Timeouts, TlsOptions};
 
 use crate::code::{fail, nodelay_code};
@@ -74,6 +74,11 @@ pub struct nodelay_options {
     pub max_decoded_size: u64,
     /// Connections this client may hold open; 0: the default.
     pub max_connections: u32,
+    /// The `Accept-Encoding` sent when a request has none; NULL: every
+    /// coding the engine decodes (`gzip, deflate, br, zstd`, the Python
+    /// front's default too); an empty string: none (for an adapter whose
+    /// library sends exactly the headers its caller gave).
+    pub accept_encoding: *const c_char,
 }
 
 impl nodelay_options {
@@ -96,6 +101,7 @@ impl nodelay_options {
             cookies: 1,
             max_decoded_size: 0,
             max_connections: 0,
+            accept_encoding: std::ptr::null(),
         }
     }
 
@@ -153,6 +159,7 @@ pub(crate) struct Settings {
     pub timeouts: Timeouts,
     pub max_decoded_size: u64,
     pub user_agent: Option<String>,
+    pub accept_encoding: Option<String>,
     pub cookies: bool,
     pub cookie_file: Option<PathBuf>,
     pub cookie_autosave: bool,
@@ -175,6 +182,11 @@ impl Settings {
             None => Some(format!("nodelay/{}", env!("CARGO_PKG_VERSION"))),
             Some(ua) if ua.is_empty() => None,
             Some(ua) => Some(ua),
+        };
+        let accept_encoding = match string("accept_encoding", o.accept_encoding)? {
+            None => Some(ACCEPT_ENCODING.to_owned()),
+            Some(codings) if codings.is_empty() => None,
+            Some(codings) => Some(codings),
         };
         Ok(Settings {
             pool: PoolConfig {
@@ -207,6 +219,7 @@ impl Settings {
                 n => n,
             },
             user_agent,
+            accept_encoding,
             cookies: o.cookies != 0 || !o.cookie_file.is_null(),
             cookie_file: string("cookie_file", o.cookie_file)?.map(PathBuf::from),
             cookie_autosave: o.cookie_autosave != 0,
@@ -272,5 +285,13 @@ mod tests {
         assert_eq!(s.timeouts.read, None);
         assert_eq!(s.timeouts.connect, Some(Duration::from_secs(10)));
         assert!(s.user_agent.unwrap().starts_with("nodelay/"));
+        assert_eq!(s.accept_encoding.as_deref(), Some(ACCEPT_ENCODING));
+        o.accept_encoding = c"".as_ptr();
+        assert_eq!(Settings::of(&o).unwrap().accept_encoding, None);
+        o.accept_encoding = c"gzip".as_ptr();
+        assert_eq!(
+            Settings::of(&o).unwrap().accept_encoding.as_deref(),
+            Some("gzip")
+        );
     }
 }
