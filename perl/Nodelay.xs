@@ -191,7 +191,7 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, accept_encoding)
     SV *timeout
     int verify
     SV *agent
@@ -200,6 +200,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
     unsigned int http2
     int cookies
     SV *ca_file
+    SV *accept_encoding
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -217,6 +218,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file)
     o.http2 = http2;
     o.cookies = cookies;
     o.ca_file = SvOK(ca_file) ? SvPV_nolen(ca_file) : NULL;
+    o.accept_encoding = SvOK(accept_encoding) ? SvPVutf8_nolen(accept_encoding) : NULL;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)

@@ -72,6 +72,9 @@ sub new {
         ($jar_object || (exists $args{cookies} && !$args{cookies}) ? 0 : 1),
         # ca_file: a PEM bundle of the CAs to trust instead of the system's.
         $args{ca_file},
+        # accept_encoding: sent when a request has no Accept-Encoding; undef:
+        # every coding the engine decodes; '': none.
+        $args{accept_encoding},
     );
     Nodelay::X->throw($code, $handle) if $code;
     my $self = bless { handle => $handle, jar => $jar_object }, $class;
@@ -87,9 +90,17 @@ sub new {
 sub request {
     my ($self, $method, $url, $opts) = @_;
     $opts ||= {};
+    # headers: a hashref (an arrayref value sends the field once per value)
+    # or an arrayref of name, value pairs, sent in that order.
     my @headers;
     my $headers = $opts->{headers} || {};
-    push @headers, $_, $headers->{$_} for sort keys %$headers;
+    if (ref $headers eq 'ARRAY') { @headers = @$headers; $headers = {@headers} }
+    else {
+        for my $name (sort keys %$headers) {
+            my $value = $headers->{$name};
+            push @headers, map { ($name, $_) } ref $value eq 'ARRAY' ? @$value : $value;
+        }
+    }
     my $body = $opts->{content};
     my $type;
     if (my $form = $opts->{form}) {
