@@ -74,8 +74,27 @@ perl-deps:
 	fi
 
 test-perl:
-	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
+	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS) $(PERL_SUITE_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
+	$(MAKE) perl-suites
+
+# The incumbents' own suites over the adapters (docs/perl.md), from the Debian source
+# packages of the versions Debian installs (perl/xt/debian-source.sh adds a deb-src entry
+# when apt has none; nothing of them is kept in the repository): LWP's t/ run stock and with
+# LWP::Protocol::nodelay as the http and https implementor (counts and wall time of each),
+# and HTTP::Tiny's request/response corpus (in the perl source package) replayed on real
+# sockets through stock HTTP::Tiny and Nodelay::Tiny. Each fails on a check stock passes
+# and nodelay does not (for the corpus: one not in perl/xt/tiny-corpus.known).
+PERL_SUITE_DEBS := libhttp-daemon-perl libtest-fatal-perl libtest-needs-perl \
+	libtest-requiresinternet-perl libtest-leaktrace-perl
+INCUMBENTS := $(CURDIR)/build/incumbents
+.PHONY: perl-suites
+perl-suites:
+	lwp=$$(perl/xt/debian-source.sh libwww-perl $(INCUMBENTS)/lwp) \
+		&& cd perl && perl xt/incumbent-suite.pl --dir "$$lwp" --label LWP
+	perl_src=$$(perl/xt/debian-source.sh perl $(INCUMBENTS)/perl cpan/HTTP-Tiny) \
+		&& cd perl && perl -Iblib/lib -Iblib/arch xt/tiny-corpus.pl \
+			--corpus "$$perl_src/cpan/HTTP-Tiny/corpus" --known xt/tiny-corpus.known
 
 # The Perl suite over an AddressSanitizer build of the XS shim (docs/perl.md): a copy of
 # perl/ in build/perl-asan compiled with -fsanitize=address, the tests run with the ASan
