@@ -44,8 +44,8 @@ static const char *text(VALUE opts, const char *name) {
 
 /* Native.new(opts): opts is the Hash lib/nodelay/client.rb builds (every
  * key optional): *_timeout (seconds, negative: none), verify, ca_file,
- * proxy, no_proxy, http2 (0/1/2), user_agent, cookies, cookie_file,
- * cookie_autosave, max_connections. */
+ * proxy, no_proxy, http2 (0/1/2), user_agent, accept_encoding, cookies,
+ * cookie_file, cookie_autosave, max_connections. */
 static VALUE client_initialize(VALUE self, VALUE opts) {
     Check_Type(opts, T_HASH);
     if (DATA_PTR(self)) rb_raise(rb_eRuntimeError, "Nodelay::Native is already initialized");
@@ -66,6 +66,7 @@ static VALUE client_initialize(VALUE self, VALUE opts) {
     o.proxy = text(opts, "proxy");
     o.no_proxy = text(opts, "no_proxy");
     o.user_agent = text(opts, "user_agent");
+    o.accept_encoding = text(opts, "accept_encoding");
     o.cookie_file = text(opts, "cookie_file");
     nodelay_client *client = NULL;
     struct call call = {0};
