@@ -125,16 +125,16 @@ bench-perl: release
 	$(PY) -m nodelay bench --lang perl --syscalls --json bench-results/perl.json \
 		--html bench-results/perl.html $(BENCH_ARGS)
 
-# The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
-# Debian when missing (root only), the static library and the test server by cargo, the
-# extension built out of tree in build/ruby, then the minitest suite (the Faraday adapter's
-# tests skip without ruby-faraday).
-RUBY_DEBS := ruby ruby-dev ruby-faraday
+# The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev, ruby-faraday and
+# ruby-webmock from Debian when missing (root only), the static library and the test server by
+# cargo, the extension built out of tree in build/ruby, then the minitest suite (the Faraday
+# adapter's and the WebMock adapter's tests skip without their library).
+RUBY_DEBS := ruby ruby-dev ruby-faraday ruby-webmock
 RUBY_BUILD := build/ruby
 CARGO_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug
 test-ruby:
-	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -e '' 2>/dev/null || { \
-		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: ruby-dev and ruby-faraday are not installed"; exit 0; }; \
+	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -rwebmock -e '' 2>/dev/null || { \
+		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: $(RUBY_DEBS) are not all installed"; exit 0; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(RUBY_DEBS) \
 			|| echo "test-ruby: could not install $(RUBY_DEBS)"; }
 	cargo build -p nodelay-ffi -p nodelay-server --bin nodelay-server
