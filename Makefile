@@ -142,6 +142,22 @@ test-ruby:
 	cd $(RUBY_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null && $(MAKE) --no-print-directory
 	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
 		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
+	$(MAKE) faraday-specs
+
+# Faraday's shared adapter specs (spec/support of the ruby-faraday version Debian ships) in
+# Faraday's own setup, WebMock included, for its Net::HTTP adapter and for nodelay's
+# (ruby/xt/faraday-specs.sh; fails when the nodelay run fails an example). The sources come
+# from the Debian source package, or from FARADAY_SRC= (an unpacked Faraday release of the
+# installed version); a mirror without them skips the run, saying so.
+RUBY_SPEC_DEBS := ruby-rspec ruby-multipart-parser ruby-rack
+FARADAY_SRC ?=
+.PHONY: faraday-specs
+faraday-specs:
+	$(MAKE) perl-deps PERL_DEBS="$(RUBY_SPEC_DEBS)" DEPS_FOR=faraday-specs
+	@src="$(FARADAY_SRC)"; \
+	if [ -z "$$src" ]; then src=$$(perl/xt/debian-source.sh ruby-faraday $(INCUMBENTS)/faraday) \
+		|| { echo "faraday-specs: skipped: no ruby-faraday sources from apt (set FARADAY_SRC=DIR)"; exit 0; }; fi; \
+	RUBYLIB=$(CURDIR)/ruby/lib:$(abspath $(RUBY_BUILD)) ruby/xt/faraday-specs.sh "$$src"
 
 # The Ruby suite over an extension built with AddressSanitizer (build/ruby-asan): Ruby itself
 # is not instrumented, so the ASan runtime is preloaded. Leak detection is off because Ruby

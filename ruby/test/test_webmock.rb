@@ -40,6 +40,16 @@ class TestWebMock < Minitest::Test
     assert_requested :post, "http://api.test/items", times: 1
   end
 
+  # WebMock sees the Accept-Encoding the engine adds (Faraday's specs stub
+  # requests that must ask for gzip and deflate).
+  def test_the_signature_carries_the_engines_accept_encoding
+    stub_request(:get, "http://api.test/z").with(headers: { "Accept-Encoding" => "gzip, deflate, br, zstd" })
+    assert_equal 200, Nodelay::Client.new.get("http://api.test/z").status
+    stub_request(:get, "http://api.test/z").with { |req| !req.headers.key?("Accept-Encoding") }.to_return(status: 204)
+    assert_equal 204, Nodelay::Client.new(accept_encoding: "").get("http://api.test/z").status
+    assert_equal 200, Nodelay::Client.new.get("http://api.test/z", headers: { "Accept-Encoding" => "gzip, deflate, br, zstd" }).status
+  end
+
   def test_a_stub_streams_to_a_block
     stub_request(:get, "http://api.test/big").to_return(body: "x" * 1000)
     pieces = []

@@ -250,6 +250,12 @@ const struct nodelay_json_item *nodelay_json_items(const struct nodelay_json *js
 // Frees a document from `nodelay_json_parse` (NULL is ignored).
 void nodelay_json_free(struct nodelay_json *json);
 
+// The `Accept-Encoding` a client sends when its `accept_encoding` is NULL
+// and a request has none: every coding the engine decodes. A static
+// NUL-terminated string, for a front that shows what will be sent (a test
+// double's view of a request, say).
+const char *nodelay_default_accept_encoding(void);
+
 // Fills `options` with the defaults and sets `size` to this header's size.
 void nodelay_options_init(struct nodelay_options *options);
 

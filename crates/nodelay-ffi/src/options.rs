@@ -3,8 +3,9 @@
 //! works with a newer library: fields beyond the caller's `size` keep their
 //! defaults. Fields are only ever added at the end.
 
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use nodelay_core::decode::{ACCEPT_ENCODING, DEFAULT_MAX_DECODED_BYTES};
@@ -141,6 +142,18 @@ impl nodelay_options {
     }
 }
 
+/// The `Accept-Encoding` a client sends when its `accept_encoding` is NULL
+/// and a request has none: every coding the engine decodes. A static
+/// NUL-terminated string, for a front that shows what will be sent (a test
+/// double's view of a request, say).
+#[no_mangle]
+pub extern "C" fn nodelay_default_accept_encoding() -> *const c_char {
+    static DEFAULT: OnceLock<CString> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| CString::new(ACCEPT_ENCODING).expect("no NUL in ACCEPT_ENCODING"))
+        .as_ptr()
+}
+
 /// Fills `options` with the defaults and sets `size` to this header's size.
 #[no_mangle]
 pub unsafe extern "C" fn nodelay_options_init(options: *mut nodelay_options) {
@@ -270,6 +283,12 @@ mod tests {
         assert_eq!(read.max_connections, 0);
         given.size = 0;
         assert!(unsafe { nodelay_options::read(&given) }.is_err());
+    }
+
+    #[test]
+    fn the_default_accept_encoding_is_the_engines() {
+        let text = unsafe { CStr::from_ptr(nodelay_default_accept_encoding()) };
+        assert_eq!(text.to_str(), Ok(ACCEPT_ENCODING));
     }
 
     #[test]

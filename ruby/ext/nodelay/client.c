@@ -197,6 +197,9 @@ static VALUE client_close(VALUE self) {
 void nodelay_rb_init_client(void) {
     native_class = rb_define_class_under(nodelay_rb_module, "Native", rb_cObject);
     rb_define_alloc_func(native_class, client_alloc);
+    /* What a client sends as Accept-Encoding unless told otherwise. */
+    rb_define_const(native_class, "DEFAULT_ACCEPT_ENCODING",
+                    rb_obj_freeze(rb_str_new_cstr(nodelay_default_accept_encoding())));
     rb_define_method(native_class, "initialize", client_initialize, 1);
     rb_define_method(native_class, "request", client_request, 4);
     rb_define_method(native_class, "stream", client_stream, 5);

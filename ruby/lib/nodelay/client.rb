@@ -15,7 +15,7 @@ module Nodelay
     JSON_TYPE = "application/json"
     ABSOLUTE_URL = %r{\A[a-z][a-z0-9+.-]*://}i
 
-    attr_reader :base_url, :headers
+    attr_reader :base_url, :headers, :accept_encoding
 
     # base_url: what a relative path is joined to. timeout: seconds for each
     # of connect, read, write and pool, or a Hash of some of those and
@@ -42,6 +42,8 @@ module Nodelay
       options.merge!(timeouts(timeout))
       options.merge!(cookies ? cookies.native_options : { cookies: false })
       @native = Native.new(options)
+      # What the engine adds when a request has no Accept-Encoding ("": none).
+      @accept_encoding = (accept_encoding&.to_s || Native::DEFAULT_ACCEPT_ENCODING).freeze
     end
 
     def get(path, **options, &block) = request("GET", path, **options, &block)

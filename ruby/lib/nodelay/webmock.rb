@@ -48,17 +48,22 @@ module WebMock
         def disable! = @enabled = false
         def enabled? = @enabled
 
-        # The request as WebMock sees it.
-        def signature(method, target, fields, body)
+        # The request as WebMock sees it: its fields, and the Accept-Encoding
+        # the engine adds to a request without one (`accept_encoding`).
+        def signature(method, target, fields, body, accept_encoding)
           headers = {}
           (fields || []).each_slice(2) do |name, value|
             headers[name] = headers.key?(name) ? "#{headers[name]}, #{value}" : value
+          end
+          unless accept_encoding.empty? || headers.keys.any? { |k| k.casecmp?("accept-encoding") }
+            headers["Accept-Encoding"] = accept_encoding
           end
           RequestSignature.new(method.downcase.to_sym, target, body: body, headers: headers)
         end
 
         # A stub's answer as a Nodelay response (or its error raised); a
-        # block gets the body as one piece, as a streamed response would.
+        # block gets the body as one piece, as a streamed response would. The
+        # body is the stub's as it is (a Content-Encoding is not undone).
         def stubbed(webmock_response, &block)
           raise Nodelay::ReadTimeout, "WebMock stub: timeout" if webmock_response.should_timeout
 
@@ -92,7 +97,7 @@ module WebMock
         def perform(method, target, fields, body, buffer, &block)
           return super unless NodelayAdapter.enabled?
 
-          request = NodelayAdapter.signature(method, target, fields, body)
+          request = NodelayAdapter.signature(method, target, fields, body, accept_encoding)
           WebMock::RequestRegistry.instance.requested_signatures.put(request)
           if (stub = WebMock::StubRegistry.instance.response_for_request(request))
             response = NodelayAdapter.stubbed(stub, &block)
