@@ -96,6 +96,18 @@ perl-suites:
 		&& cd perl && perl -Iblib/lib -Iblib/arch xt/tiny-corpus.pl \
 			--corpus "$$perl_src/cpan/HTTP-Tiny/corpus" --known xt/tiny-corpus.known
 
+# The Perl distribution as it is shipped (docs/perl.md): `make dist` in perl/ makes
+# Nodelay-VERSION.tar.gz carrying the engine's Rust sources and the test server under engine/
+# (crates/nodelay-ffi/package-sources.sh); test-perl-dist unpacks it outside any checkout and
+# runs `perl Makefile.PL && make && make test` there.
+PERL_DIST_CHECK := build/perl-dist
+.PHONY: test-perl-dist
+test-perl-dist:
+	cd perl && perl Makefile.PL && $(MAKE) dist
+	rm -rf $(PERL_DIST_CHECK) && mkdir -p $(PERL_DIST_CHECK)
+	tar xzf perl/Nodelay-*.tar.gz -C $(PERL_DIST_CHECK)
+	cd $(PERL_DIST_CHECK)/Nodelay-* && env -u NODELAY_ROOT perl Makefile.PL && $(MAKE) && $(MAKE) test
+
 # The Perl suite over an AddressSanitizer build of the XS shim (docs/perl.md): a copy of
 # perl/ in build/perl-asan compiled with -fsanitize=address, the tests run with the ASan
 # runtime preloaded into perl (perl itself is not instrumented, so leak reports, which
@@ -158,6 +170,24 @@ faraday-specs:
 	if [ -z "$$src" ]; then src=$$(perl/xt/debian-source.sh ruby-faraday $(INCUMBENTS)/faraday) \
 		|| { echo "faraday-specs: skipped: no ruby-faraday sources from apt (set FARADAY_SRC=DIR)"; exit 0; }; fi; \
 	RUBYLIB=$(CURDIR)/ruby/lib:$(abspath $(RUBY_BUILD)) ruby/xt/faraday-specs.sh "$$src"
+
+# The gem as it is shipped (docs/ruby.md): build/gem/nodelay-*.gem carries the engine's Rust
+# sources (ruby/xt/stage-gem.sh), and `gem install` builds them with cargo. test-gem installs
+# it from the .gem alone into a scratch GEM_HOME, outside the checkout, and runs
+# ruby/xt/gem-smoke.rb against the embedded server.
+GEM_STAGE := build/gem
+GEM_HOME_TEST := $(CURDIR)/build/gem-home
+.PHONY: gem test-gem
+gem:
+	ruby/xt/stage-gem.sh $(CURDIR) $(GEM_STAGE)
+	cd $(GEM_STAGE) && gem build nodelay.gemspec
+test-gem: gem
+	cargo build -p nodelay-server --bin nodelay-server
+	rm -rf $(GEM_HOME_TEST)
+	cd /tmp && env -u NODELAY_ROOT gem install --local --no-document --install-dir $(GEM_HOME_TEST) \
+		$(CURDIR)/$(GEM_STAGE)/nodelay-*.gem
+	cd /tmp && GEM_HOME=$(GEM_HOME_TEST) GEM_PATH=$(GEM_HOME_TEST) ruby $(CURDIR)/ruby/xt/gem-smoke.rb \
+		$(CARGO_OUT)/nodelay-server
 
 # The Ruby suite over an extension built with AddressSanitizer (build/ruby-asan): Ruby itself
 # is not instrumented, so the ASan runtime is preloaded. Leak detection is off because Ruby
