@@ -37,12 +37,20 @@ sub new {
         max_size        => $args{max_size},
         SSL_options     => $args{SSL_options} || {},
     }, $class;
+    $self->_build_client;
+    return $self;
+}
+
+# The engine client for the current settings (made again when a setting it
+# holds changes through an accessor).
+sub _build_client {
+    my ($self) = @_;
     # HTTP::Tiny's SSL_options: SSL_ca_file names the CAs to trust (the
     # engine's TLS is rustls, so the other IO::Socket::SSL options do not apply).
-    my $ca = $self->{SSL_options}{SSL_ca_file};
+    my $ca = ($self->{SSL_options} || {})->{SSL_ca_file};
     $self->{client} = Nodelay->new(
         timeout => $self->{timeout},
-        agent   => $agent,
+        agent   => $self->{agent},
         verify  => $self->{verify_SSL},
         # HTTP::Tiny asks for no content coding; a caller's Accept-Encoding
         # still gets its body decoded by the engine.
@@ -53,25 +61,44 @@ sub new {
         # is nodelay's own jar.
         (defined $self->{cookie_jar} ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
     );
-    return $self;
+    return;
 }
 
+sub _croak { require Carp; Carp::croak(@_) }
+
+# HTTP::Tiny's accessors read and write; a new value of a setting the engine
+# client holds makes a new client (as HTTP::Tiny drops its kept connection).
+my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy cookie_jar);
 for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy cookie_jar keep_alive max_size)) {
     no strict 'refs';
-    *{$name} = sub { $_[0]{$name} };
+    *{$name} = sub {
+        my $self = shift;
+        return $self->{$name} unless @_;
+        $self->{$name} = shift;
+        $self->_build_client if $CLIENT_SETTING{$name};
+        return $self->{$name};
+    };
 }
+
+# As HTTP::Tiny: the TLS support is there (rustls, in the engine) and the
+# system's CAs or SSL_options' SSL_ca_file are trusted: (1, '').
+sub can_ssl { return wantarray ? (1, '') : 1 }
 
 for my $method (qw(get head put post patch delete)) {
     my $verb = uc $method;
     no strict 'refs';
     *{$method} = sub {
         my ($self, $url, $args) = @_;
+        @_ == 2 || (@_ == 3 && ref $args eq 'HASH')
+            or _croak("Usage: \$http->$method(URL, [HASHREF])\n");
         return $self->request($verb, $url, $args || {});
     };
 }
 
 sub post_form {
     my ($self, $url, $data, $args) = @_;
+    (@_ == 3 || @_ == 4 && ref $args eq 'HASH')
+        or _croak("Usage: \$http->post_form(URL, DATAREF, [HASHREF])\n");
     my %headers = %{ ($args || {})->{headers} || {} };
     delete $headers{$_} for grep { lc $_ eq 'content-type' } keys %headers;
     return $self->request('POST', $url, {
@@ -83,8 +110,9 @@ sub post_form {
 
 sub www_form_urlencode {
     my ($self, $data) = @_;
+    (@_ == 2 && ref $data) or _croak("Usage: \$http->www_form_urlencode(DATAREF)\n");
     ref $data eq 'HASH' || ref $data eq 'ARRAY'
-        or die "form data must be a hash or array reference\n";
+        or _croak("form data must be a hash or array reference\n");
     my @pairs = ref $data eq 'HASH' ? map { my $k = $_; map { ($k, $_) } ref $data->{$k} eq 'ARRAY' ? @{ $data->{$k} } : $data->{$k} } keys %$data : @$data;
     my @terms;
     while (my ($k, $v) = splice @pairs, 0, 2) {
@@ -108,6 +136,8 @@ sub _uri_escape {
 # (If-Modified-Since from its mtime); success for 200 and 304.
 sub mirror {
     my ($self, $url, $file, $args) = @_;
+    @_ == 3 || (@_ == 4 && ref $args eq 'HASH')
+        or _croak("Usage: \$http->mirror(URL, FILE, [HASHREF])\n");
     $args ||= {};
     my %headers = %{ $args->{headers} || {} };
     if (-e $file and my $mtime = (stat $file)[9]) {
@@ -137,6 +167,8 @@ sub mirror {
 
 sub request {
     my ($self, $method, $url, $args) = @_;
+    @_ == 3 || (@_ == 4 && ref $args eq 'HASH')
+        or _croak("Usage: \$http->request(METHOD, URL, [HASHREF])\n");
     $args ||= {};
     my @redirects;
     for (my $hops = 0; ; $hops++) {
@@ -174,6 +206,8 @@ my %HEADER_CASE = map { lc($_) => $_ } qw(
 # HTTP::Tiny sends as Basic credentials.
 sub _split_credentials {
     my ($url) = @_;
+    # An empty host is localhost, as HTTP::Tiny reads it.
+    $url =~ s{\A([a-z][a-z0-9+.-]*://)(?=[/?#]|\z)}{${1}localhost}i;
     my ($scheme, $userinfo, $rest) = $url =~ m{\A([^:/?#]+://)([^/?#\@]*)\@(.*)\z}s or return ($url, '');
     $userinfo =~ s/%([0-9A-Fa-f]{2})/chr hex $1/eg;
     return ("$scheme$rest", $userinfo);
