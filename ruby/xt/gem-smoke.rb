@@ -10,8 +10,11 @@ require "timeout"
 server = IO.popen([ARGV.fetch(0), "--host", "127.0.0.1", "--port", "0"], err: File::NULL)
 begin
   url = Timeout.timeout(30) do
-    line = server.gets until line.nil? || line =~ /^listening on (\S+)/
-    Regexp.last_match(1)&.chomp("/") or abort "gem-smoke: the server printed no 'listening on' line"
+    found = nil
+    while (line = server.gets)
+      break if (found = line[/^listening on (\S+)/, 1])
+    end
+    found&.chomp("/") or abort "gem-smoke: the server printed no 'listening on' line"
   end
   client = Nodelay::Client.new(base_url: url)
   checks = {
