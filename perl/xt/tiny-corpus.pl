@@ -247,8 +247,9 @@ sub run_case {
     for my $i (0 .. $last) {
         $check->("request ($i)", sort_headers($got->[$i] // ''), sort_headers($expect[$i]));
     }
-    my ($rc) = $give[-1] =~ m{\S+\s+(\d+)};
-    ($rc) = $give[0] =~ m{\S+\s+(\d+)} if $prefix ne 'redirect' && $prefix ne 'auth' && $prefix ne 'proxy-auth';
+    # A case whose call fails before any request has no response to give.
+    my ($rc) = ($give[-1] // '') =~ m{\S+\s+(\d+)};
+    ($rc) = ($give[0] // '') =~ m{\S+\s+(\d+)} if $prefix ne 'redirect' && $prefix ne 'auth' && $prefix ne 'proxy-auth';
     $rc = $case->{expected_rc}[0] if defined $case->{expected_rc};
     if ($prefix =~ /\A(?:redirect|auth|proxy-auth)\z/) {
         my $content = $case->{expected} ? join($CRLF, @{ $case->{expected} }) : '';
@@ -337,6 +338,7 @@ for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
             push @unexpected, "$class: $what" unless $expected_gap;
             if ($opt{v} || !$expected_gap) {
                 require Data::Dumper;
+                no warnings 'once';
                 local $Data::Dumper::Useqq = 1;
                 local $Data::Dumper::Terse = 1;
                 local $Data::Dumper::Sortkeys = 1;
