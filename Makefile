@@ -135,8 +135,41 @@ perl-deps:
 	fi
 
 test-perl: socks-deps
-	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS)"
+	$(MAKE) perl-deps PERL_DEBS="$(PERL_TEST_DEBS) $(PERL_SUITE_DEBS)"
 	cd perl && perl Makefile.PL && $(MAKE) && $(MAKE) test
+	$(MAKE) perl-suites
+
+# The incumbents' own suites over the adapters (docs/perl.md), from the Debian source
+# packages of the versions Debian installs (perl/xt/debian-source.sh adds a deb-src entry
+# when apt has none; nothing of them is kept in the repository): LWP's t/ run stock and with
+# LWP::Protocol::nodelay as the http and https implementor (counts and wall time of each),
+# and HTTP::Tiny's request/response corpus (in the perl source package) replayed on real
+# sockets through stock HTTP::Tiny and Nodelay::Tiny. Each fails on a check stock passes
+# and nodelay does not (for the corpus: one not in perl/xt/tiny-corpus.known).
+PERL_SUITE_DEBS := libhttp-daemon-perl libtest-fatal-perl libtest-needs-perl \
+	libtest-requiresinternet-perl libtest-leaktrace-perl
+INCUMBENTS := $(CURDIR)/build/incumbents
+.PHONY: perl-suites
+perl-suites:
+	@if lwp=$$(perl/xt/debian-source.sh libwww-perl $(INCUMBENTS)/lwp); then \
+		cd perl && perl xt/incumbent-suite.pl --dir "$$lwp" --label LWP; \
+	else echo "perl-suites: LWP's t/ skipped: apt gave no libwww-perl sources"; fi
+	@if perl_src=$$(perl/xt/debian-source.sh perl $(INCUMBENTS)/perl cpan/HTTP-Tiny); then \
+		cd perl && perl -Iblib/lib -Iblib/arch xt/tiny-corpus.pl \
+			--corpus "$$perl_src/cpan/HTTP-Tiny/corpus" --known xt/tiny-corpus.known; \
+	else echo "perl-suites: HTTP::Tiny's corpus skipped: apt gave no perl sources"; fi
+
+# The Perl distribution as it is shipped (docs/perl.md): `make dist` in perl/ makes
+# Nodelay-VERSION.tar.gz carrying the engine's Rust sources and the test server under engine/
+# (crates/nodelay-ffi/package-sources.sh); test-perl-dist unpacks it outside any checkout and
+# runs `perl Makefile.PL && make && make test` there.
+PERL_DIST_CHECK := build/perl-dist
+.PHONY: test-perl-dist
+test-perl-dist:
+	cd perl && perl Makefile.PL && $(MAKE) dist
+	rm -rf $(PERL_DIST_CHECK) && mkdir -p $(PERL_DIST_CHECK)
+	tar xzf perl/Nodelay-*.tar.gz -C $(PERL_DIST_CHECK)
+	cd $(PERL_DIST_CHECK)/Nodelay-* && env -u NODELAY_ROOT perl Makefile.PL && $(MAKE) && $(MAKE) test
 
 # The Perl suite over an AddressSanitizer build of the XS shim (docs/perl.md): a copy of
 # perl/ in build/perl-asan compiled with -fsanitize=address, the tests run with the ASan
@@ -167,16 +200,16 @@ bench-perl: release
 	$(PY) -m nodelay bench --lang perl --syscalls --json bench-results/perl.json \
 		--html bench-results/perl.html $(BENCH_ARGS)
 
-# The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev and ruby-faraday from
-# Debian when missing (root only), the static library and the test server by cargo, the
-# extension built out of tree in build/ruby, then the minitest suite (the Faraday adapter's
-# tests skip without ruby-faraday).
-RUBY_DEBS := ruby ruby-dev ruby-faraday
+# The Ruby gem (ruby/, a C extension over crates/nodelay-ffi): ruby-dev, ruby-faraday and
+# ruby-webmock from Debian when missing (root only), the static library and the test server by
+# cargo, the extension built out of tree in build/ruby, then the minitest suite (the Faraday
+# adapter's and the WebMock adapter's tests skip without their library).
+RUBY_DEBS := ruby ruby-dev ruby-faraday ruby-webmock
 RUBY_BUILD := build/ruby
 CARGO_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target))/debug
 test-ruby: socks-deps
-	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -e '' 2>/dev/null || { \
-		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: ruby-dev and ruby-faraday are not installed"; exit 0; }; \
+	@[ -f "$$(ruby -e 'print RbConfig::CONFIG["rubyhdrdir"]' 2>/dev/null)/ruby.h" ] && ruby -rfaraday -rwebmock -e '' 2>/dev/null || { \
+		[ "$$(id -u)" = 0 ] || { echo "test-ruby: not root: $(RUBY_DEBS) are not all installed"; exit 0; }; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(RUBY_DEBS) \
 			|| echo "test-ruby: could not install $(RUBY_DEBS)"; }
 	cargo build -p nodelay-ffi -p nodelay-server --bin nodelay-server
@@ -184,6 +217,40 @@ test-ruby: socks-deps
 	cd $(RUBY_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null && $(MAKE) --no-print-directory
 	NODELAY_EXT_DIR=$(abspath $(RUBY_BUILD)) NODELAY_SERVER=$(CARGO_OUT)/nodelay-server \
 		ruby -e 'ARGV.each { |f| require File.expand_path(f) }' ruby/test/test_*.rb
+	$(MAKE) faraday-specs
+
+# Faraday's shared adapter specs (spec/support of the ruby-faraday version Debian ships) in
+# Faraday's own setup, WebMock included, for its Net::HTTP adapter and for nodelay's
+# (ruby/xt/faraday-specs.sh; fails when the nodelay run fails an example). The sources come
+# from the Debian source package, or from FARADAY_SRC= (an unpacked Faraday release of the
+# installed version); a mirror without them skips the run, saying so.
+RUBY_SPEC_DEBS := ruby-rspec ruby-multipart-parser ruby-rack
+FARADAY_SRC ?=
+.PHONY: faraday-specs
+faraday-specs:
+	$(MAKE) perl-deps PERL_DEBS="$(RUBY_SPEC_DEBS)" DEPS_FOR=faraday-specs
+	@src="$(FARADAY_SRC)"; \
+	if [ -z "$$src" ]; then src=$$(perl/xt/debian-source.sh ruby-faraday $(INCUMBENTS)/faraday) \
+		|| { echo "faraday-specs: skipped: no ruby-faraday sources from apt (set FARADAY_SRC=DIR)"; exit 0; }; fi; \
+	RUBYLIB=$(CURDIR)/ruby/lib:$(abspath $(RUBY_BUILD)) ruby/xt/faraday-specs.sh "$$src"
+
+# The gem as it is shipped (docs/ruby.md): build/gem/nodelay-*.gem carries the engine's Rust
+# sources (ruby/xt/stage-gem.sh), and `gem install` builds them with cargo. test-gem installs
+# it from the .gem alone into a scratch GEM_HOME, outside the checkout, and runs
+# ruby/xt/gem-smoke.rb against the embedded server.
+GEM_STAGE := build/gem
+GEM_HOME_TEST := $(CURDIR)/build/gem-home
+.PHONY: gem test-gem
+gem:
+	ruby/xt/stage-gem.sh $(CURDIR) $(GEM_STAGE)
+	cd $(GEM_STAGE) && gem build nodelay.gemspec
+test-gem: gem
+	cargo build -p nodelay-server --bin nodelay-server
+	rm -rf $(GEM_HOME_TEST)
+	cd /tmp && env -u NODELAY_ROOT gem install --local --no-document --install-dir $(GEM_HOME_TEST) \
+		$(CURDIR)/$(GEM_STAGE)/nodelay-*.gem
+	cd /tmp && GEM_HOME=$(GEM_HOME_TEST) GEM_PATH=$(GEM_HOME_TEST) ruby $(CURDIR)/ruby/xt/gem-smoke.rb \
+		$(CARGO_OUT)/nodelay-server
 
 # The Ruby suite over an extension built with AddressSanitizer (build/ruby-asan): Ruby itself
 # is not instrumented, so the ASan runtime is preloaded. Leak detection is off because Ruby

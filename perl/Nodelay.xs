@@ -191,7 +191,7 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host, accept_encoding)
     SV *timeout
     int verify
     SV *agent
@@ -204,6 +204,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, 
     double rate_per_second
     unsigned int rate_burst
     int rate_per_host
+    SV *accept_encoding
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -225,6 +226,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, 
     o.rate_per_second = rate_per_second;
     o.rate_burst = rate_burst;
     o.rate_per_host = rate_per_host;
+    o.accept_encoding = SvOK(accept_encoding) ? SvPVutf8_nolen(accept_encoding) : NULL;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)

@@ -2,10 +2,12 @@
 
 require_relative "lib/nodelay/version"
 
-# `gem build nodelay.gemspec`, then `gem install nodelay-*.gem` with the
-# engine's C library found as ext/nodelay/extconf.rb says (NODELAY_ROOT=a
-# nodelay checkout, where cargo builds it, or --with-nodelay-dir=DIR). No gem
-# from RubyGems is needed.
+# `make gem` (ruby/xt/stage-gem.sh, then `gem build` in build/gem) makes a gem
+# that carries the engine's Rust sources (ext/nodelay/engine): `gem install
+# nodelay-*.gem` builds it with cargo, no checkout needed. `gem build` here, in
+# a checkout, makes one that builds from NODELAY_ROOT (or takes
+# --with-nodelay-dir=DIR), as ext/nodelay/extconf.rb says. No gem from
+# RubyGems is needed.
 Gem::Specification.new do |spec|
   spec.name = "nodelay"
   spec.version = Nodelay::VERSION
@@ -14,7 +16,8 @@ Gem::Specification.new do |spec|
   spec.authors = ["nodelay"]
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.1"
-  spec.files = Dir["lib/**/*.rb", "ext/nodelay/*.{c,h,rb}", "README.md"]
+  spec.files = Dir["lib/**/*.rb", "ext/nodelay/*.{c,h,rb}", "README.md"] +
+               Dir["ext/nodelay/engine/{Cargo.toml,Cargo.lock}", "ext/nodelay/engine/crates/**/*"].reject { |f| File.directory?(f) }
   spec.extensions = ["ext/nodelay/extconf.rb"]
   spec.require_paths = ["lib"]
 end

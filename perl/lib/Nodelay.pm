@@ -84,6 +84,9 @@ sub new {
         ($rate ? $rate->{per_second} : 0),
         ($rate ? $rate->{burst} // 0 : 0),
         ($rate && exists $rate->{per_host} && !$rate->{per_host} ? 0 : 1),
+        # accept_encoding: sent when a request has no Accept-Encoding; undef:
+        # every coding the engine decodes; '': none.
+        $args{accept_encoding},
     );
     Nodelay::X->throw($code, $handle) if $code;
     my $self = bless { handle => $handle, jar => $jar_object }, $class;
@@ -99,9 +102,17 @@ sub new {
 sub request {
     my ($self, $method, $url, $opts) = @_;
     $opts ||= {};
+    # headers: a hashref (an arrayref value sends the field once per value)
+    # or an arrayref of name, value pairs, sent in that order.
     my @headers;
     my $headers = $opts->{headers} || {};
-    push @headers, $_, $headers->{$_} for sort keys %$headers;
+    if (ref $headers eq 'ARRAY') { @headers = @$headers; $headers = {@headers} }
+    else {
+        for my $name (sort keys %$headers) {
+            my $value = $headers->{$name};
+            push @headers, map { ($name, $_) } ref $value eq 'ARRAY' ? @$value : $value;
+        }
+    }
     my $body = $opts->{content};
     my $type;
     if (my $form = $opts->{form}) {

@@ -104,4 +104,43 @@ subtest 'mirror' => sub {
     unlink $file;
 };
 
+subtest 'the API beside the requests, as HTTP::Tiny has it' => sub {
+    my $croak = sub { my ($code) = @_; eval { $code->(); 1 } ? 'no croak' : $@ =~ s/ at .* line \d+\.?\n\z//sr };
+    for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+        my $http = $class->new;
+        my @croaks = map { $croak->($_) } (
+            sub { $http->get() },
+            sub { $http->get("$base/", 'not a hash') },
+            sub { $http->request('GET') },
+            sub { $http->post_form("$base/") },
+            sub { $http->mirror("$base/") },
+            sub { $http->www_form_urlencode('x') },
+        );
+        is_deeply \@croaks, [
+            "Usage: \$http->get(URL, [HASHREF])\n",
+            "Usage: \$http->get(URL, [HASHREF])\n",
+            "Usage: \$http->request(METHOD, URL, [HASHREF])\n",
+            "Usage: \$http->post_form(URL, DATAREF, [HASHREF])\n",
+            "Usage: \$http->mirror(URL, FILE, [HASHREF])\n",
+            "Usage: \$http->www_form_urlencode(DATAREF)\n",
+        ], "$class: the usage croaks";
+        ok scalar $class->can_ssl, "$class: can_ssl";
+        $http->timeout(7);
+        $http->agent('set/1');
+        is_deeply [$http->timeout, $http->agent], [7, 'set/1'], "$class: accessors write";
+        like $http->get("$base/headers")->{content}, qr{"user-agent":\s*"set/1"}i, "$class: the new agent is sent";
+        my $res = $http->get("$base/headers", { headers => { Host => 'x' } });
+        is_deeply [$res->{status}, $res->{content}], [599, "The 'Host' header must not be provided as header option\n"],
+            "$class: a Host header is refused";
+    }
+};
+
+subtest 'an empty URL host is localhost' => sub {
+    for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+        my $res = $class->new(timeout => 5)->get('http:///nothing');
+        is $res->{status}, 599, "$class: 599";
+        like $res->{content}, qr/localhost:80/, "$class: the request went to localhost:80";
+    }
+};
+
 done_testing;

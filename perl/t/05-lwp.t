@@ -27,8 +27,9 @@ sub with_nodelay {
 }
 
 my $ua = LWP::UserAgent->new(timeout => 5, agent => 'lwp-same/1');
-# Stock LWP without keep_alive asks for Connection: close, which the engine
-# (always pooling) does not: whole-response comparisons use a keep-alive UA.
+# A user agent without keep_alive asks for Connection: close and opens a
+# connection per request, stock or through the engine (t/12-lwp-wire.t); the
+# tests of the engine's pooling use one with keep_alive.
 my $kua = LWP::UserAgent->new(timeout => 5, agent => 'lwp-same/1', keep_alive => 1);
 
 sub same_response {
@@ -286,13 +287,13 @@ subtest "the request's canonical URI as stock LWP works it out" => sub {
 
 subtest 'a fork child through LWP connects anew; the parent keeps its connection' => sub {
     my $count = sub {
-        my ($c) = with_nodelay(sub { $ua->get("$base/stats") })->content =~ /"connections"\s*:\s*(\d+)/;
+        my ($c) = with_nodelay(sub { $kua->get("$base/stats") })->content =~ /"connections"\s*:\s*(\d+)/;
         return $c;
     };
     my $before = $count->();
     plan skip_all => 'no connection count in /stats' unless defined $before;
     my $line = TestServer::in_child(sub {
-        my $res = eval { with_nodelay(sub { $ua->get("$base/bytes/10") }) };
+        my $res = eval { with_nodelay(sub { $kua->get("$base/bytes/10") }) };
         ($res ? $res->code . ' ' . length($res->content) : 'died') . ' ' . ($count->() // -1);
     });
     my ($code, $len, $in_child) = split ' ', $line;
@@ -302,9 +303,9 @@ subtest 'a fork child through LWP connects anew; the parent keeps its connection
 };
 
 subtest 'connections are reused' => sub {
-    my $before = with_nodelay(sub { $ua->get("$base/stats") })->content;
-    with_nodelay(sub { $ua->get("$base/bytes/10") }) for 1 .. 20;
-    my $after = with_nodelay(sub { $ua->get("$base/stats") })->content;
+    my $before = with_nodelay(sub { $kua->get("$base/stats") })->content;
+    with_nodelay(sub { $kua->get("$base/bytes/10") }) for 1 .. 20;
+    my $after = with_nodelay(sub { $kua->get("$base/stats") })->content;
     my ($c0) = $before =~ /"connections"\s*:\s*(\d+)/;
     my ($c1) = $after =~ /"connections"\s*:\s*(\d+)/;
     SKIP: {

@@ -13,6 +13,8 @@ from _typeshed import WriteableBuffer
 from ._models import Request, Response
 
 __version__: str
+ACCEPT_ENCODING: str
+"""The ``Accept-Encoding`` every front sends by default: every coding the engine decodes."""
 DEFAULT_MAX_DECODED_SIZE: int
 """Default cap on a decoded (decompressed) body, in bytes (``EngineOptions(max_decoded_size=)``)."""
 

@@ -30,8 +30,9 @@ _FORM = "application/x-www-form-urlencoded"
 _JSON = "application/json"
 DEFAULT_PORTS = HTTP_DEFAULT_PORTS
 
-# Everything the engine decodes (gzip incl. multi-member, zlib/raw deflate, brotli, zstd).
-ACCEPT_ENCODING = "gzip, deflate, br, zstd"
+# Everything the engine decodes (gzip incl. multi-member, zlib/raw deflate, brotli, zstd):
+# the engine's one default, which the C ABI's clients (Perl, Ruby) send too.
+ACCEPT_ENCODING = _core.ACCEPT_ENCODING
 
 
 # A tuple, not ``A | B``: that would build a UnionType object on every call.

@@ -24,3 +24,7 @@ module Nodelay
     end
   end
 end
+
+# A program that has loaded Faraday can say `f.adapter :nodelay` at once (one
+# loaded later needs `require "nodelay/faraday"`, which loads Faraday).
+require "nodelay/faraday" if defined?(::Faraday)

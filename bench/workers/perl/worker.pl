@@ -62,7 +62,7 @@ my %COOKIES = (
     'nodelay-lwp' => sub {
         require HTTP::Cookies;
         LWP::Protocol::implementor($_, 'LWP::Protocol::nodelay') for qw(http https);
-        return _lwp_cookies(@_);
+        return _lwp_cookies(@_, keep_alive => 1);
     },
     'www-curl' => sub {
         my ($path) = @_;
@@ -126,10 +126,12 @@ my %CLIENTS = (
             protocol  => sub { $last ? $last->{protocol} : '?' },
         };
     }],
+    # keep_alive as the lwp row: without it LWP::Protocol::nodelay closes each
+    # connection after its response, as stock LWP does.
     'nodelay-lwp' => [['LWP::UserAgent', 'LWP::Protocol::nodelay'], sub {
         LWP::Protocol::implementor($_, 'LWP::Protocol::nodelay') for qw(http https);
-        return _lwp(LWP::UserAgent->new(timeout => TIMEOUT));
-    }],
+        return _lwp(LWP::UserAgent->new(timeout => TIMEOUT, keep_alive => 1));
+    }, 'keep_alive => 1'],
     # A reference row, not a peer: LWP::UserAgent over the cheapest transport
     # Perl has (LWPFloor.pm, beside this script).
     'lwp-floor' => [['LWP::UserAgent', 'LWPFloor'], sub {

@@ -175,6 +175,11 @@ typedef struct nodelay_options {
   uint32_t rate_burst;
   // Nonzero (the default): each origin has its own rate budget.
   int rate_per_host;
+  // The `Accept-Encoding` sent when a request has none; NULL: every
+  // coding the engine decodes (`gzip, deflate, br, zstd`, the Python
+  // front's default too); an empty string: none (for an adapter whose
+  // library sends exactly the headers its caller gave).
+  const char *accept_encoding;
 } nodelay_options;
 
 // An item's value.
@@ -259,14 +264,21 @@ const struct nodelay_json_item *nodelay_json_items(const struct nodelay_json *js
 // Frees a document from `nodelay_json_parse` (NULL is ignored).
 void nodelay_json_free(struct nodelay_json *json);
 
+// The `Accept-Encoding` a client sends when its `accept_encoding` is NULL
+// and a request has none: every coding the engine decodes. A static
+// NUL-terminated string, for a front that shows what will be sent (a test
+// double's view of a request, say).
+const char *nodelay_default_accept_encoding(void);
+
 // Fills `options` with the defaults and sets `size` to this header's size.
 void nodelay_options_init(struct nodelay_options *options);
 
 // Sends `method` to `url` (NUL-terminated UTF-8) with `n_headers` headers
 // and a body of `body_len` bytes at `body` (NULL: no body; a non-NULL
 // pointer with length 0 is an empty body), then reads the response head.
-// The client's cookie jar adds its `Cookie` header (unless the request has
-// its own) and stores the response's Set-Cookie fields.
+// The client adds its `User-Agent`, its `Accept-Encoding` and its cookie
+// jar's `Cookie` header (each unless the request has its own) and stores
+// the response's Set-Cookie fields.
 //
 // `abort` (may be NULL) is polled while the request waits (see
 // `nodelay_abort_fn`). On success `*out` holds the response: read its body
@@ -304,6 +316,13 @@ int32_t nodelay_response_header(const struct nodelay_response *response,
                                 size_t nth,
                                 const uint8_t **value,
                                 size_t *value_len);
+
+// 1 when the engine undoes the response's content codings (there is at
+// least one, and every one is a coding it decodes), so the body it hands out
+// is not the one `Content-Encoding` and `Content-Length` describe; else 0
+// (also for NULL, and for a head with more codings than the engine takes,
+// whose body fails to read).
+int32_t nodelay_response_decoded(const struct nodelay_response *response);
 
 // How many header fields the response has.
 size_t nodelay_response_header_count(const struct nodelay_response *response);

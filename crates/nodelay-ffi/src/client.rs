@@ -35,6 +35,8 @@ pub struct ClientState {
     pub(crate) timeouts: Timeouts,
     pub(crate) max_decoded_size: u64,
     pub(crate) user_agent: Option<String>,
+    /// Sent as `Accept-Encoding` when a request has none.
+    pub(crate) accept_encoding: Option<String>,
     pub(crate) jar: Option<CookieJar>,
     /// Where the jar is saved, and whether after every change.
     cookie_file: Option<PathBuf>,
@@ -110,6 +112,7 @@ pub unsafe extern "C" fn nodelay_client_new(
             timeouts: settings.timeouts,
             max_decoded_size: settings.max_decoded_size,
             user_agent: settings.user_agent,
+            accept_encoding: settings.accept_encoding,
             jar,
             cookie_file: settings.cookie_file,
             cookie_autosave: settings.cookie_autosave,

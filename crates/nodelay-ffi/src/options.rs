@@ -3,11 +3,12 @@
 //! works with a newer library: fields beyond the caller's `size` keep their
 //! defaults. Fields are only ever added at the end.
 
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
+use nodelay_core::decode::{ACCEPT_ENCODING, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
 
 use crate::code::{fail, nodelay_code};
@@ -88,6 +89,11 @@ pub struct nodelay_options {
     pub rate_burst: u32,
     /// Nonzero (the default): each origin has its own rate budget.
     pub rate_per_host: c_int,
+    /// The `Accept-Encoding` sent when a request has none; NULL: every
+    /// coding the engine decodes (`gzip, deflate, br, zstd`, the Python
+    /// front's default too); an empty string: none (for an adapter whose
+    /// library sends exactly the headers its caller gave).
+    pub accept_encoding: *const c_char,
 }
 
 impl nodelay_options {
@@ -114,6 +120,7 @@ impl nodelay_options {
             rate_per_second: 0.0,
             rate_burst: 0,
             rate_per_host: 1,
+            accept_encoding: std::ptr::null(),
         }
     }
 
@@ -153,6 +160,18 @@ impl nodelay_options {
     }
 }
 
+/// The `Accept-Encoding` a client sends when its `accept_encoding` is NULL
+/// and a request has none: every coding the engine decodes. A static
+/// NUL-terminated string, for a front that shows what will be sent (a test
+/// double's view of a request, say).
+#[no_mangle]
+pub extern "C" fn nodelay_default_accept_encoding() -> *const c_char {
+    static DEFAULT: OnceLock<CString> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| CString::new(ACCEPT_ENCODING).expect("no NUL in ACCEPT_ENCODING"))
+        .as_ptr()
+}
+
 /// Fills `options` with the defaults and sets `size` to this header's size.
 #[no_mangle]
 pub unsafe extern "C" fn nodelay_options_init(options: *mut nodelay_options) {
@@ -171,6 +190,7 @@ pub(crate) struct Settings {
     pub timeouts: Timeouts,
     pub max_decoded_size: u64,
     pub user_agent: Option<String>,
+    pub accept_encoding: Option<String>,
     pub cookies: bool,
     pub cookie_file: Option<PathBuf>,
     pub cookie_autosave: bool,
@@ -205,6 +225,11 @@ impl Settings {
             Some(ua) if ua.is_empty() => None,
             Some(ua) => Some(ua),
         };
+        let accept_encoding = match string("accept_encoding", o.accept_encoding)? {
+            None => Some(ACCEPT_ENCODING.to_owned()),
+            Some(codings) if codings.is_empty() => None,
+            Some(codings) => Some(codings),
+        };
         Ok(Settings {
             pool: PoolConfig {
                 max_connections: Some(max_connections),
@@ -238,6 +263,7 @@ impl Settings {
                 n => n,
             },
             user_agent,
+            accept_encoding,
             cookies: o.cookies != 0 || !o.cookie_file.is_null(),
             cookie_file: string("cookie_file", o.cookie_file)?.map(PathBuf::from),
             cookie_autosave: o.cookie_autosave != 0,
@@ -291,6 +317,12 @@ mod tests {
     }
 
     #[test]
+    fn the_default_accept_encoding_is_the_engines() {
+        let text = unsafe { CStr::from_ptr(nodelay_default_accept_encoding()) };
+        assert_eq!(text.to_str(), Ok(ACCEPT_ENCODING));
+    }
+
+    #[test]
     fn settings_are_checked() {
         let mut o = nodelay_options::defaults();
         o.http2 = 9;
@@ -304,6 +336,14 @@ mod tests {
         assert_eq!(s.timeouts.connect, Some(Duration::from_secs(10)));
         assert!(s.user_agent.unwrap().starts_with("nodelay/"));
         assert!(s.pool.max_per_host.is_none() && s.pool.rate.is_none());
+        assert_eq!(s.accept_encoding.as_deref(), Some(ACCEPT_ENCODING));
+        o.accept_encoding = c"".as_ptr();
+        assert_eq!(Settings::of(&o).unwrap().accept_encoding, None);
+        o.accept_encoding = c"gzip".as_ptr();
+        assert_eq!(
+            Settings::of(&o).unwrap().accept_encoding.as_deref(),
+            Some("gzip")
+        );
     }
 
     #[test]

@@ -27,8 +27,9 @@ pub struct nodelay_header {
 /// Sends `method` to `url` (NUL-terminated UTF-8) with `n_headers` headers
 /// and a body of `body_len` bytes at `body` (NULL: no body; a non-NULL
 /// pointer with length 0 is an empty body), then reads the response head.
-/// The client's cookie jar adds its `Cookie` header (unless the request has
-/// its own) and stores the response's Set-Cookie fields.
+/// The client adds its `User-Agent`, its `Accept-Encoding` and its cookie
+/// jar's `Cookie` header (each unless the request has its own) and stores
+/// the response's Set-Cookie fields.
 ///
 /// `abort` (may be NULL) is polled while the request waits (see
 /// `nodelay_abort_fn`). On success `*out` holds the response: read its body
@@ -122,6 +123,13 @@ fn send<'a>(
     {
         pairs.push(("User-Agent", agent));
     }
+    if let Some(codings) = client
+        .accept_encoding
+        .as_deref()
+        .filter(|_| !has(&pairs, "accept-encoding"))
+    {
+        pairs.push(("Accept-Encoding", codings));
+    }
     let parts = RequestParts {
         method,
         url,
@@ -163,21 +171,25 @@ unsafe fn c_text<'a>(name: &str, ptr: *const c_char) -> Result<&'a str, nodelay_
         .map_err(|_| invalid(&format!("{name} is not UTF-8")))
 }
 
+/// Headers the client may add to a request's own: Cookie, User-Agent and
+/// Accept-Encoding.
+const CLIENT_HEADERS: usize = 3;
+
 /// The caller's header array as borrowed `(name, value)` pairs, with room
-/// for the two the client may add (Cookie, User-Agent) without a regrowth.
+/// for the ones the client may add without a regrowth.
 unsafe fn header_pairs<'a>(
     headers: *const nodelay_header,
     n: usize,
 ) -> Result<Vec<(&'a str, &'a str)>, nodelay_code> {
     if n == 0 {
-        return Ok(Vec::with_capacity(2));
+        return Ok(Vec::with_capacity(CLIENT_HEADERS));
     }
     if headers.is_null() {
         return Err(invalid("headers is NULL"));
     }
     // SAFETY: `n` headers at `headers`, alive for the call (documented).
     let given = unsafe { std::slice::from_raw_parts(headers, n) };
-    let mut pairs = Vec::with_capacity(n + 2);
+    let mut pairs = Vec::with_capacity(n + CLIENT_HEADERS);
     for header in given {
         // SAFETY: each field points to `len` readable bytes.
         let name = unsafe { bytes_text("header name", header.name, header.name_len)? };

@@ -4,6 +4,7 @@
 
 use std::ffi::{c_char, c_void};
 
+use nodelay_core::decode::parse_codings;
 use nodelay_core::Exchange;
 use nodelay_front::body::{read_exact, read_grown, WholeBody};
 use nodelay_front::Head;
@@ -142,6 +143,23 @@ pub unsafe extern "C" fn nodelay_response_header(
             1
         }
         None => 0,
+    }
+}
+
+/// 1 when the engine undoes the response's content codings (there is at
+/// least one, and every one is a coding it decodes), so the body it hands out
+/// is not the one `Content-Encoding` and `Content-Length` describe; else 0
+/// (also for NULL, and for a head with more codings than the engine takes,
+/// whose body fails to read).
+#[no_mangle]
+pub unsafe extern "C" fn nodelay_response_decoded(response: *const nodelay_response) -> i32 {
+    // SAFETY: a live response or NULL.
+    let Some(response) = (unsafe { response.as_ref() }) else {
+        return 0;
+    };
+    match parse_codings(response.head.values("content-encoding")) {
+        Ok(Some(codings)) => i32::from(!codings.is_empty()),
+        Ok(None) | Err(_) => 0,
     }
 }
 

@@ -28,6 +28,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_MAX_DECODED_SIZE",
         nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES,
     )?;
+    // The one default every front sends (the C ABI's clients add it too).
+    m.add("ACCEPT_ENCODING", nodelay_core::decode::ACCEPT_ENCODING)?;
     m.add_class::<args::EngineOptions>()?;
     m.add_class::<engine::Engine>()?;
     m.add_class::<aio::AsyncEngine>()?;

@@ -33,40 +33,72 @@ sub new {
         verify_SSL      => $args{verify_SSL} // $args{verify_ssl} // 1,
         proxy           => $args{proxy} // $args{http_proxy},
         cookie_jar      => $args{cookie_jar},
+        keep_alive      => $args{keep_alive} // 1,
+        max_size        => $args{max_size},
         SSL_options     => $args{SSL_options} || {},
     }, $class;
+    $self->_build_client;
+    return $self;
+}
+
+# The engine client for the current settings (made again when a setting it
+# holds changes through an accessor).
+sub _build_client {
+    my ($self) = @_;
     # HTTP::Tiny's SSL_options: SSL_ca_file names the CAs to trust (the
     # engine's TLS is rustls, so the other IO::Socket::SSL options do not apply).
-    my $ca = $self->{SSL_options}{SSL_ca_file};
+    my $ca = ($self->{SSL_options} || {})->{SSL_ca_file};
     $self->{client} = Nodelay->new(
         timeout => $self->{timeout},
-        agent   => $agent,
+        agent   => $self->{agent},
         verify  => $self->{verify_SSL},
+        # HTTP::Tiny asks for no content coding; a caller's Accept-Encoding
+        # still gets its body decoded by the engine.
+        accept_encoding => '',
         (defined $ca ? (ca_file => $ca) : ()),
         (defined $self->{proxy} ? (proxy => $self->{proxy}) : ()),
         # HTTP::Tiny keeps no cookies unless given a jar; a cookies.txt path
         # is nodelay's own jar.
         (defined $self->{cookie_jar} ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
     );
-    return $self;
+    return;
 }
 
-for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy cookie_jar)) {
+sub _croak { require Carp; Carp::croak(@_) }
+
+# HTTP::Tiny's accessors read and write; a new value of a setting the engine
+# client holds makes a new client (as HTTP::Tiny drops its kept connection).
+my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy cookie_jar);
+for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy cookie_jar keep_alive max_size)) {
     no strict 'refs';
-    *{$name} = sub { $_[0]{$name} };
+    *{$name} = sub {
+        my $self = shift;
+        return $self->{$name} unless @_;
+        $self->{$name} = shift;
+        $self->_build_client if $CLIENT_SETTING{$name};
+        return $self->{$name};
+    };
 }
+
+# As HTTP::Tiny: the TLS support is there (rustls, in the engine) and the
+# system's CAs or SSL_options' SSL_ca_file are trusted: (1, '').
+sub can_ssl { return wantarray ? (1, '') : 1 }
 
 for my $method (qw(get head put post patch delete)) {
     my $verb = uc $method;
     no strict 'refs';
     *{$method} = sub {
         my ($self, $url, $args) = @_;
+        @_ == 2 || (@_ == 3 && ref $args eq 'HASH')
+            or _croak("Usage: \$http->$method(URL, [HASHREF])\n");
         return $self->request($verb, $url, $args || {});
     };
 }
 
 sub post_form {
     my ($self, $url, $data, $args) = @_;
+    (@_ == 3 || @_ == 4 && ref $args eq 'HASH')
+        or _croak("Usage: \$http->post_form(URL, DATAREF, [HASHREF])\n");
     my %headers = %{ ($args || {})->{headers} || {} };
     delete $headers{$_} for grep { lc $_ eq 'content-type' } keys %headers;
     return $self->request('POST', $url, {
@@ -78,8 +110,9 @@ sub post_form {
 
 sub www_form_urlencode {
     my ($self, $data) = @_;
+    (@_ == 2 && ref $data) or _croak("Usage: \$http->www_form_urlencode(DATAREF)\n");
     ref $data eq 'HASH' || ref $data eq 'ARRAY'
-        or die "form data must be a hash or array reference\n";
+        or _croak("form data must be a hash or array reference\n");
     my @pairs = ref $data eq 'HASH' ? map { my $k = $_; map { ($k, $_) } ref $data->{$k} eq 'ARRAY' ? @{ $data->{$k} } : $data->{$k} } keys %$data : @$data;
     my @terms;
     while (my ($k, $v) = splice @pairs, 0, 2) {
@@ -91,7 +124,9 @@ sub www_form_urlencode {
 sub _uri_escape {
     my ($s) = @_;
     $s = '' unless defined $s;
-    utf8::encode($s) if utf8::is_utf8($s);
+    # As HTTP::Tiny: every string is taken as characters and sent as UTF-8
+    # (a byte string's bytes above 0x7F too).
+    utf8::encode($s);
     $s =~ s/([^A-Za-z0-9\-._~ ])/sprintf '%%%02X', ord $1/ge;
     $s =~ tr/ /+/;
     return $s;
@@ -101,6 +136,8 @@ sub _uri_escape {
 # (If-Modified-Since from its mtime); success for 200 and 304.
 sub mirror {
     my ($self, $url, $file, $args) = @_;
+    @_ == 3 || (@_ == 4 && ref $args eq 'HASH')
+        or _croak("Usage: \$http->mirror(URL, FILE, [HASHREF])\n");
     $args ||= {};
     my %headers = %{ $args->{headers} || {} };
     if (-e $file and my $mtime = (stat $file)[9]) {
@@ -130,15 +167,22 @@ sub mirror {
 
 sub request {
     my ($self, $method, $url, $args) = @_;
+    @_ == 3 || (@_ == 4 && ref $args eq 'HASH')
+        or _croak("Usage: \$http->request(METHOD, URL, [HASHREF])\n");
     $args ||= {};
     my @redirects;
     for (my $hops = 0; ; $hops++) {
         my $response = $self->_request_once($method, $url, $args);
         my $location = $response->{headers}{location};
-        if ($REDIRECT{ $response->{status} } && defined $location && !ref $location
-            && ($method eq 'GET' || $method eq 'HEAD') && $hops < $self->{max_redirect}) {
+        # HTTP::Tiny's rule: a 303 is followed with GET whatever the method,
+        # the other redirects only for GET and HEAD.
+        my $follow = $response->{status} eq '303'
+            || ($REDIRECT{ $response->{status} } && ($method eq 'GET' || $method eq 'HEAD'));
+        if ($follow && defined $location && !ref $location && $hops < $self->{max_redirect}) {
             push @redirects, $response;
+            $method = 'GET' if $response->{status} eq '303';
             $url = _absolute($location, $url);
+            $args = { %$args, content => undef } if $response->{status} eq '303';
             next;
         }
         $response->{redirects} = [@redirects] if @redirects;
@@ -146,44 +190,105 @@ sub request {
     }
 }
 
-sub _request_once {
-    my ($self, $method, $url, $args) = @_;
-    my %headers = (%{ $self->{default_headers} }, %{ $args->{headers} || {} });
+# Request header names HTTP::Tiny spells its own way (RFC 9110's spelling);
+# others keep the caller's spelling, else each word is capitalised.
+my %HEADER_CASE = map { lc($_) => $_ } qw(
+  Accept Accept-Charset Accept-Encoding Accept-Language Authorization
+  Cache-Control Connection Content-Length Expect From Host
+  If-Match If-Modified-Since If-None-Match If-Range If-Unmodified-Since
+  Max-Forwards Pragma Proxy-Authorization Range Referer TE Trailer
+  Transfer-Encoding Upgrade User-Agent Via
+  Content-Encoding Content-MD5 Content-Type Cookie DNT Date Origin
+  X-XSS-Protection
+);
+
+# The URL without its userinfo, and the userinfo (percent-decoded) that
+# HTTP::Tiny sends as Basic credentials.
+sub _split_credentials {
+    my ($url) = @_;
+    # An empty host is localhost, as HTTP::Tiny reads it.
+    $url =~ s{\A([a-z][a-z0-9+.-]*://)(?=[/?#]|\z)}{${1}localhost}i;
+    my ($scheme, $userinfo, $rest) = $url =~ m{\A([^:/?#]+://)([^/?#\@]*)\@(.*)\z}s or return ($url, '');
+    $userinfo =~ s/%([0-9A-Fa-f]{2})/chr hex $1/eg;
+    return ("$scheme$rest", $userinfo);
+}
+
+# The request's header fields as HTTP::Tiny builds them (its
+# _prepare_headers_and_cb): default_headers, then the request's, one value
+# (or an arrayref of values) per lower-cased name; User-Agent, Connection:
+# close without keep_alive, Content-Length 0 for an empty PUT or POST, a
+# default Content-Type for content, Basic credentials from the URL. Returns
+# the [name, value] pairs and the content to send; dies with HTTP::Tiny's
+# message for a Host header.
+sub _request_fields {
+    my ($self, $method, $args, $userinfo) = @_;
+    my (%value, %case);
+    for my $given ($self->{default_headers}, $args->{headers}) {
+        next unless $given;
+        for my $k (keys %$given) { $value{ lc $k } = $given->{$k}; $case{ lc $k } = $k }
+    }
+    die qq/The 'Host' header must not be provided as header option\n/ if exists $value{host};
+    $value{'user-agent'} ||= $self->{agent} if length $self->{agent};
+    $value{connection} = 'close' unless $self->{keep_alive};
     my $content = $args->{content};
     if (ref $content eq 'CODE') {
+        # The engine sends a body it holds: the callback's pieces are
+        # collected (HTTP::Tiny streams them chunked).
         my $body = '';
-        while (defined(my $chunk = $content->()) ) { last if $chunk eq ''; $body .= $chunk }
+        while (defined(my $chunk = $content->())) { last if $chunk eq ''; $body .= $chunk }
         $content = $body;
+        $value{'content-type'} ||= 'application/octet-stream';
     }
+    if (($method eq 'PUT' || $method eq 'POST') && !(defined $content && length $content)) {
+        $value{'content-length'} = 0;
+    }
+    if (defined $content && length $content) {
+        utf8::downgrade($content, 1) or die qq/Wide character in request message body\n/;
+        $value{'content-type'} ||= 'application/octet-stream';
+    }
+    if (length $userinfo && !exists $value{authorization}) {
+        require MIME::Base64;
+        $value{authorization} = 'Basic ' . MIME::Base64::encode_base64($userinfo, '');
+    }
+    my @fields;
+    for my $name (sort keys %value) {
+        my $spelt = $HEADER_CASE{$name} // $case{$name} // ($name =~ s/\b(\w)/\u$1/gr);
+        push @fields, map { [$spelt, $_ // ''] } ref $value{$name} eq 'ARRAY' ? @{ $value{$name} } : $value{$name};
+    }
+    return (\@fields, $content);
+}
+
+sub _request_once {
+    my ($self, $method, $url, $args) = @_;
+    my ($target, $userinfo) = _split_credentials($url);
+    my ($fields, $content) = eval { $self->_request_fields($method, $args, $userinfo) };
+    return _internal_error($url, "$@") unless $fields;
     # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
     # response hashref (its head filled in); other statuses keep their body
     # in content. The hashref is made from the head at the first piece.
     my $data_callback = $args->{data_callback};
     my ($response, $kept);
-    my $stream = $data_callback && sub {
+    # max_size: a body past it (kept whole, not one given to a data_callback)
+    # fails the request with HTTP::Tiny's message; it is then read in pieces.
+    my $max_size = $data_callback ? undef : $self->{max_size};
+    my $received = 0;
+    my $stream = ($data_callback || defined $max_size) && sub {
         my ($piece, $res) = @_;
         $response ||= _head_hash($res, $url);
-        if ($response->{success}) { $data_callback->($piece, $response) }
-        else { $kept .= $piece }
+        if ($data_callback && $response->{success}) { return $data_callback->($piece, $response) }
+        $received += length $piece;
+        die "Size of response body exceeds the maximum allowed of $max_size\n"
+            if defined $max_size && $received > $max_size;
+        $kept .= $piece;
     };
     my $res = eval {
-        $self->{client}->request($method, $url, {
-            headers => \%headers,
+        $self->{client}->request($method, $target, {
+            headers => [map { @$_ } @$fields],
             content => $content,
             ($stream ? (data_callback => $stream) : ()),
         });
     };
-    unless ($res) {
-        my $error = "$@";
-        return {
-            url     => $url,
-            success => '',
-            status  => INTERNAL_STATUS,
-            reason  => INTERNAL_REASON,
-            content => $error,
-            headers => { 'content-type' => 'text/plain', 'content-length' => length $error },
-        };
-    }
+    return _internal_error($url, "$@") unless $res;
     $response ||= _head_hash($res, $url);
     my $status = $response->{status};
     # As HTTP::Tiny: no content key for a response without a body (HEAD,
@@ -191,6 +296,19 @@ sub _request_once {
     return $response if $method eq 'HEAD' || $status == 204 || $status == 304;
     $response->{content} = $stream ? $kept // '' : $res->content;
     return $response;
+}
+
+# HTTP::Tiny's response for a request that failed before an answer.
+sub _internal_error {
+    my ($url, $error) = @_;
+    return {
+        url     => $url,
+        success => '',
+        status  => INTERNAL_STATUS,
+        reason  => INTERNAL_REASON,
+        content => $error,
+        headers => { 'content-type' => 'text/plain', 'content-length' => length $error },
+    };
 }
 
 # HTTP::Tiny's response hashref from a response's head (no content yet).

@@ -9,15 +9,16 @@ use IO::Handle;
 use constant START_TIMEOUT => 30;
 # The CA that signed the server's built-in certificate (for localhost and
 # 127.0.0.1), as a PEM file: crates/nodelay-server/certs/ca.pem of the
-# checkout this distribution sits in (perl/, or a copy in build/).
+# checkout this distribution sits in (perl/, or a copy in build/), or of the
+# engine/ a distribution made by `make dist` carries.
 use constant CA_FILE => do {
     require File::Spec;
     require File::Basename;
     my $dir = File::Spec->rel2abs(File::Basename::dirname(__FILE__));
     my $found;
     while (!$found) {
-        my $try = "$dir/crates/nodelay-server/certs/ca.pem";
-        if (-r $try) { $found = $try; last }
+        my ($try) = grep { -r } map { "$dir/$_/nodelay-server/certs/ca.pem" } 'crates', 'engine/crates';
+        if ($try) { $found = $try; last }
         my $up = File::Basename::dirname($dir);
         last if $up eq $dir;
         $dir = $up;

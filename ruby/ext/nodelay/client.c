@@ -44,8 +44,8 @@ static const char *text(VALUE opts, const char *name) {
 
 /* Native.new(opts): opts is the Hash lib/nodelay/client.rb builds (every
  * key optional): *_timeout (seconds, negative: none), verify, ca_file,
- * proxy, no_proxy, http2 (0/1/2), user_agent, cookies, cookie_file,
- * cookie_autosave, max_connections, max_connections_per_host,
+ * proxy, no_proxy, http2 (0/1/2), user_agent, accept_encoding, cookies,
+ * cookie_file, cookie_autosave, max_connections, max_connections_per_host,
  * rate_per_second, rate_burst, rate_per_host. */
 static VALUE client_initialize(VALUE self, VALUE opts) {
     Check_Type(opts, T_HASH);
@@ -71,6 +71,7 @@ static VALUE client_initialize(VALUE self, VALUE opts) {
     o.proxy = text(opts, "proxy");
     o.no_proxy = text(opts, "no_proxy");
     o.user_agent = text(opts, "user_agent");
+    o.accept_encoding = text(opts, "accept_encoding");
     o.cookie_file = text(opts, "cookie_file");
     nodelay_client *client = NULL;
     struct call call = {0};
@@ -201,6 +202,9 @@ static VALUE client_close(VALUE self) {
 void nodelay_rb_init_client(void) {
     native_class = rb_define_class_under(nodelay_rb_module, "Native", rb_cObject);
     rb_define_alloc_func(native_class, client_alloc);
+    /* What a client sends as Accept-Encoding unless told otherwise. */
+    rb_define_const(native_class, "DEFAULT_ACCEPT_ENCODING",
+                    rb_obj_freeze(rb_str_new_cstr(nodelay_default_accept_encoding())));
     rb_define_method(native_class, "initialize", client_initialize, 1);
     rb_define_method(native_class, "request", client_request, 4);
     rb_define_method(native_class, "stream", client_stream, 5);

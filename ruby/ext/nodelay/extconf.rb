@@ -5,13 +5,17 @@
 # Where the library comes from, first match wins:
 # - `--with-nodelay-dir=DIR` (or --with-nodelay-include / --with-nodelay-lib):
 #   a built library, DIR/include/nodelay.h and DIR/lib/libnodelay_ffi.a;
-# - the nodelay checkout this file is in, or the one NODELAY_ROOT names: cargo
-#   builds the library there (debug profile; NODELAY_PROFILE=release for the
-#   optimised one), into CARGO_TARGET_DIR when set, else ROOT/target.
+# - the nodelay checkout NODELAY_ROOT names, the one this file is in, or the
+#   engine's sources a packaged gem carries (engine/, next to this file; see
+#   ruby/xt/stage-gem.sh): cargo builds the library there (debug profile in a
+#   checkout, release in a packaged gem; NODELAY_PROFILE=debug|release
+#   chooses), into CARGO_TARGET_DIR when set, else ROOT/target.
 require "mkmf"
 
+BUNDLED_ENGINE = File.expand_path("engine", __dir__)
+
 def checkout
-  [ENV["NODELAY_ROOT"], File.expand_path("../../..", __dir__)].compact.find do |dir|
+  [ENV["NODELAY_ROOT"], File.expand_path("../../..", __dir__), BUNDLED_ENGINE].compact.find do |dir|
     File.file?(File.join(dir, "crates/nodelay-ffi/include/nodelay.h"))
   end
 end
@@ -19,7 +23,7 @@ end
 include_dir, lib_dir = dir_config("nodelay")
 unless include_dir && lib_dir
   root = checkout or abort "nodelay: no libnodelay_ffi: pass --with-nodelay-dir=DIR or set NODELAY_ROOT to a nodelay checkout"
-  profile = ENV.fetch("NODELAY_PROFILE", "debug")
+  profile = ENV.fetch("NODELAY_PROFILE", root == BUNDLED_ENGINE ? "release" : "debug")
   target = File.expand_path(ENV["CARGO_TARGET_DIR"] || "target", root)
   command = ["cargo", "build", "--quiet", "-p", "nodelay-ffi"]
   command << "--release" if profile == "release"

@@ -256,6 +256,13 @@ static VALUE response_aref(VALUE self, VALUE name) {
     return found ? rb_str_new((const char *)value, (long)len) : Qnil;
 }
 
+/* decoded?: whether the engine undid the body's content codings (its
+ * Content-Encoding and Content-Length then describe bytes the caller never
+ * sees). */
+static VALUE response_decoded_p(VALUE self) {
+    return nodelay_response_decoded(get(self)->response) ? Qtrue : Qfalse;
+}
+
 /* header_fields: [[name, value], ...] as received (names spelt as sent). */
 static VALUE response_header_fields(VALUE self) {
     nodelay_response *response = get(self)->response;
@@ -281,4 +288,5 @@ void nodelay_rb_init_response(void) {
     rb_define_method(response_class, "[]", response_aref, 1);
     rb_define_method(response_class, "header_values", response_header_values, 1);
     rb_define_method(response_class, "header_fields", response_header_fields, 0);
+    rb_define_method(response_class, "decoded?", response_decoded_p, 0);
 }

@@ -15,7 +15,7 @@ module Nodelay
     JSON_TYPE = "application/json"
     ABSOLUTE_URL = %r{\A[a-z][a-z0-9+.-]*://}i
 
-    attr_reader :base_url, :headers
+    attr_reader :base_url, :headers, :accept_encoding
 
     # base_url: what a relative path is joined to. timeout: seconds for each
     # of connect, read, write and pool, or a Hash of some of those and
@@ -23,29 +23,34 @@ module Nodelay
     # others). cookies: a CookieJar (default: in memory), or false for none.
     # http2: false (HTTP/1.1), true/:negotiate (h2 by ALPN over https),
     # :prior_knowledge (h2c). headers: sent with every request (a request's
-    # own win). verify/ca_file/proxy/no_proxy/user_agent/max_connections as
-    # their names say. max_connections_per_host: connections open at once to
-    # one origin (busy, idle and being opened). rate_limit: a Hash
+    # own win). accept_encoding: sent when a request has no Accept-Encoding
+    # (nil: every coding the engine decodes, which it then undoes; "": none).
+    # verify/ca_file/proxy/no_proxy/user_agent/max_connections as their names
+    # say. max_connections_per_host: connections open at once to one origin
+    # (busy, idle and being opened). rate_limit: a Hash
     # { per_second:, burst: (default a fifth of a second's worth, at least
     # 1), per_host: (default true) }: requests started per second, per
     # origin or for the whole client; a request waits for its turn within
     # the pool timeout (Nodelay::PoolTimeout when its turn comes later).
     def initialize(base_url: nil, timeout: nil, cookies: CookieJar.new, http2: false, headers: {},
                    verify: true, ca_file: nil, proxy: nil, no_proxy: nil, user_agent: nil,
-                   max_connections: nil, max_connections_per_host: nil, rate_limit: nil)
+                   accept_encoding: nil, max_connections: nil, max_connections_per_host: nil,
+                   rate_limit: nil)
       @base_url = base_url&.to_s&.chomp("/")
       @headers = headers.to_h { |k, v| [k.to_s, v.to_s] }.freeze
       @flat_headers = @headers.empty? ? nil : @headers.flatten.each(&:freeze).freeze
       options = {
         verify: verify, ca_file: ca_file&.to_s, proxy: proxy&.to_s, no_proxy: no_proxy&.to_s,
-        user_agent: user_agent&.to_s, max_connections: max_connections,
-        max_connections_per_host: max_connections_per_host,
+        user_agent: user_agent&.to_s, accept_encoding: accept_encoding&.to_s,
+        max_connections: max_connections, max_connections_per_host: max_connections_per_host,
         http2: HTTP2_MODES.fetch(http2) { raise ArgumentError, "http2: #{http2.inspect}" },
       }
       options.merge!(rate_options(rate_limit)) if rate_limit
       options.merge!(timeouts(timeout))
       options.merge!(cookies ? cookies.native_options : { cookies: false })
       @native = Native.new(options)
+      # What the engine adds when a request has no Accept-Encoding ("": none).
+      @accept_encoding = (accept_encoding&.to_s || Native::DEFAULT_ACCEPT_ENCODING).freeze
     end
 
     def get(path, **options, &block) = request("GET", path, **options, &block)
@@ -80,12 +85,7 @@ module Nodelay
       end
       # The client's own headers as built once, unless this request adds some.
       flat = headers || type ? fields(headers, type) : @flat_headers
-      target = url(path, params)
-      if block
-        @native.stream(method, target, flat, body&.to_s, buffer, &block)
-      else
-        @native.request(method, target, flat, body&.to_s)
-      end
+      perform(method, url(path, params), flat, body&.to_s, buffer, &block)
     end
 
     # Writes the cookie jar to its file now.
@@ -96,6 +96,17 @@ module Nodelay
     def close = @native.close
 
     private
+
+    # Sends the request as assembled: `fields` is the flat [name, value, ...]
+    # Array of its headers (nil: none). The one way to the engine, so a
+    # library that intercepts requests (nodelay/webmock) hooks here.
+    def perform(method, target, fields, body, buffer, &block)
+      if block
+        @native.stream(method, target, fields, body, buffer, &block)
+      else
+        @native.request(method, target, fields, body)
+      end
+    end
 
     def timeouts(timeout)
       case timeout

@@ -22,19 +22,18 @@ module Nodelay
       body = env[:body]
       body = body.read if body.respond_to?(:read)
       request = env[:request]
+      received = 0
       args = [env[:method].to_s.upcase, env[:url].to_s]
       options = { headers: env[:request_headers].to_h, body: body&.to_s }
-      response = if request&.stream_response?
-                   received = 0
-                   client.request(*args, **options) do |piece|
-                     received += piece.bytesize
-                     request.on_data.call(piece, received)
-                   end
-                 else
-                   client.request(*args, **options)
-                 end
-      save_response(env, response.status, response.body || "", nil, response.reason) do |headers|
-        response.header_fields.each { |name, value| headers[name] = value }
+      if request&.stream_response?
+        response = client.request(*args, **options) { |piece| received = stream(request, piece, received) }
+        # As Faraday's Net::HTTP adapter: an empty body is one empty piece.
+        request.on_data.call(+"", 0) if received.zero?
+      else
+        response = client.request(*args, **options)
+      end
+      save_response(env, response.status, response.body || +"", nil, response.reason) do |headers|
+        fill_headers(headers, response)
       end
       @app.call(env)
     rescue Nodelay::TimeoutError => e
@@ -54,6 +53,29 @@ module Nodelay
     end
 
     private
+
+    # Hands one piece to Faraday's on_data with the bytes received so far.
+    def stream(request, piece, received)
+      received += piece.bytesize
+      request.on_data.call(piece, received)
+      received
+    end
+
+    # The received fields as Faraday's Net::HTTP adapter gives them (what
+    # Net::HTTPHeader#each_header yields): names lowercased, a repeated
+    # field's values joined by ", " in received order (Set-Cookie too). A
+    # body the engine decoded loses its Content-Encoding and keeps the
+    # Content-Length of the encoded bytes, as Net::HTTP's own decoding
+    # leaves them.
+    def fill_headers(headers, response)
+      decoded = response.decoded?
+      response.header_fields.each do |name, value|
+        key = name.downcase
+        next if decoded && key == "content-encoding"
+
+        headers[key] = headers.key?(key) ? "#{headers[key]}, #{value}" : value
+      end
+    end
 
     def client_for(env)
       options = client_options(env)

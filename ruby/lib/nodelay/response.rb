@@ -3,11 +3,9 @@
 require "json"
 
 module Nodelay
-  # A response (the class is made by the C extension): #status, #body (a
-  # binary String; nil when the body was streamed to a block), #json, #[]
-  # (the first value of a header, looked up in the received bytes when asked,
-  # ASCII case-insensitive), #header_values, #header_fields, #reason, #version.
-  class Response
+  # What a response object builds over its #status, #body and #header_fields:
+  # the engine's Response, and the stubbed ones of nodelay/webmock.
+  module ResponseMethods
     # The body parsed as JSON: what JSON.parse(body, symbolize_names:, **options)
     # returns or raises. The engine scans the bytes and the extension builds
     # the values in one pass (Native.json_fast); a document the scan does not
@@ -42,6 +40,15 @@ module Nodelay
       end
     end
 
-    def inspect = "#<Nodelay::Response #{status}>"
+    def inspect = "#<#{self.class} #{status}>"
+  end
+
+  # A response (the class is made by the C extension): #status, #body (a
+  # binary String; nil when the body was streamed to a block), #json, #[]
+  # (the first value of a header, looked up in the received bytes when asked,
+  # ASCII case-insensitive), #header_values, #header_fields, #reason,
+  # #version, #decoded? (the engine undid its content codings).
+  class Response
+    include ResponseMethods
   end
 end

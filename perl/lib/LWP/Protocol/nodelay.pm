@@ -18,6 +18,15 @@ use Scalar::Util ();
 
 our $VERSION = '0.01';
 
+# `use LWP::Protocol::nodelay qw(http https)` (or `perl
+# -MLWP::Protocol::nodelay=http,https program.pl`): the implementor of those
+# schemes from now on, so an LWP program runs over the engine unchanged.
+sub import {
+    my ($class, @schemes) = @_;
+    LWP::Protocol::implementor($_, $class) for @schemes;
+    return;
+}
+
 # One engine client per distinct setting (timeout, proxy, TLS checks), so
 # connections are reused across requests and user agents. LWP makes a new
 # protocol object per request, which cannot hold them. A new ithread's
@@ -42,6 +51,9 @@ sub _client {
         # keeps its own cookie jar.
         agent   => '',
         cookies => 0,
+        # Nor any Accept-Encoding but the one LWP's caller set (LWP sends
+        # none by default).
+        accept_encoding => '',
         (defined $ca ? (ca_file => $ca) : ()),
         (defined $proxy_url ? (proxy => $proxy_url) : ()),
     );
@@ -142,15 +154,35 @@ sub _note_canonical {
     return;
 }
 
+# The schemes the engine speaks. LWP hands a request for any other scheme
+# (ftp://, say) to the implementor of its proxy's scheme: such a request is
+# forwarded to the HTTP proxy by LWP's own protocol, as without this module.
+my %ENGINE_SCHEMES = (http => 1, https => 1);
+
 sub request {
     my ($self, $request, $proxy, $arg, $size, $timeout) = @_;
+    if (!$ENGINE_SCHEMES{ $request->uri->scheme // '' }) {
+        require LWP::Protocol::http;
+        return LWP::Protocol::http->new($self->{scheme}, $self->{ua})->request($request, $proxy, $arg, $size, $timeout);
+    }
     my $client = $self->_client($proxy, $timeout);
-    my @headers;
+    my (@headers, @connection, $te);
     # As LWP::Protocol::http sends them: a leading ':' off the name, a line
-    # break in a value (HTTP::Headers allows them) sent as a space.
+    # break in a value (HTTP::Headers allows them) sent as a space; the
+    # Connection tokens gathered into one field (Net::HTTP's format_request).
     $request->headers->scan(sub {
-        push @headers, ord $_[0] == 58 ? substr($_[0], 1) : $_[0], index($_[1], "\n") < 0 ? $_[1] : $_[1] =~ tr/\n/ /r;
+        my ($name, $value) = (ord $_[0] == 58 ? substr($_[0], 1) : $_[0], index($_[1], "\n") < 0 ? $_[1] : $_[1] =~ tr/\n/ /r);
+        my $lc = lc $name;
+        if ($lc eq 'connection') { push @connection, split /\s*,\s*/, $value =~ s/\A\s+|\s+\z//gr; return }
+        $te = 1 if $lc eq 'te';
+        push @headers, $name, $value;
     });
+    push @connection, 'TE' if $te && !grep { lc eq 'te' } @connection;
+    # A user agent without keep_alive (no connection cache) closes each
+    # connection after its response, and says so, as stock LWP does: a
+    # response without a length then ends when the server closes, at once.
+    push @connection, 'close' if !($self->{ua} && $self->{ua}{conn_cache}) && !grep { lc eq 'close' } @connection;
+    push @headers, Connection => join ', ', @connection if @connection;
     my $content = $request->content_ref;
     if (ref $$content eq 'CODE') {    # dynamic content: collect it
         my $cb = $$content;
@@ -272,8 +304,10 @@ LWP::Protocol::nodelay - LWP::UserAgent over the nodelay engine
 =head1 SYNOPSIS
 
     use LWP::UserAgent;
-    use LWP::Protocol::nodelay;
-    LWP::Protocol::implementor($_, 'LWP::Protocol::nodelay') for qw(http https);
+    use LWP::Protocol::nodelay qw(http https);
     my $res = LWP::UserAgent->new->get('http://127.0.0.1:8080/');
+
+    # or, for a program left as it is:
+    #   perl -MLWP::Protocol::nodelay=http,https program.pl
 
 =cut
