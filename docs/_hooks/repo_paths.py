@@ -47,6 +47,8 @@ NOT_REPOSITORY_FILES = {
     "test_adapters.py": "requests' own suite (docs/requests-adapter.md runs it)",
     "test_testserver.py": "requests' own suite (docs/requests-adapter.md runs it)",
     "tests/cassettes/users.yaml": "a user's vcrpy cassette (docs/testing.md)",
+    "net_http_spec.rb": "Faraday's own spec (docs/ruby.md runs it)",
+    "spec_helper.rb": "Faraday's own spec helper (docs/ruby.md runs it)",
 }
 """Names the pages use on purpose for files that are not this repository's, with why."""
 
