@@ -8,6 +8,7 @@ milliseconds. ``hold`` seconds pass before every answer, so that requests overla
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     from typing import Self
 
 __all__ = ["CountingServer"]
+
+ARRIVAL_JITTER = 0.15
+"""Seconds: how far the server's recorded arrival times may bunch on a loaded machine
+(its thread records a request when it is scheduled, not when the bytes came), so a rate
+seen over a window is checked against the window widened by this much. At the tests'
+rates this stays well below what an unlimited client sends in the same window."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -115,6 +122,12 @@ class CountingServer:
     def paths(self) -> list[str]:
         with self._server._lock:
             return [path for _, path in self._server.arrivals]
+
+    def most_allowed_in_window(self, rate: float, burst: int, window: float) -> int:
+        """The most arrivals in ``window`` seconds that a client held to ``rate`` per second
+        with ``burst`` can cause here: the rate's worth over the window widened by
+        ``ARRIVAL_JITTER``, plus the burst, plus one at the window's edge."""
+        return math.ceil(rate * (window + ARRIVAL_JITTER)) + burst + 1
 
     def most_in_window(self, window: float) -> int:
         """The most requests that arrived within any ``window`` seconds."""

@@ -113,7 +113,7 @@ def rate_seen(server: CountingServer, rate: float, burst: int, count: int) -> No
     time the rate allows after the burst."""
     arrivals = server.arrivals()
     assert len(arrivals) == count
-    assert server.most_in_window(0.5) <= rate * 0.5 + burst + 1
+    assert server.most_in_window(0.5) <= server.most_allowed_in_window(rate, burst, 0.5)
     assert arrivals[-1] - arrivals[0] >= (count - burst) / rate - 0.05
 
 
