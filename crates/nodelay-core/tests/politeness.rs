@@ -145,6 +145,24 @@ fn hammer(client: &Arc<Client>, urls: &[&str], threads: usize, each: usize, t: T
     });
 }
 
+/// `requests` GETs of `url` at once on the async driver, each answered `ok`.
+fn hammer_async(client: &Arc<AsyncClient>, url: &str, requests: usize, t: Timeouts) {
+    runtime::handle().block_on(async {
+        let mut tasks = Vec::new();
+        for _ in 0..requests {
+            let (client, url) = (Arc::clone(client), url.to_owned());
+            tasks.push(runtime::handle().spawn(async move {
+                let prepared = nodelay_core::prepare(&get(&url)).unwrap();
+                let exchange = client.send(&prepared, None, t).await.unwrap();
+                exchange.read_whole(1 << 20).await.unwrap().body
+            }));
+        }
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), b"ok");
+        }
+    });
+}
+
 #[test]
 fn max_per_host_bounds_each_origins_connections_not_the_clients() {
     let (a, b) = (CountingServer::start(), CountingServer::start());
@@ -170,20 +188,7 @@ fn max_per_host_bounds_the_async_driver_too() {
     let a = CountingServer::start();
     let client = Arc::new(AsyncClient::new(config(Some(3), None)));
     let t = within(Duration::from_secs(10));
-    runtime::handle().block_on(async {
-        let mut tasks = Vec::new();
-        for _ in 0..12 {
-            let (client, url) = (Arc::clone(&client), a.url.clone());
-            tasks.push(runtime::handle().spawn(async move {
-                let prepared = nodelay_core::prepare(&get(&url)).unwrap();
-                let exchange = client.send(&prepared, None, t).await.unwrap();
-                exchange.read_whole(1 << 20).await.unwrap().body
-            }));
-        }
-        for task in tasks {
-            assert_eq!(task.await.unwrap(), b"ok");
-        }
-    });
+    hammer_async(&client, &a.url, 12, t);
     assert_eq!(a.most_open(), 3);
     assert_eq!(a.arrivals().len(), 12);
 }
@@ -244,20 +249,7 @@ fn the_async_driver_takes_a_token_per_request() {
     let rate = RateLimit::new(40.0, Some(2), false).unwrap();
     let client = Arc::new(AsyncClient::new(config(None, Some(rate))));
     let t = within(Duration::from_secs(10));
-    runtime::handle().block_on(async {
-        let mut tasks = Vec::new();
-        for _ in 0..10 {
-            let (client, url) = (Arc::clone(&client), a.url.clone());
-            tasks.push(runtime::handle().spawn(async move {
-                let prepared = nodelay_core::prepare(&get(&url)).unwrap();
-                let exchange = client.send(&prepared, None, t).await.unwrap();
-                exchange.read_whole(1 << 20).await.unwrap().body
-            }));
-        }
-        for task in tasks {
-            assert_eq!(task.await.unwrap(), b"ok");
-        }
-    });
+    hammer_async(&client, &a.url, 10, t);
     let arrivals = a.arrivals();
     // A burst of 2, then 8 more at 25 ms each.
     let span = *arrivals.last().unwrap() - arrivals[0];
