@@ -36,13 +36,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator, Mapping
     from types import TracebackType
-    from typing import Any, Self, TypeAlias
+    from typing import Any, Self, TypeAlias, TypeVar
 
     from ._config import CertTypes, VerifyTypes
     from ._core import TimeoutTuple
     from ._proxy import ProxyTypes
 
     Handler: TypeAlias = "Callable[[Request], Response | Awaitable[Response]]"
+    T = TypeVar("T")
 
 __all__ = [
     "AsyncBaseTransport",
@@ -52,7 +53,10 @@ __all__ = [
     "MockTransport",
     "Target",
     "URLPattern",
+    "acall_with_connect_retries",
+    "call_with_connect_retries",
     "detached_response",
+    "extension_timeouts",
     "mount_table",
     "request_target",
 ]
@@ -150,18 +154,48 @@ _DEFAULT_TTUPLE = Timeout().as_tuple()
 """What a request without ``extensions["timeout"]`` waits at most (the client default)."""
 
 
+def extension_timeouts(timeout: Mapping[str, float | None] | None) -> TimeoutTuple:
+    """The engine's timeout tuple for httpx's ``extensions["timeout"]`` shape (``connect``,
+    ``read``, ``write``, ``pool`` seconds; a missing key or ``None``: no deadline); no
+    mapping at all means the client defaults."""
+    if timeout is None:
+        return _DEFAULT_TTUPLE
+    get = timeout.get
+    return (get("connect"), get("read"), get("write"), get("pool"), None)
+
+
 def _ttuple(request: Request) -> TimeoutTuple:
     """The timeouts a request carries (``extensions["timeout"]``), else the defaults."""
-    timeout = request.extensions.get("timeout")
-    if not timeout:
-        return _DEFAULT_TTUPLE
-    return (
-        timeout.get("connect"),
-        timeout.get("read"),
-        timeout.get("write"),
-        timeout.get("pool"),
-        None,
-    )
+    return extension_timeouts(request.extensions.get("timeout") or None)
+
+
+def call_with_connect_retries(call: Callable[[], T], retries: int) -> T:
+    """``call()``, retried ``retries`` times (``_retry_delays`` apart) while it fails to
+    open a connection (``_CONNECT_FAILURES``: nothing was sent)."""
+    delays = _retry_delays(retries)
+    while True:
+        try:
+            return call()
+        except _CONNECT_FAILURES:
+            delay = next(delays, None)
+            if delay is None:
+                raise
+            time.sleep(delay)
+
+
+async def acall_with_connect_retries(call: Callable[[], Awaitable[T]], retries: int) -> T:
+    """``call_with_connect_retries`` for a coroutine: the waits are ``asyncio.sleep``."""
+    import asyncio
+
+    delays = _retry_delays(retries)
+    while True:
+        try:
+            return await call()
+        except _CONNECT_FAILURES:
+            delay = next(delays, None)
+            if delay is None:
+                raise
+            await asyncio.sleep(delay)
 
 
 class _EngineTransport:
@@ -216,17 +250,8 @@ class HTTPTransport(_EngineTransport, BaseTransport):
 
     def handle_request(self, request: Request) -> Response:
         arguments = self._arguments(request)
-        delays = _retry_delays(self._retries)
-        while True:
-            try:
-                raw = self._engine.request(*arguments)
-            except _CONNECT_FAILURES:
-                delay = next(delays, None)
-                if delay is None:
-                    raise
-                time.sleep(delay)
-                continue
-            return _response_from_raw(raw, request)
+        raw = call_with_connect_retries(lambda: self._engine.request(*arguments), self._retries)
+        return _response_from_raw(raw, request)
 
     def close(self) -> None:
         self._engine.close()
@@ -238,20 +263,11 @@ class AsyncHTTPTransport(_EngineTransport, AsyncBaseTransport):
     _new_engine = _core.AsyncEngine
 
     async def handle_async_request(self, request: Request) -> Response:
-        import asyncio
-
         arguments = self._arguments(request)
-        delays = _retry_delays(self._retries)
-        while True:
-            try:
-                raw = await self._engine.request(*arguments)
-            except _CONNECT_FAILURES:
-                delay = next(delays, None)
-                if delay is None:
-                    raise
-                await asyncio.sleep(delay)
-                continue
-            return _response_from_raw(raw, request)
+        raw = await acall_with_connect_retries(
+            lambda: self._engine.request(*arguments), self._retries
+        )
+        return _response_from_raw(raw, request)
 
     async def aclose(self) -> None:
         self._engine.close()

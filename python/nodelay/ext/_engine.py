@@ -18,11 +18,15 @@ from .._config import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_KEEPALIVE,
     Limits,
-    Timeout,
 )
 from .._engine_options import engine_options_for
-from .._exceptions import ConnectError, ConnectTimeout, RequestError
-from .._transports import _retry_delays
+from .._exceptions import RequestError
+from .._transports import (
+    _CONNECT_FAILURES,
+    acall_with_connect_retries,
+    call_with_connect_retries,
+    extension_timeouts,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,20 +48,21 @@ __all__ = [
     "aopen_stream",
     "aread_pieces",
     "engine_options",
+    "extension_timeouts",
     "header_pairs",
     "mapped_error",
     "open_stream",
     "read_pieces",
     "stream_body",
-    "timeout_tuple",
 ]
 
 ENGINE_ERRORS = (RequestError,)
 """What the engine raises for a failed exchange (the root of nodelay's transport errors);
 anything else (``KeyboardInterrupt``, an upload iterator's own exception) passes as is."""
 
-CONNECT_FAILURES = (ConnectError, ConnectTimeout)
-"""What connection retries (``retries=``) retry: failures before anything was sent."""
+CONNECT_FAILURES = _CONNECT_FAILURES
+"""What connection retries (``retries=``) retry: failures before anything was sent (the
+same classes as ``HTTPTransport(retries=)``)."""
 
 READ_MAX_BYTES = 256 * 1024
 """Bytes at most per piece of a streamed response body: the engine's read buffer size."""
@@ -65,9 +70,6 @@ READ_MAX_BYTES = 256 * 1024
 READ_MIN_BYTES = 64 * 1024
 """A piece grows towards this many bytes only with bytes that already arrived (it never
 waits for them), so a slow stream (server-sent events) yields each event as it comes."""
-
-_DEFAULT_TIMEOUT = Timeout().as_tuple()
-"""What a request that names no timeouts waits at most (nodelay's client defaults)."""
 
 
 def engine_options(
@@ -108,16 +110,6 @@ def engine_options(
         uds=uds,
         local_address=local_address,
     )
-
-
-def timeout_tuple(timeout: Mapping[str, float | None] | None) -> TimeoutTuple:
-    """The engine's timeout tuple for httpcore's ``extensions["timeout"]`` shape
-    (``connect``, ``read``, ``write``, ``pool`` seconds; a missing key or ``None``: no
-    deadline); no mapping at all means nodelay's defaults."""
-    if timeout is None:
-        return _DEFAULT_TIMEOUT
-    get = timeout.get
-    return (get("connect"), get("read"), get("write"), get("pool"), None)
 
 
 def header_pairs(raw: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -167,17 +159,9 @@ def open_stream(
     with httpcore's backoff; every other failure raises the engine's exception."""
     if not retries:
         return engine.open(method, url, headers, body, timeout)
-    import time
-
-    delays = _retry_delays(retries)
-    while True:
-        try:
-            return engine.open(method, url, headers, body, timeout)
-        except CONNECT_FAILURES:
-            delay = next(delays, None)
-            if delay is None:
-                raise
-            time.sleep(delay)
+    return call_with_connect_retries(
+        lambda: engine.open(method, url, headers, body, timeout), retries
+    )
 
 
 async def aopen_stream(
@@ -192,17 +176,9 @@ async def aopen_stream(
     """``open_stream`` on the asyncio engine (awaited without the GIL)."""
     if not retries:
         return await engine.open(method, url, headers, body, timeout)
-    import asyncio
-
-    delays = _retry_delays(retries)
-    while True:
-        try:
-            return await engine.open(method, url, headers, body, timeout)
-        except CONNECT_FAILURES:
-            delay = next(delays, None)
-            if delay is None:
-                raise
-            await asyncio.sleep(delay)
+    return await acall_with_connect_retries(
+        lambda: engine.open(method, url, headers, body, timeout), retries
+    )
 
 
 def read_pieces(stream: _core.RawStream) -> Iterator[bytes]:

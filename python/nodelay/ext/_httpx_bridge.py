@@ -281,7 +281,7 @@ class _PoolBase:
     def _parts(self, request: Any) -> tuple[str, str, list[tuple[str, str]], Any]:
         method = request.method.decode("ascii")
         headers = _engine.header_pairs(request.headers)
-        timeout = _engine.timeout_tuple(request.extensions.get("timeout"))
+        timeout = _engine.extension_timeouts(request.extensions.get("timeout"))
         return method, _target_url(request.url), headers, timeout
 
     def _response(self, stream: Any, content: Any) -> Any:
