@@ -39,6 +39,12 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "pyreqwest-async": ("pyreqwest_async", "pyreqwest"),
     "httpr": ("httpr_", "httpr"),
     "primp": ("primp_", "primp"),
+    "wreq": ("wreq_", "wreq"),
+    "wreq-async": ("wreq_async", "wreq"),
+    "pyqwest": ("pyqwest_", "pyqwest"),
+    "pyqwest-async": ("pyqwest_async", "pyqwest"),
+    "zapros": ("zapros_", "zapros"),
+    "zapros-async": ("zapros_async", "zapros"),
     "asyncio-floor": ("asyncio_floor", "asyncio"),
 }
 
