@@ -9,7 +9,8 @@ HTTP/2, and the crawl.
   ``Client.get_many(urls, concurrency=32)`` (the batch API, futures on the runtime);
   nodelay-async: one ``AsyncClient`` shared by 32 asyncio tasks (one connection).
   Peers, each with its own way of keeping 32 requests in flight over HTTP/2: pycurl
-  (CurlMulti, multiplexing), rnet and pyreqwest (threads sharing one client), httpx
+  (CurlMulti, multiplexing), rnet, pyreqwest, wreq and pyqwest (threads sharing one
+  client), zapros-async (asyncio tasks sharing one AsyncClient), httpx
   (threads sharing one Client; needs the ``h2`` package); ``h2load -c1 -m32`` as the
   native reference.
 * **i**: crawl the embedded server's generated site from ``/site/`` (500 linked pages):
@@ -37,7 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,9 @@ G_CLIENTS = (
     "pycurl",
     "rnet",
     "pyreqwest",
+    "wreq",
+    "pyqwest",
+    "zapros-async",
     "httpx",
     "h2load",
 )
@@ -149,20 +153,18 @@ def _threads(get: Callable[[str], tuple[int, bytes, str]], url: str, n: int) -> 
     return out
 
 
-def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
-    """``run(url, n)``: ``n`` GETs from ``G_IN_FLIGHT`` asyncio tasks sharing one
-    ``AsyncClient`` (made once, on one event loop, like the threads' shared ``Client``)."""
+Fetch = Callable[[Any, str], Awaitable[tuple[int, int, str]]]
+"""``fetch(client, url)``: one GET through an asyncio client, as (status, length, version)."""
+
+
+def _tasks_runner(
+    make: Callable[[], Awaitable[Any]], fetch: Fetch
+) -> Callable[[str, int], list[Any]]:
+    """``run(url, n)``: ``n`` GETs from ``G_IN_FLIGHT`` asyncio tasks sharing one client
+    (made once by ``make``, on one event loop, like the threads' shared client)."""
     import asyncio
 
-    import nodelay
-
     loop = asyncio.new_event_loop()
-
-    async def make() -> nodelay.AsyncClient:
-        if tls:
-            return nodelay.AsyncClient(http2=True, verify=ca, timeout=TIMEOUT)
-        return nodelay.AsyncClient(http2="prior_knowledge", timeout=TIMEOUT)
-
     client = loop.run_until_complete(make())
 
     async def many(url: str, n: int) -> list[Any]:
@@ -172,14 +174,58 @@ def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
         async def work(k: int) -> None:
             for _ in range(k):
                 t0 = _CLOCK()
-                r = await client.get(url)
+                answer = await fetch(client, url)
                 LATENCY.append(_CLOCK() - t0)
-                out.append((r.status_code, len(r.content), r.http_version))
+                out.append(answer)
 
         await asyncio.gather(*(work(k) for k in shares if k))
         return out
 
     return lambda url, n: loop.run_until_complete(many(url, n))
+
+
+def _async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
+    """nodelay's ``AsyncClient`` under ``_tasks_runner``."""
+    import nodelay
+
+    async def make() -> nodelay.AsyncClient:
+        if tls:
+            return nodelay.AsyncClient(http2=True, verify=ca, timeout=TIMEOUT)
+        return nodelay.AsyncClient(http2="prior_knowledge", timeout=TIMEOUT)
+
+    async def fetch(client: nodelay.AsyncClient, url: str) -> tuple[int, int, str]:
+        r = await client.get(url)
+        return r.status_code, len(r.content), r.http_version
+
+    return _tasks_runner(make, fetch)
+
+
+def _zapros_async_runner(tls: bool, ca: str) -> Callable[[str, int], list[Any]]:
+    """zapros's ``AsyncClient`` under ``_tasks_runner``: its standard-library handler with
+    HTTP/1.1 off speaks HTTP/2 only (prior knowledge over cleartext, ALPN "h2" over TLS; the
+    CA in an ssl context on its transport, as its docs' python-std.md sets one). Its blocking
+    ``Client`` has no g row: threads sharing it over one HTTP/2 connection fail ("HTTP/2
+    connection terminated by peer"), so its asyncio client is the one that multiplexes."""
+    import ssl
+
+    import zapros  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    async def make() -> Any:
+        transport = zapros.AsyncIOTransport(ssl_context=ssl.create_default_context(cafile=ca))
+        handler = zapros.AsyncStdNetworkHandler(
+            transport=transport,
+            http1=False,
+            http2=True,
+            total_timeout=TIMEOUT,
+            read_timeout=TIMEOUT,
+        )
+        return zapros.AsyncClient(handler=handler)
+
+    async def fetch(client: Any, url: str) -> tuple[int, int, str]:
+        r = await client.get(url)
+        return r.status, len(await r.aread()), "HTTP/2"
+
+    return _tasks_runner(make, fetch)
 
 
 def _getter(client: str, tls: bool, ca: str) -> Callable[[str], tuple[int, bytes, str]]:
@@ -221,6 +267,42 @@ def _getter(client: str, tls: bool, ca: str) -> Callable[[str], tuple[int, bytes
             return r.status, bytes(r.bytes()), str(r.version)
 
         return get_pyreqwest
+    if client == "wreq":
+        from datetime import timedelta
+
+        import wreq.blocking  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        from .clients.wreq_ import version_text
+
+        # wreq's ClientConfig: http2_only (prior knowledge over cleartext, ALPN h2 over TLS),
+        # tls_verify with the CA file's path.
+        wc = wreq.blocking.Client(
+            http2_only=True, tls_verify=Path(ca), timeout=timedelta(seconds=TIMEOUT)
+        )
+
+        def get_wreq(url: str) -> tuple[int, bytes, str]:
+            r = wc.get(url)
+            return r.status.as_int(), bytes(r.bytes()), version_text(r.version)
+
+        return get_wreq
+    if client == "pyqwest":
+        import pyqwest  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        # Told HTTP/2, pyqwest's transport speaks nothing else (prior knowledge over
+        # cleartext, h2 by ALPN over TLS), so an answer came over HTTP/2: a FullResponse
+        # does not carry its version.
+        transport = pyqwest.SyncHTTPTransport(
+            tls_ca_cert=Path(ca).read_bytes(),
+            http_version=pyqwest.HTTPVersion.HTTP2,
+            timeout=TIMEOUT,
+        )
+        qc = pyqwest.SyncClient(transport)
+
+        def get_pyqwest(url: str) -> tuple[int, bytes, str]:
+            r = qc.get(url)
+            return r.status, r.content, "HTTP/2"
+
+        return get_pyqwest
     if client == "httpx":
         import httpx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
@@ -470,8 +552,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
         def run(n: int) -> list[Any]:
             return _pycurl_g(url, n, tls, ca)
-    elif client == "nodelay-async":
-        run_async = _async_runner(tls, ca)
+    elif client in ("nodelay-async", "zapros-async"):
+        run_async = (_async_runner if client == "nodelay-async" else _zapros_async_runner)(tls, ca)
 
         def run(n: int) -> list[Any]:
             return run_async(url, n)
