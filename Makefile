@@ -10,7 +10,7 @@ TEST_DEPS := "pytest>=8" "pytest-timeout>=2" "trustme>=1.1" "rich>=13" "matplotl
 	"responses>=0.25" "requests-mock>=1.12" "requests-cache>=1.2" "hishel[async]>=2,<3" "opentelemetry-sdk>=1.29" \
 	"opentelemetry-instrumentation-requests>=0.50b0" "stripe>=12" \
 	"httpx2>=2.16,<3" "h2>=4" "opentelemetry-instrumentation-httpx>=0.66b2" "openai>=3.57" "anthropic>=2.14" \
-	"httpx-aiohttp[httpx2]>=0.2" \
+	"httpx-aiohttp[httpx2]>=0.2" "wreq>=0.13,<0.14" "pyqwest>=0.12,<0.13" "zapros>=0.23,<0.24" \
 	"socksio>=1,<2" "pysocks>=1.7,<2" "twisted>=24" \
 	"dask[bag]>=2024.1" "distributed>=2024.1" "pyarrow>=15"
 # What only `make test-scale` needs: Ray with Ray Data is hundreds of MB (docs/scale-out.md).
@@ -18,7 +18,7 @@ SCALE_DEPS := "ray[data]>=2.9"
 DEV_DEPS := "maturin>=1.5,<2" "ruff>=0.6" "mypy>=1.10" $(TEST_DEPS)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all venv dev release test test-rust test-python test-scale test-perl test-ruby asan-ruby lint bench bench-full bench-peers clean fuzz fuzz-smoke soak \
+.PHONY: all venv dev release test test-rust test-python test-scale test-perl test-ruby asan-ruby lint bench bench-full bench-peers hops clean fuzz fuzz-smoke soak \
 	wheel test-wheel docs
 
 all: dev
@@ -55,7 +55,7 @@ lint: dev
 
 # The cookie-date oracle of tests/test_cookie_dates.py: tough-cookie's RFC 6265 parseDate
 # (Debian's node-tough-cookie; installed when missing and root, otherwise that test skips).
-PY_TEST_DEBS := node-tough-cookie
+PY_TEST_DEBS := node-tough-cookie gdb
 
 # The SOCKS5 server of the SOCKS tests (tests/socks_servers.py, perl/t/12-socks.t,
 # ruby/test/test_socks.rb; skipped where it is missing); Twisted, from TEST_DEPS, is the
@@ -307,6 +307,19 @@ bench-peers: release
 		[ -n "$$dep" ] || continue; \
 		$(PY) -m pip install --quiet "$$dep" || echo "bench: $$dep could not be installed; its rows are skipped"; \
 	done
+
+# The hop count of docs/architecture.md ("Hop count"): for each front, the functions across
+# files a request crosses from the public call to the write that sends it, read by gdb on the
+# dev build (tools/hops.py). Re-run after any change to the request path and copy its figures
+# to the page (tests/test_hops.py fails while the sync figures differ). The Perl and Ruby
+# paths use their fronts built as test-perl and test-ruby build them (debug libnodelay_ffi).
+hops: dev
+	$(MAKE) --no-print-directory perl-deps PERL_DEBS="gdb" DEPS_FOR=hops
+	cargo build -p nodelay-ffi
+	cd perl && perl Makefile.PL >/dev/null && $(MAKE) --no-print-directory >/dev/null
+	mkdir -p $(RUBY_BUILD)/nodelay
+	cd $(RUBY_BUILD)/nodelay && ruby $(CURDIR)/ruby/ext/nodelay/extconf.rb >/dev/null && $(MAKE) --no-print-directory >/dev/null
+	$(PY) tools/hops.py $(HOPS_ARGS)
 
 bench: bench-peers
 	$(PY) -m nodelay bench --short --syscalls $(BENCH_OUTPUTS) $(BENCH_ARGS)
