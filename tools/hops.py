@@ -334,6 +334,18 @@ def _program(path: str, url: str, calls_out: str) -> list[str]:
     return ["ruby", *inc, str(ROOT / "tools" / "hops_ruby.rb"), url, calls_out]
 
 
+BUILT: dict[str, Path] = {
+    "perl": ROOT / "perl" / "blib" / "arch" / "auto" / "Nodelay" / "Nodelay.so",
+    "ruby": ROOT / "build" / "ruby" / "nodelay" / "nodelay_ext.so",
+}
+"""The shim each of the Perl and Ruby paths loads (``make hops`` builds both)."""
+
+
+def unbuilt(paths: list[str]) -> list[str]:
+    """The paths among ``paths`` whose front is not built here."""
+    return [p for p in paths if p in BUILT and not BUILT[p].exists()]
+
+
 def measure(path: str, url: str) -> Chain:
     """Runs ``path``'s program under gdb against ``url`` and returns its chain."""
     gdb = shutil.which("gdb")
@@ -394,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(paths) - set(PATHS))
     if unknown:
         parser.error(f"unknown path(s) {', '.join(unknown)} (known: {', '.join(PATHS)})")
-    chains = count(paths)
+    for path in unbuilt(paths):
+        print(f"hops: {path} skipped: {BUILT[path]} is not built (make hops)", file=sys.stderr)
+    chains = count([p for p in paths if p not in unbuilt(paths)])
     if args.json:
         print(json.dumps([c.as_json() for c in chains], indent=1))
     else:
