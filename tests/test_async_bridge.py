@@ -219,3 +219,38 @@ def test_a_keyboard_interrupt_in_a_task_the_drain_resumed_leaves_the_loop() -> N
 
         with pytest.raises(KeyboardInterrupt):
             asyncio.run(main())
+
+
+def test_a_connection_kept_after_one_loop_serves_the_next_loop() -> None:
+    # The loop's thread watches the plain sockets it drives (docs/async.md); a connection
+    # kept idle when that loop ended is taken over by the next loop's watcher. Each answer
+    # comes late, so each request waits on a watch.
+    late = [Recv(), Sleep(0.05), Send(response(body=b"one"))]
+    script = [*late, Recv(), Sleep(0.05), Send(response(body=b"two"))]
+    with ScriptedServer(script) as srv:
+        client = nodelay.AsyncClient()
+
+        async def get() -> bytes:
+            return (await client.get(srv.url + "/")).content
+
+        assert asyncio.run(get()) == b"one"
+        assert asyncio.run(get()) == b"two"
+        asyncio.run(client.aclose())
+        assert srv.connections == 1
+
+
+def test_a_connection_moves_between_the_loop_and_the_runtime() -> None:
+    # After a body larger than LOOP_BODY_LIMIT the next request starts on the runtime and
+    # takes the kept connection from the loop's watcher back to tokio's reactor; the
+    # request after it, driven by the loop again, takes it back.
+    large = b"x" * (LOOP_BODY_LIMIT + 1)
+    bodies = [b"small", large, b"runtime", b"loop"]
+    script = [step for body in bodies for step in (Recv(), Sleep(0.02), Send(response(body=body)))]
+    with ScriptedServer(script) as srv:
+
+        async def main() -> list[bytes]:
+            async with nodelay.AsyncClient() as client:
+                return [(await client.get(srv.url + "/")).content for _ in bodies]
+
+        assert asyncio.run(main()) == bodies
+        assert srv.connections == 1

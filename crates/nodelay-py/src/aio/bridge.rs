@@ -3,15 +3,20 @@
 //! A request becomes an asyncio future on the running loop and a Rust future
 //! that owns only Rust values. The loop thread polls that Rust future itself
 //! (see docs/async.md): the first poll, right where the request is made,
-//! writes the request; later polls happen when the tokio reactor reports the
-//! socket ready. Its waker does not take the GIL: it pushes the request's key
-//! onto the loop's completion queue and, when the queue was empty, signals an
-//! eventfd the loop watches (`loop.add_reader`, see `wake.rs`). The loop
-//! thread, which holds the GIL anyway, then drains the whole queue: polls each
-//! woken future and completes the asyncio future of each finished one. A
-//! short exchange thus crosses threads once (reactor to loop), and many
-//! wake-ups cost one signal. A poll never waits: the GIL is held only for the
-//! CPU work of moving and parsing bytes already received.
+//! writes the request. A plain connection it checks out is watched by the
+//! loop itself, off tokio's reactor (`sockets.rs`, nodelay-core's
+//! `aio/watched.rs`): when the answer arrives, the loop reports the bridge's
+//! epoll set readable and `_ready` wakes the request there, on the loop
+//! thread, with no other thread involved. Wake-ups from other threads (the
+//! reactor, for a TLS socket; the runtime's timers; a runtime task's outcome)
+//! go through the request's waker, which does not take the GIL: it pushes the
+//! request's key onto the loop's completion queue and, when the queue was
+//! empty, signals an eventfd the loop watches (`loop.add_reader`, see
+//! `wake.rs`). The loop thread, which holds the GIL anyway, then drains the
+//! whole queue: polls each woken future and completes the asyncio future of
+//! each finished one. Many wake-ups cost one signal. A poll never waits: the
+//! GIL is held only for the CPU work of moving and parsing bytes already
+//! received.
 //!
 //! Only a request started while no other request of the loop is in flight
 //! is driven this way (the sequential case, where the crossing to a runtime
