@@ -61,6 +61,29 @@ def test_a_read_of_bytes_already_received_completes_without_suspending() -> None
         asyncio.run(main())
 
 
+def test_a_read_of_bytes_already_received_completes_without_suspending_beside_others() -> None:
+    # A body read's first poll runs on the loop thread even while another request of the
+    # loop is in flight (bridge::start_local): bytes that came with the head are read
+    # without a trip to the runtime and back.
+    head_and_body = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"
+    with (
+        ScriptedServer([Recv(), Send(head_and_body), Sleep(1.0)]) as streamed,
+        ScriptedServer([Recv(), Sleep(0.3), Send(response(body=b"slow"))]) as slow,
+    ):
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                async with client.stream("GET", streamed.url + "/") as r:
+                    beside = asyncio.ensure_future(client.get(slow.url + "/"))
+                    await asyncio.sleep(0.05)  # the slow request is in flight
+                    body, suspended = await suspensions(r.aread())
+                    assert body == b"abcd" and suspended == 0
+                    assert not beside.done()
+                    assert (await beside).content == b"slow"
+
+        asyncio.run(main())
+
+
 def test_a_request_whose_answer_is_not_there_yet_waits_for_it() -> None:
     script = [Recv(), Sleep(0.2), Send(response(body=b"late"))]
     with ScriptedServer(script) as srv:

@@ -621,13 +621,45 @@ where
     F: Future<Output = C> + Send + 'static,
     C: Complete + 'static,
 {
+    start_with(py, url, task, false)
+}
+
+/// [`start`] for a task that often finishes in its first poll (a read of a
+/// response body, whose bytes usually came with the head): that poll runs
+/// here, on the loop thread, even while other requests are in flight, since
+/// a runtime task would cost two crossings between threads for a copy of
+/// bytes at hand. A task still pending after it goes on as [`start`] says.
+/// Not after a large body (see [`LOOP_BODY_LIMIT`]).
+pub(crate) fn start_local<'py, F, C>(
+    py: Python<'py>,
+    url: &Bound<'py, PyString>,
+    task: F,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = C> + Send + 'static,
+    C: Complete + 'static,
+{
+    start_with(py, url, task, true)
+}
+
+fn start_with<'py, F, C>(
+    py: Python<'py>,
+    url: &Bound<'py, PyString>,
+    task: F,
+    poll_here: bool,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = C> + Send + 'static,
+    C: Complete + 'static,
+{
     let (event_loop, bridge, on_done) = current(py)?;
     let bridge = bridge.get();
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let key = future.as_ptr() as usize;
     let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
     let mut task: Task = Box::pin(async move { Box::new(task.await) as Box<dyn Complete> });
-    let driver = if bridge.drives_next() {
+    let drives = bridge.drives_next();
+    let driver = if drives || (poll_here && !bridge.large_bodies.load(Ordering::Relaxed)) {
         let waker = Waker::from(Arc::new(LoopWaker {
             shared: Arc::clone(&bridge.shared),
             key,
@@ -638,10 +670,16 @@ where
             complete(py, &future, url, outcome);
             return Ok(future);
         }
-        Driver::Loop {
-            task: Some(task),
-            waker,
-            polls: 1,
+        if drives {
+            Driver::Loop {
+                task: Some(task),
+                waker,
+                polls: 1,
+            }
+        } else {
+            // Others are in flight: the rest runs on the runtime (a wake-up
+            // of this first poll's waker is then ignored as stale).
+            Driver::Runtime(to_runtime(task, &bridge.shared, key, seq))
         }
     } else {
         // Other requests of this loop are in flight, or the last body was
