@@ -61,6 +61,29 @@ def test_a_read_of_bytes_already_received_completes_without_suspending() -> None
         asyncio.run(main())
 
 
+def test_a_read_of_bytes_already_received_completes_without_suspending_beside_others() -> None:
+    # A body read's first poll runs on the loop thread even while another request of the
+    # loop is in flight (bridge::start_local): bytes that came with the head are read
+    # without a trip to the runtime and back.
+    head_and_body = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"
+    with (
+        ScriptedServer([Recv(), Send(head_and_body), Sleep(1.0)]) as streamed,
+        ScriptedServer([Recv(), Sleep(0.3), Send(response(body=b"slow"))]) as slow,
+    ):
+
+        async def main() -> None:
+            async with nodelay.AsyncClient() as client:
+                async with client.stream("GET", streamed.url + "/") as r:
+                    beside = asyncio.ensure_future(client.get(slow.url + "/"))
+                    await asyncio.sleep(0.05)  # the slow request is in flight
+                    body, suspended = await suspensions(r.aread())
+                    assert body == b"abcd" and suspended == 0
+                    assert not beside.done()
+                    assert (await beside).content == b"slow"
+
+        asyncio.run(main())
+
+
 def test_a_request_whose_answer_is_not_there_yet_waits_for_it() -> None:
     script = [Recv(), Sleep(0.2), Send(response(body=b"late"))]
     with ScriptedServer(script) as srv:
@@ -193,6 +216,9 @@ def loop_callback_running() -> str:
 def test_a_finished_request_resumes_its_task_in_the_drain_that_finished_it() -> None:
     # Completing an asyncio future schedules its task's wake-up for the loop's next
     # iteration; the bridge's drain resumes the task itself instead (docs/async.md).
+    # The answer on a plain connection the loop's thread drives reaches the request
+    # through the loop's socket watcher (`_ready`), not through a runtime thread and the
+    # wake-up descriptor (`_drain`).
     script = [Recv(), Sleep(0.1), Send(response(body=b"late"))]
     with ScriptedServer(script) as srv:
 
@@ -200,7 +226,7 @@ def test_a_finished_request_resumes_its_task_in_the_drain_that_finished_it() -> 
             async with nodelay.AsyncClient() as client:
                 r = await client.get(srv.url + "/")
                 assert r.content == b"late"
-                assert loop_callback_running() == "_drain"
+                assert loop_callback_running() == "_ready"
 
         asyncio.run(main())
 
@@ -216,3 +242,38 @@ def test_a_keyboard_interrupt_in_a_task_the_drain_resumed_leaves_the_loop() -> N
 
         with pytest.raises(KeyboardInterrupt):
             asyncio.run(main())
+
+
+def test_a_connection_kept_after_one_loop_serves_the_next_loop() -> None:
+    # The loop's thread watches the plain sockets it drives (docs/async.md); a connection
+    # kept idle when that loop ended is taken over by the next loop's watcher. Each answer
+    # comes late, so each request waits on a watch.
+    late = [Recv(), Sleep(0.05), Send(response(body=b"one"))]
+    script = [*late, Recv(), Sleep(0.05), Send(response(body=b"two"))]
+    with ScriptedServer(script) as srv:
+        client = nodelay.AsyncClient()
+
+        async def get() -> bytes:
+            return (await client.get(srv.url + "/")).content
+
+        assert asyncio.run(get()) == b"one"
+        assert asyncio.run(get()) == b"two"
+        asyncio.run(client.aclose())
+        assert srv.connections == 1
+
+
+def test_a_connection_moves_between_the_loop_and_the_runtime() -> None:
+    # After a body larger than LOOP_BODY_LIMIT the next request starts on the runtime and
+    # takes the kept connection from the loop's watcher back to tokio's reactor; the
+    # request after it, driven by the loop again, takes it back.
+    large = b"x" * (LOOP_BODY_LIMIT + 1)
+    bodies = [b"small", large, b"runtime", b"loop"]
+    script = [step for body in bodies for step in (Recv(), Sleep(0.02), Send(response(body=body)))]
+    with ScriptedServer(script) as srv:
+
+        async def main() -> list[bytes]:
+            async with nodelay.AsyncClient() as client:
+                return [(await client.get(srv.url + "/")).content for _ in bodies]
+
+        assert asyncio.run(main()) == bodies
+        assert srv.connections == 1

@@ -19,6 +19,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+use crate::aio::WatchedTcp;
 use crate::connect::connect_timed_out;
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
@@ -41,6 +42,9 @@ pub enum AsyncTransport {
     Tls(Box<TlsStream<TcpStream>>),
     /// The origin's TLS inside an `https://` proxy's (a CONNECT tunnel).
     NestedTls(Box<TlsStream<TlsStream<TcpStream>>>),
+    /// Cleartext TCP whose readiness an event loop reports, off tokio's
+    /// reactor (`aio/watched.rs`).
+    Watched(WatchedTcp),
 }
 
 impl AsyncTransport {
@@ -50,6 +54,7 @@ impl AsyncTransport {
             AsyncTransport::Plain(s) => s.as_raw_fd(),
             AsyncTransport::Tls(s) => s.get_ref().0.as_raw_fd(),
             AsyncTransport::NestedTls(s) => s.get_ref().0.get_ref().0.as_raw_fd(),
+            AsyncTransport::Watched(s) => s.raw_fd(),
         }
     }
 
@@ -68,6 +73,11 @@ impl AsyncTransport {
         };
         Ok(match self {
             AsyncTransport::Plain(tcp) => Transport::Plain(to_std(tcp).map_err(failed)?),
+            AsyncTransport::Watched(watched) => {
+                let std = watched.into_std();
+                std.set_nonblocking(false).map_err(failed)?;
+                Transport::Plain(std)
+            }
             AsyncTransport::Tls(tls) => {
                 let (tcp, conn) = tls.into_inner();
                 Transport::Tls(Box::new(rustls::StreamOwned::new(
@@ -234,7 +244,11 @@ async fn open_tunnel(
         AsyncTransport::Tls(outer) => Ok(AsyncTransport::NestedTls(Box::new(
             tls_over(*outer, origin, tls, alpn, deadlines).await?,
         ))),
-        AsyncTransport::NestedTls(_) => unreachable!("a proxy connection is never nested"),
+        // A new connection is never watched yet (`aio/watched.rs` watches
+        // checked-out ones).
+        AsyncTransport::NestedTls(_) | AsyncTransport::Watched(_) => {
+            unreachable!("a proxy connection is never nested or watched")
+        }
     }
 }
 
@@ -458,6 +472,7 @@ impl AsyncRead for AsyncTransport {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            AsyncTransport::Watched(s) => Pin::new(s).poll_read(cx, buf),
             // A peer closing without close_notify ends the stream like a TCP
             // EOF (as on the sync path); framing still detects truncation.
             AsyncTransport::Tls(s) => match Pin::new(s.as_mut()).poll_read(cx, buf) {
@@ -484,6 +499,7 @@ impl AsyncWrite for AsyncTransport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            AsyncTransport::Watched(s) => Pin::new(s).poll_write(cx, buf),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
             AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
@@ -496,6 +512,7 @@ impl AsyncWrite for AsyncTransport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            AsyncTransport::Watched(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
             AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
@@ -504,6 +521,7 @@ impl AsyncWrite for AsyncTransport {
     fn is_write_vectored(&self) -> bool {
         match self {
             AsyncTransport::Plain(s) => s.is_write_vectored(),
+            AsyncTransport::Watched(s) => s.is_write_vectored(),
             AsyncTransport::Tls(s) => s.is_write_vectored(),
             AsyncTransport::NestedTls(s) => s.is_write_vectored(),
         }
@@ -512,6 +530,7 @@ impl AsyncWrite for AsyncTransport {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_flush(cx),
+            AsyncTransport::Watched(s) => Pin::new(s).poll_flush(cx),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
             AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
@@ -520,6 +539,7 @@ impl AsyncWrite for AsyncTransport {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncTransport::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            AsyncTransport::Watched(s) => Pin::new(s).poll_shutdown(cx),
             AsyncTransport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
             AsyncTransport::NestedTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }

@@ -43,6 +43,15 @@ impl AsyncConn {
         std::mem::forget(self);
     }
 
+    /// This connection for the driver of the calling thread: watched by its
+    /// event loop, or on tokio's reactor (`aio/watched.rs`).
+    pub(crate) fn fit_to_thread(self) -> io::Result<Self> {
+        Ok(AsyncConn {
+            io: crate::aio::fit_to_thread(self.io)?,
+            buf: self.buf,
+        })
+    }
+
     /// The byte stream (the pool's handover between drivers looks at its kind).
     pub(crate) fn transport(&self) -> &AsyncTransport {
         &self.io
@@ -126,6 +135,8 @@ impl AsyncConn {
     /// pool's `poll()` check; `true` sends it through that full check.
     pub fn readiness_seen(&self) -> bool {
         let tcp = match &self.io {
+            // Off the reactor: the pool's full check decides.
+            AsyncTransport::Watched(_) => return true,
             AsyncTransport::Plain(s) => s,
             AsyncTransport::Tls(s) => s.get_ref().0,
             AsyncTransport::NestedTls(s) => s.get_ref().0.get_ref().0,

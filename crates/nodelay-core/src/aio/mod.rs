@@ -14,6 +14,7 @@ mod exchange;
 mod h2;
 mod pool;
 mod upload;
+mod watched;
 
 pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
@@ -21,3 +22,5 @@ pub use client::AsyncClient;
 pub(crate) use conn::AsyncConn;
 pub(crate) use pool::AsyncPooled;
 pub use upload::{BodyPump, PumpServer};
+pub(crate) use watched::fit_to_thread;
+pub use watched::{watching, Interest, WatchedTcp, Watcher};

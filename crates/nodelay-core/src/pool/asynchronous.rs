@@ -16,7 +16,7 @@ use super::{Claim, Driven, Pool, SlotGuard, SlotLease};
 use crate::aconnect::{connect_route, AsyncTransport};
 use crate::aio::AsyncConn;
 use crate::deadline::Deadlines;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::proxy::ConnKey;
 use crate::reaper::Watch;
@@ -61,6 +61,27 @@ impl AsyncPooled {
     /// this pool, and the pool keeps connections between requests at all.
     pub fn may_keep(&self) -> bool {
         self.pool.may_keep()
+    }
+
+    /// The connection fitted to the driver of the calling thread (watched by
+    /// its event loop, or on tokio's reactor: `aio/watched.rs`).
+    fn fit_to_thread(mut self) -> Result<Self, Error> {
+        let conn = self.conn.take().expect("connection present until checkin");
+        match conn.fit_to_thread() {
+            Ok(conn) => {
+                self.conn = Some(conn);
+                Ok(self)
+            }
+            Err(e) => {
+                // The socket is gone with the error; the slot is freed here
+                // since `Drop` only frees it along with a connection.
+                self.pool.release_slot(&self.key, self.generation);
+                Err(
+                    Error::new(ErrorKind::Connect, format!("socket setup failed: {e}"))
+                        .with_source(e),
+                )
+            }
+        }
     }
 
     /// Gives the connection back to its pool for reuse.
@@ -139,7 +160,11 @@ impl Pool {
                     conn,
                     generation,
                     watch,
-                } => return Ok(self.pooled_async(conn, true, key, generation, watch)),
+                } => {
+                    return self
+                        .pooled_async(conn, true, key, generation, watch)
+                        .fit_to_thread()
+                }
                 Claim::Connect(generation) => {
                     // The guard frees the slot if connecting fails or the
                     // request is cancelled mid-connect.
@@ -147,7 +172,9 @@ impl Pool {
                     let transport = connect_route(key, &self.tls, ALPN_HTTP1, deadlines).await?;
                     slot.disarm();
                     let conn = AsyncConn::new(transport);
-                    return Ok(self.pooled_async(conn, false, key, generation, None));
+                    return self
+                        .pooled_async(conn, false, key, generation, None)
+                        .fit_to_thread();
                 }
                 Claim::Wait(waiting, bound) => {
                     let until =

@@ -3,15 +3,20 @@
 //! A request becomes an asyncio future on the running loop and a Rust future
 //! that owns only Rust values. The loop thread polls that Rust future itself
 //! (see docs/async.md): the first poll, right where the request is made,
-//! writes the request; later polls happen when the tokio reactor reports the
-//! socket ready. Its waker does not take the GIL: it pushes the request's key
-//! onto the loop's completion queue and, when the queue was empty, signals an
-//! eventfd the loop watches (`loop.add_reader`, see `wake.rs`). The loop
-//! thread, which holds the GIL anyway, then drains the whole queue: polls each
-//! woken future and completes the asyncio future of each finished one. A
-//! short exchange thus crosses threads once (reactor to loop), and many
-//! wake-ups cost one signal. A poll never waits: the GIL is held only for the
-//! CPU work of moving and parsing bytes already received.
+//! writes the request. A plain connection it checks out is watched by the
+//! loop itself, off tokio's reactor (`sockets.rs`, nodelay-core's
+//! `aio/watched.rs`): when the answer arrives, the loop reports the bridge's
+//! epoll set readable and `_ready` wakes the request there, on the loop
+//! thread, with no other thread involved. Wake-ups from other threads (the
+//! reactor, for a TLS socket; the runtime's timers; a runtime task's outcome)
+//! go through the request's waker, which does not take the GIL: it pushes the
+//! request's key onto the loop's completion queue and, when the queue was
+//! empty, signals an eventfd the loop watches (`loop.add_reader`, see
+//! `wake.rs`). The loop thread, which holds the GIL anyway, then drains the
+//! whole queue: polls each woken future and completes the asyncio future of
+//! each finished one. Many wake-ups cost one signal. A poll never waits: the
+//! GIL is held only for the CPU work of moving and parsing bytes already
+//! received.
 //!
 //! Only a request started while no other request of the loop is in flight
 //! is driven this way (the sequential case, where the crossing to a runtime
@@ -50,6 +55,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 
+use nodelay_core::aio::{watching, Watcher};
 use nodelay_core::runtime;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
@@ -58,6 +64,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use tokio::task::AbortHandle;
 
+use crate::aio::sockets::LoopSockets;
 use crate::aio::wake::WakeFd;
 
 /// Polls of a request's future on the loop thread before it moves to a
@@ -104,6 +111,10 @@ struct Shared {
     queue: Mutex<Vec<Completion>>,
     /// Signalled by wakers and tasks, watched and cleared by the loop.
     wake: WakeFd,
+    /// Set while the loop's thread wakes requests whose sockets it found
+    /// ready (`_ready`): it drains the queue right after, so a push then
+    /// need not signal.
+    waking_here: AtomicBool,
 }
 
 impl Shared {
@@ -116,7 +127,7 @@ impl Shared {
         let was_empty = queue.is_empty();
         queue.push(completion);
         drop(queue);
-        if was_empty {
+        if was_empty && !self.waking_here.load(Ordering::Acquire) {
             // A queue that was not empty has signalled already, and the loop
             // drains the whole queue on each signal.
             self.wake.signal();
@@ -174,6 +185,10 @@ struct Pending {
 #[pyclass(frozen, module = "nodelay._core")]
 pub(crate) struct LoopBridge {
     shared: Arc<Shared>,
+    /// The sockets of the requests this loop's thread drives (`sockets.rs`).
+    sockets: Arc<LoopSockets>,
+    /// `sockets`, as the core's connections hold it.
+    watcher: Arc<dyn Watcher>,
     /// Keyed by the address of the asyncio future (unique while it is alive,
     /// and the entry keeps it alive). Only touched with the GIL held.
     pending: Mutex<HashMap<usize, Pending>>,
@@ -202,73 +217,9 @@ impl LoopBridge {
         self.pending().is_empty() && !self.large_bodies.load(Ordering::Relaxed)
     }
 
-    /// Polls the loop-driven future of `key` once (the table lock is not held
-    /// meanwhile: the future may wake itself or other requests). Returns its
-    /// outcome when it finished; moves it to a runtime task when it used up
-    /// its polls.
-    fn poll_woken(&self, key: usize, seq: u64) -> Option<Box<dyn Complete>> {
-        let (mut task, waker, polls) = {
-            let mut pending = self.pending();
-            let entry = pending.get_mut(&key).filter(|e| e.seq == seq)?;
-            let Driver::Loop { task, waker, polls } = &mut entry.driver else {
-                return None; // a stale wake-up of a future now on the runtime
-            };
-            *polls += 1;
-            (task.take()?, waker.clone(), *polls)
-        };
-        match poll_once(&mut task, &waker) {
-            Poll::Ready(outcome) => Some(outcome),
-            Poll::Pending => {
-                let driver = if polls >= LOCAL_POLLS {
-                    Driver::Runtime(to_runtime(task, &self.shared, key, seq))
-                } else {
-                    Driver::Loop {
-                        task: Some(task),
-                        waker,
-                        polls,
-                    }
-                };
-                if let Some(entry) = self.pending().get_mut(&key) {
-                    entry.driver = driver;
-                }
-                None
-            }
-        }
-    }
-}
-
-/// One poll of `task` on this thread, inside the runtime's context (its
-/// sockets and timers register with the runtime's reactor).
-fn poll_once(task: &mut Task, waker: &Waker) -> Poll<Box<dyn Complete>> {
-    let _context = runtime::runtime().enter();
-    task.as_mut().poll(&mut Context::from_waker(waker))
-}
-
-/// Runs `task` to its end on the runtime; its outcome is queued for the loop.
-fn to_runtime(task: Task, shared: &Arc<Shared>, key: usize, seq: u64) -> AbortHandle {
-    let shared = Arc::clone(shared);
-    runtime::runtime()
-        .spawn(async move {
-            let outcome = task.await;
-            shared.push(Completion {
-                key,
-                seq,
-                outcome: Some(outcome),
-            });
-        })
-        .abort_handle()
-}
-
-#[pymethods]
-impl LoopBridge {
-    /// Called by the loop when the wake-up descriptor is readable: polls
-    /// every woken future and completes the asyncio futures of the finished
-    /// ones, running their waiters' callbacks right here (see
-    /// [`take_waiters`]).
-    fn _drain(&self, py: Python<'_>) -> PyResult<()> {
-        // Cleared before the queue is taken: a signal after this point is
-        // for an entry the next drain will see.
-        self.shared.wake.clear();
+    /// Polls every queued future and completes the asyncio futures of the
+    /// finished ones (see `_drain`).
+    fn drain(&self, py: Python<'_>) -> PyResult<()> {
         let batch = std::mem::take(&mut *self.shared.queue());
         let mut batch = batch.into_iter();
         while let Some(completion) = batch.next() {
@@ -301,6 +252,97 @@ impl LoopBridge {
             }
         }
         Ok(())
+    }
+
+    /// Polls the loop-driven future of `key` once (the table lock is not held
+    /// meanwhile: the future may wake itself or other requests). Returns its
+    /// outcome when it finished; moves it to a runtime task when it used up
+    /// its polls.
+    fn poll_woken(&self, key: usize, seq: u64) -> Option<Box<dyn Complete>> {
+        let (mut task, waker, polls) = {
+            let mut pending = self.pending();
+            let entry = pending.get_mut(&key).filter(|e| e.seq == seq)?;
+            let Driver::Loop { task, waker, polls } = &mut entry.driver else {
+                return None; // a stale wake-up of a future now on the runtime
+            };
+            *polls += 1;
+            (task.take()?, waker.clone(), *polls)
+        };
+        match poll_once(&mut task, &waker, &self.watcher) {
+            Poll::Ready(outcome) => Some(outcome),
+            Poll::Pending => {
+                let driver = if polls >= LOCAL_POLLS {
+                    Driver::Runtime(to_runtime(task, &self.shared, key, seq))
+                } else {
+                    Driver::Loop {
+                        task: Some(task),
+                        waker,
+                        polls,
+                    }
+                };
+                if let Some(entry) = self.pending().get_mut(&key) {
+                    entry.driver = driver;
+                }
+                None
+            }
+        }
+    }
+}
+
+/// One poll of `task` on the loop's thread, inside the runtime's context
+/// (its timers, and any TLS socket, register with the runtime), with the
+/// loop's socket watcher as the thread's (its plain connections are watched
+/// by the loop, `sockets.rs`).
+fn poll_once(
+    task: &mut Task,
+    waker: &Waker,
+    watcher: &Arc<dyn Watcher>,
+) -> Poll<Box<dyn Complete>> {
+    let _context = runtime::runtime().enter();
+    watching(watcher, || {
+        task.as_mut().poll(&mut Context::from_waker(waker))
+    })
+}
+
+/// Runs `task` to its end on the runtime; its outcome is queued for the loop.
+fn to_runtime(task: Task, shared: &Arc<Shared>, key: usize, seq: u64) -> AbortHandle {
+    let shared = Arc::clone(shared);
+    runtime::runtime()
+        .spawn(async move {
+            let outcome = task.await;
+            shared.push(Completion {
+                key,
+                seq,
+                outcome: Some(outcome),
+            });
+        })
+        .abort_handle()
+}
+
+#[pymethods]
+impl LoopBridge {
+    /// Called by the loop when the wake-up descriptor is readable: polls
+    /// every woken future and completes the asyncio futures of the finished
+    /// ones, running their waiters' callbacks right here (see
+    /// [`take_waiters`]).
+    fn _drain(&self, py: Python<'_>) -> PyResult<()> {
+        // Cleared before the queue is taken: a signal after this point is
+        // for an entry the next drain will see.
+        self.shared.wake.clear();
+        self.drain(py)
+    }
+
+    /// Called by the loop when the socket watcher's descriptor is readable:
+    /// wakes the requests whose sockets are ready (their wakers queue them,
+    /// without a signal) and drains the queue as `_drain` does.
+    fn _ready(&self, py: Python<'_>) -> PyResult<()> {
+        let woken = self.sockets.take_ready();
+        self.shared.waking_here.store(true, Ordering::Release);
+        for waker in woken {
+            waker.wake();
+        }
+        self.shared.waking_here.store(false, Ordering::Release);
+        self.drain(py)
     }
 
     /// Done-callback of every pending future: a cancelled one drops its
@@ -506,13 +548,21 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
         PyRuntimeError::new_err(format!("cannot create the wake-up descriptor: {e}"))
     })?;
     let fd = wake.raw();
+    let sockets =
+        Arc::new(LoopSockets::new().map_err(|e| {
+            PyRuntimeError::new_err(format!("cannot create the socket watcher: {e}"))
+        })?);
+    let sockets_fd = sockets.raw();
     let bridge = Py::new(
         py,
         LoopBridge {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Vec::new()),
                 wake,
+                waking_here: AtomicBool::new(false),
             }),
+            watcher: Arc::clone(&sockets) as Arc<dyn Watcher>,
+            sockets,
             pending: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(0),
             large_bodies: AtomicBool::new(false),
@@ -522,6 +572,10 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
     event_loop.call_method1(
         intern!(py, "add_reader"),
         (fd, bridge.bind(py).getattr(intern!(py, "_drain"))?),
+    )?;
+    event_loop.call_method1(
+        intern!(py, "add_reader"),
+        (sockets_fd, bridge.bind(py).getattr(intern!(py, "_ready"))?),
     )?;
     let has_thread_id = event_loop.hasattr(intern!(py, "_thread_id"))?;
     let previous = CURRENT.with_borrow_mut(|current| {
@@ -543,8 +597,10 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             .and_then(|c| c.is_truthy())
             .unwrap_or(true);
         if !closed {
-            let old_fd = previous.bridge.get().shared.wake.raw();
-            let _ = old_loop.call_method1(intern!(py, "remove_reader"), (old_fd,));
+            let old = previous.bridge.get();
+            for old_fd in [old.shared.wake.raw(), old.sockets.raw()] {
+                let _ = old_loop.call_method1(intern!(py, "remove_reader"), (old_fd,));
+            }
         }
     }
     Ok((event_loop, bridge, on_done))
@@ -565,27 +621,65 @@ where
     F: Future<Output = C> + Send + 'static,
     C: Complete + 'static,
 {
+    start_with(py, url, task, false)
+}
+
+/// [`start`] for a task that often finishes in its first poll (a read of a
+/// response body, whose bytes usually came with the head): that poll runs
+/// here, on the loop thread, even while other requests are in flight, since
+/// a runtime task would cost two crossings between threads for a copy of
+/// bytes at hand. A task still pending after it goes on as [`start`] says.
+/// Not after a large body (see [`LOOP_BODY_LIMIT`]).
+pub(crate) fn start_local<'py, F, C>(
+    py: Python<'py>,
+    url: &Bound<'py, PyString>,
+    task: F,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = C> + Send + 'static,
+    C: Complete + 'static,
+{
+    start_with(py, url, task, true)
+}
+
+fn start_with<'py, F, C>(
+    py: Python<'py>,
+    url: &Bound<'py, PyString>,
+    task: F,
+    poll_here: bool,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = C> + Send + 'static,
+    C: Complete + 'static,
+{
     let (event_loop, bridge, on_done) = current(py)?;
     let bridge = bridge.get();
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let key = future.as_ptr() as usize;
     let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
     let mut task: Task = Box::pin(async move { Box::new(task.await) as Box<dyn Complete> });
-    let driver = if bridge.drives_next() {
+    let drives = bridge.drives_next();
+    let driver = if drives || (poll_here && !bridge.large_bodies.load(Ordering::Relaxed)) {
         let waker = Waker::from(Arc::new(LoopWaker {
             shared: Arc::clone(&bridge.shared),
             key,
             seq,
         }));
-        if let Poll::Ready(outcome) = poll_once(&mut task, &waker) {
+        if let Poll::Ready(outcome) = poll_once(&mut task, &waker, &bridge.watcher) {
             bridge.note_body(outcome.as_ref());
             complete(py, &future, url, outcome);
             return Ok(future);
         }
-        Driver::Loop {
-            task: Some(task),
-            waker,
-            polls: 1,
+        if drives {
+            Driver::Loop {
+                task: Some(task),
+                waker,
+                polls: 1,
+            }
+        } else {
+            // Others are in flight: the rest runs on the runtime (a wake-up
+            // of this first poll's waker is then ignored as stale).
+            Driver::Runtime(to_runtime(task, &bridge.shared, key, seq))
         }
     } else {
         // Other requests of this loop are in flight, or the last body was

@@ -3,6 +3,7 @@
 
 mod bridge;
 mod engine;
+mod sockets;
 mod stream;
 mod wake;
 

@@ -17,7 +17,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use crate::aio::bridge::{ready, start, Complete};
+use crate::aio::bridge::{ready, start_local, Complete};
 use crate::errors::error;
 use crate::head::{Head, PyHead};
 // The piece sizes of `read` are `RawStream`'s.
@@ -146,7 +146,7 @@ impl AsyncRawStream {
         };
         let slot = Arc::clone(&self.body);
         let downloaded = Arc::clone(&self.downloaded);
-        let future = start(py, url, async move {
+        let future = start_local(py, url, async move {
             let mut stream = stream;
             let piece = if all {
                 stream.read_rest(DEFAULT_READ_MAX_BYTES).await
