@@ -28,7 +28,6 @@ from ._flow import (
     steps,
 )
 from ._models import Request, Response, _response_from_raw
-from ._prepare import with_cookies
 from ._redirects import REDIRECT_STATUSES
 from ._streaming import AsyncStreamRaw
 
@@ -351,12 +350,10 @@ class AsyncClient(BaseClient):
             # The hot path (as Client.get): client defaults only, nothing to merge.
             if "#" in url:
                 url = url.partition("#")[0]
-            pairs = sent = self._headers._list
+            pairs = self._headers._list
             ttuple = self._ttuple
             jar = self._jar
-            jar_header = jar.header_for(url)  # None at once for an empty jar
-            if jar_header is not None:
-                sent = with_cookies(pairs, jar_header, None)
+            sent = jar.request_headers(url, pairs)  # pairs itself at once for an empty jar
             try:
                 raw = await self._engine.request("GET", url, sent, None, ttuple)
             except RequestError as exc:

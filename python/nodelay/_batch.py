@@ -55,10 +55,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_CONCURRENCY", "get_many", "map_requests"]
 
-DEFAULT_CONCURRENCY = 32
-"""Requests in flight at once by default: enough to hide a LAN round trip behind the
-client's CPU work; over HTTP/1.1 one connection each (the client's pool keeps up to
-``Limits.max_keepalive_connections`` of them idle between batches)."""
+DEFAULT_CONCURRENCY: int = _core.DEFAULTS["batch_concurrency"]
+"""Requests in flight at once by default (crates/nodelay-front/src/defaults.rs): enough to
+hide a LAN round trip behind the client's CPU work; over HTTP/1.1 one connection each (the
+client's pool keeps up to ``Limits.max_keepalive_connections`` of them idle between
+batches)."""
 
 # Keyword arguments a ``(method, url, kwargs)`` item of ``Client.map`` may carry.
 _MAP_KWARGS = frozenset(("params", "headers", "content", "data", "json"))

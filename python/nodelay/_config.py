@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 
+from ._core import DEFAULTS as _DEFAULTS
 from ._env import getenv
 
 TYPE_CHECKING = False
@@ -40,38 +41,32 @@ __all__ = [
     "Timeout",
 ]
 
-DEFAULT_CONNECT_TIMEOUT = 10.0
-"""Seconds to establish a TCP connection. Long enough for a slow network, short
-enough that an unroutable address fails in reasonable time (docs/hostile.md defaults)."""
+# The one table of client defaults is crates/nodelay-front/src/defaults.rs (each value's
+# unit and reason are written there); the C ABI and the engine's own signatures read it too.
+DEFAULT_CONNECT_TIMEOUT: float = _DEFAULTS["connect_timeout"]
+"""Seconds to establish a TCP connection."""
 
-DEFAULT_READ_TIMEOUT = 30.0
+DEFAULT_READ_TIMEOUT: float = _DEFAULTS["read_timeout"]
 """Seconds of read *inactivity* (between two received bytes), not a total deadline."""
 
-DEFAULT_WRITE_TIMEOUT = 30.0
+DEFAULT_WRITE_TIMEOUT: float = _DEFAULTS["write_timeout"]
 """Seconds a write may block (peer not reading)."""
 
-DEFAULT_POOL_TIMEOUT = 30.0
+DEFAULT_POOL_TIMEOUT: float = _DEFAULTS["pool_timeout"]
 """Seconds to wait for a free connection when ``max_connections`` are all busy."""
 
-DEFAULT_MAX_REDIRECTS = 20
-"""Redirects followed before ``TooManyRedirects`` (as browsers, curl and httpx do)."""
+DEFAULT_MAX_REDIRECTS: int = _DEFAULTS["max_redirects"]
+"""Redirects followed before ``TooManyRedirects``."""
 
-DEFAULT_MAX_CONNECTIONS = 100
+DEFAULT_MAX_CONNECTIONS: int = _DEFAULTS["max_connections"]
 """Connections per client (busy + idle), over all origins."""
 
-DEFAULT_MAX_KEEPALIVE = 20
-"""Idle connections kept in the pool for reuse (httpx's default). Connections beyond it are
-closed as they come back, so after a burst a client does not sit on more connections than
-it needs: a server with a connection limit (waitress serves 98 at a time by default) stops
-accepting at that limit, and requests whose connections wait in its listen backlog are
-served only once a kept connection closes; with 100 kept, 2 of 200 concurrent requests
-waited for their read timeout (docs/pool.md, "Keep-alive default"). The cost: asyncio's
-bursty completions (up to 32 check-ins at once with 32 in flight) close connections that
-the next burst reopens; pass ``Limits(max_keepalive_connections=100)`` to keep them."""
+DEFAULT_MAX_KEEPALIVE: int = _DEFAULTS["max_keepalive"]
+"""Idle connections kept in the pool for reuse (httpx's default; docs/pool.md,
+"Keep-alive default", says why it is below ``DEFAULT_MAX_CONNECTIONS``)."""
 
-DEFAULT_KEEPALIVE_EXPIRY = 5.0
-"""Seconds an idle connection stays pooled. Servers commonly close idle connections
-after 5-60 s; expiring first avoids most races with a closing server."""
+DEFAULT_KEEPALIVE_EXPIRY: float = _DEFAULTS["keepalive_expiry"]
+"""Seconds an idle connection stays pooled."""
 
 
 class _Unset:

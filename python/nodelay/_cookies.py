@@ -314,16 +314,6 @@ def from_response(raw: _RawLike) -> CookieJar:
     return jar
 
 
-def cookie_header(jar_header: str | None, extra: Mapping[str, str]) -> str:
-    """``jar_header`` (a ``Cookie`` value from the jar) with the cookies of ``extra``
-    replacing those of the same name or appended (per-request ``cookies=``)."""
-    pieces = []
-    if jar_header:
-        pieces = [p for p in jar_header.split("; ") if p.partition("=")[0] not in extra]
-    pieces.extend(f"{name}={value}" for name, value in extra.items())
-    return "; ".join(pieces)
-
-
 def _conflict(name: str) -> Exception:
     from ._exceptions import CookieConflict
 

@@ -5,18 +5,36 @@ Everything here is implemented in Rust; the Python modules wrap it.
 """
 
 import os
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Literal, Protocol, final
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Literal, Protocol, TypedDict, final
 
 from _typeshed import WriteableBuffer
 
 from ._models import Request, Response
 
 __version__: str
-ACCEPT_ENCODING: str
-"""The ``Accept-Encoding`` every front sends by default: every coding the engine decodes."""
-DEFAULT_MAX_DECODED_SIZE: int
-"""Default cap on a decoded (decompressed) body, in bytes (``EngineOptions(max_decoded_size=)``)."""
+
+class _Defaults(TypedDict):
+    """The one table of client defaults (crates/nodelay-front/src/defaults.rs)."""
+
+    connect_timeout: float
+    read_timeout: float
+    write_timeout: float
+    pool_timeout: float
+    max_redirects: int
+    max_connections: int
+    max_keepalive: int
+    keepalive_expiry: float
+    user_agent: str
+    accept: str
+    accept_encoding: str
+    """Every coding the engine decodes."""
+    max_decoded_size: int
+    """Cap on a decoded (decompressed) body, in bytes (``EngineOptions(max_decoded_size=)``)."""
+    batch_concurrency: int
+
+DEFAULTS: _Defaults
+"""The client defaults every front reads (``nodelay._config`` names them)."""
 
 TimeoutTuple = (
     tuple[float | None, float | None, float | None, float | None, float | None]
@@ -39,16 +57,16 @@ class EngineOptions:
     def __new__(
         cls,
         *,
-        max_connections: int | None = 100,
-        max_keepalive: int | None = 100,
-        keepalive_expiry: float | None = 5.0,
+        max_connections: int | None = ...,
+        max_keepalive: int | None = ...,
+        keepalive_expiry: float | None = ...,
         verify: bool = True,
         ca_file: str | None = None,
         ca_dir: str | None = None,
         trust_store_env: bool = True,
         cert_file: str | None = None,
         key_file: str | None = None,
-        max_decoded_size: int = 1 << 30,
+        max_decoded_size: int = ...,
         http_proxy: str | None = None,
         https_proxy: str | None = None,
         no_proxy: str | None = None,
@@ -268,6 +286,17 @@ class CookieJar:
     def __new__(cls) -> CookieJar: ...
     def header_for(self, url: str) -> str | None:
         """The Cookie header value for a request to ``url``, or None (at once when empty)."""
+    def request_headers(
+        self,
+        url: str,
+        headers: list[tuple[str, str]],
+        extra: Mapping[str, str] | None = None,
+    ) -> list[tuple[str, str]]:
+        """``headers`` plus the ``Cookie`` field a request to ``url`` gets: the jar's
+        cookies, with ``extra`` (per-request cookies) replacing those of the same name;
+        nothing is added when ``headers`` has its own ``Cookie`` field (the caller's
+        wins). ``headers`` itself when there is nothing to add (at once for an empty jar
+        and no ``extra``)."""
     def extract(self, response: RawResponse | RawStream | AsyncRawStream) -> bool:
         """Store the response's Set-Cookie fields (from its URL); True if the jar changed."""
     def store(self, url: str, set_cookie_values: list[str]) -> int:

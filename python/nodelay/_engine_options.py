@@ -51,7 +51,7 @@ def engine_options_for(
         max_keepalive=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
         max_decoded_size=(
-            _core.DEFAULT_MAX_DECODED_SIZE if max_decoded_size is None else max_decoded_size
+            _core.DEFAULTS["max_decoded_size"] if max_decoded_size is None else max_decoded_size
         ),
         **tls_engine_options(verify, cert, trust_env),
         **engine_proxy_options(proxy, trust_env),

@@ -30,7 +30,7 @@ from ._auth import Auth as _BaseAuth
 from ._core import Upload
 from ._exceptions import RequestError, TooManyRedirects, UnsupportedProtocol
 from ._models import Request, _DetachedRaw, _response_from_raw
-from ._prepare import DEFAULT_PORTS, with_cookies
+from ._prepare import DEFAULT_PORTS
 from ._redirects import REDIRECT_STATUSES, next_hop
 from ._streaming import IterStream
 
@@ -450,10 +450,9 @@ def _exchange(client: BaseClient, send: Send, ttuple: TimeoutTuple, stream: bool
             yield (HOOK, hook, request)
         if request._headers is not None:  # a hook may have changed the headers
             pairs = request._headers._list
-    jar = client._jar
-    jar_header = jar.header_for(url)
-    if jar_header is not None or send.cookies:
-        pairs = with_cookies(pairs, jar_header, send.cookies)
+    # The jar's Cookie and per-request cookies, unless the caller set a Cookie header
+    # (nodelay-front's rule): one native call, the same list back when nothing is added.
+    pairs = client._jar.request_headers(url, pairs, send.cookies)
     transport = client._transport_for(url) if client._routed else None
     if transport is not None:
         response = yield from _transport_exchange(client, transport, send, pairs, ttuple, stream)

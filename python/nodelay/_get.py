@@ -45,12 +45,6 @@ RETRY_MAX_DELAY = 600
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """The statuses ``--retry`` takes for transient (curl's list)."""
 
-DEFAULT_CONNECT_TIMEOUT = 10.0
-"""Seconds to connect when neither ``--connect-timeout`` nor ``-m`` says."""
-
-DEFAULT_IO_TIMEOUT = 30.0
-"""Seconds a read, a write or a pool wait may stall when ``-m`` does not say."""
-
 
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``nodelay get`` (``handler`` is this module's ``main``)."""
@@ -349,17 +343,14 @@ def _request(args: argparse.Namespace, url: str) -> _Request:
 
 def _client(args: argparse.Namespace) -> Client:
     from ._client import Client
-    from ._config import Timeout
+    from ._config import DEFAULT_CONNECT_TIMEOUT, UNSET, Timeout
 
+    # ``-m`` bounds every wait but the connect; without it, the client defaults.
     total = args.max_time
-    io = total if total is not None else DEFAULT_IO_TIMEOUT
+    connect = args.connect_timeout
     timeout = Timeout(
-        connect=args.connect_timeout
-        if args.connect_timeout is not None
-        else DEFAULT_CONNECT_TIMEOUT,
-        read=io,
-        write=io,
-        pool=io,
+        UNSET if total is None else total,
+        connect=DEFAULT_CONNECT_TIMEOUT if connect is None else connect,
         total=total,
     )
     return Client(

@@ -6,7 +6,7 @@ Shared by ``Client`` and ``AsyncClient`` (no I/O here).
 from __future__ import annotations
 
 from . import _core
-from ._cookies import CookieJar, cookie_header
+from ._cookies import CookieJar
 from ._headers import Headers, _to_str
 from ._upload import encode_content, encode_multipart
 from ._urls import HTTP_DEFAULT_PORTS, param_pairs
@@ -32,7 +32,7 @@ DEFAULT_PORTS = HTTP_DEFAULT_PORTS
 
 # Everything the engine decodes (gzip incl. multi-member, zlib/raw deflate, brotli, zstd):
 # the engine's one default, which the C ABI's clients (Perl, Ruby) send too.
-ACCEPT_ENCODING = _core.ACCEPT_ENCODING
+ACCEPT_ENCODING: str = _core.DEFAULTS["accept_encoding"]
 
 
 # A tuple, not ``A | B``: that would build a UnionType object on every call.
@@ -40,9 +40,10 @@ _RAW_DATA = (str, bytes, bytearray, memoryview)
 
 
 def default_headers() -> Pairs:
+    """A client's default fields (crates/nodelay-front/src/defaults.rs), before its own."""
     return [
-        ("User-Agent", f"nodelay/{_core.__version__}"),
-        ("Accept", "*/*"),
+        ("User-Agent", _core.DEFAULTS["user_agent"]),
+        ("Accept", _core.DEFAULTS["accept"]),
         ("Accept-Encoding", ACCEPT_ENCODING),
     ]
 
@@ -114,15 +115,6 @@ def origin(url: str) -> tuple[str, str | None, int | None] | None:
 
 def without(pairs: Pairs, lower_names: frozenset[str]) -> Pairs:
     return [pair for pair in pairs if pair[0].lower() not in lower_names]
-
-
-def with_cookies(pairs: Pairs, jar_header: str | None, extra: Mapping[str, str] | None) -> Pairs:
-    """``pairs`` plus a ``Cookie`` header from the jar's value and per-request cookies,
-    unless the user set a ``Cookie`` header (then it is sent as given)."""
-    if has_header(pairs, "cookie"):
-        return pairs
-    value = cookie_header(jar_header, extra) if extra else jar_header
-    return [*pairs, ("Cookie", value)] if value else pairs
 
 
 def request_cookies(cookies: CookieTypes, url: str) -> dict[str, str]:

@@ -13,23 +13,6 @@
 // error codes) keep the number.
 #define NODELAY_ABI_VERSION 1
 
-// Seconds to establish a connection: long enough for a slow network, short
-// enough that an unroutable address fails in reasonable time (the Python
-// front's default, docs/hostile.md).
-#define NODELAY_DEFAULT_CONNECT_TIMEOUT 10.0
-
-// Seconds of read inactivity (between two received bytes).
-#define NODELAY_DEFAULT_READ_TIMEOUT 30.0
-
-// Seconds a write may block (peer not reading).
-#define NODELAY_DEFAULT_WRITE_TIMEOUT 30.0
-
-// Seconds to wait for a free connection when all are busy.
-#define NODELAY_DEFAULT_POOL_TIMEOUT 30.0
-
-// Connections per client (counted across hosts), as the Python front.
-#define NODELAY_DEFAULT_MAX_CONNECTIONS 100
-
 // HTTP/1.1 only.
 #define NODELAY_HTTP2_OFF 0
 
@@ -124,8 +107,9 @@ typedef struct nodelay_json nodelay_json;
 typedef struct nodelay_response nodelay_response;
 
 // Client options. Call `nodelay_options_init` first (it sets `size` and
-// every default), then change fields. Strings are NUL-terminated UTF-8 (or
-// NULL for "not set") and are copied by `nodelay_client_new`.
+// every default: nodelay-front's one table of client defaults, which the
+// Python package reads too), then change fields. Strings are NUL-terminated
+// UTF-8 (or NULL for "not set") and are copied by `nodelay_client_new`.
 typedef struct nodelay_options {
   // `sizeof(struct nodelay_options)` as the caller knows it.
   size_t size;

@@ -8,25 +8,10 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use nodelay_core::decode::{ACCEPT_ENCODING, DEFAULT_MAX_DECODED_BYTES};
 use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
+use nodelay_front::defaults::{self, ACCEPT_ENCODING, MAX_DECODED_SIZE};
 
 use crate::code::{fail, nodelay_code};
-
-/// Seconds to establish a connection: long enough for a slow network, short
-/// enough that an unroutable address fails in reasonable time (the Python
-/// front's default, docs/hostile.md).
-pub const NODELAY_DEFAULT_CONNECT_TIMEOUT: f64 = 10.0;
-/// Seconds of read inactivity (between two received bytes).
-pub const NODELAY_DEFAULT_READ_TIMEOUT: f64 = 30.0;
-/// Seconds a write may block (peer not reading).
-pub const NODELAY_DEFAULT_WRITE_TIMEOUT: f64 = 30.0;
-/// Seconds to wait for a free connection when all are busy.
-pub const NODELAY_DEFAULT_POOL_TIMEOUT: f64 = 30.0;
-/// Connections per client (counted across hosts), as the Python front.
-pub const NODELAY_DEFAULT_MAX_CONNECTIONS: u32 = 100;
-/// Seconds an idle keep-alive connection is kept (the Python front's default).
-const KEEPALIVE_EXPIRY: Duration = Duration::from_secs(5);
 
 /// HTTP/1.1 only.
 pub const NODELAY_HTTP2_OFF: u32 = 0;
@@ -36,8 +21,9 @@ pub const NODELAY_HTTP2_NEGOTIATE: u32 = 1;
 pub const NODELAY_HTTP2_PRIOR_KNOWLEDGE: u32 = 2;
 
 /// Client options. Call `nodelay_options_init` first (it sets `size` and
-/// every default), then change fields. Strings are NUL-terminated UTF-8 (or
-/// NULL for "not set") and are copied by `nodelay_client_new`.
+/// every default: nodelay-front's one table of client defaults, which the
+/// Python package reads too), then change fields. Strings are NUL-terminated
+/// UTF-8 (or NULL for "not set") and are copied by `nodelay_client_new`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct nodelay_options {
@@ -100,10 +86,10 @@ impl nodelay_options {
     fn defaults() -> nodelay_options {
         nodelay_options {
             size: std::mem::size_of::<nodelay_options>(),
-            connect_timeout: NODELAY_DEFAULT_CONNECT_TIMEOUT,
-            read_timeout: NODELAY_DEFAULT_READ_TIMEOUT,
-            write_timeout: NODELAY_DEFAULT_WRITE_TIMEOUT,
-            pool_timeout: NODELAY_DEFAULT_POOL_TIMEOUT,
+            connect_timeout: defaults::CONNECT_TIMEOUT_SECS,
+            read_timeout: defaults::READ_TIMEOUT_SECS,
+            write_timeout: defaults::WRITE_TIMEOUT_SECS,
+            pool_timeout: defaults::POOL_TIMEOUT_SECS,
             total_timeout: -1.0,
             verify: 1,
             ca_file: std::ptr::null(),
@@ -205,7 +191,7 @@ impl Settings {
             other => return Err(invalid(&format!("http2 must be 0, 1 or 2, got {other}"))),
         };
         let max_connections = match o.max_connections {
-            0 => NODELAY_DEFAULT_MAX_CONNECTIONS,
+            0 => defaults::MAX_CONNECTIONS,
             n => n,
         } as usize;
         let rate = match o.rate_per_second {
@@ -221,7 +207,7 @@ impl Settings {
         };
         let proxy = string("proxy", o.proxy)?;
         let user_agent = match string("user_agent", o.user_agent)? {
-            None => Some(format!("nodelay/{}", env!("CARGO_PKG_VERSION"))),
+            None => Some(defaults::USER_AGENT.to_owned()),
             Some(ua) if ua.is_empty() => None,
             Some(ua) => Some(ua),
         };
@@ -233,8 +219,10 @@ impl Settings {
         Ok(Settings {
             pool: PoolConfig {
                 max_connections: Some(max_connections),
+                // A C client keeps as many idle connections as it may open:
+                // it has no keep-alive option of its own.
                 max_keepalive: Some(max_connections),
-                keepalive_expiry: Some(KEEPALIVE_EXPIRY),
+                keepalive_expiry: Some(Duration::from_secs_f64(defaults::KEEPALIVE_EXPIRY_SECS)),
                 max_per_host: (o.max_connections_per_host != 0)
                     .then_some(o.max_connections_per_host as usize),
                 rate,
@@ -259,7 +247,7 @@ impl Settings {
                 total_configured: None,
             },
             max_decoded_size: match o.max_decoded_size {
-                0 => DEFAULT_MAX_DECODED_BYTES,
+                0 => MAX_DECODED_SIZE,
                 n => n,
             },
             user_agent,
@@ -300,6 +288,39 @@ fn string(name: &str, ptr: *const c_char) -> Result<Option<String>, nodelay_code
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The values a C caller gets are the front's table, the one the Python
+    /// package reads.
+    #[test]
+    fn the_defaults_are_the_fronts_table() {
+        let o = nodelay_options::defaults();
+        let timeouts = [
+            o.connect_timeout,
+            o.read_timeout,
+            o.write_timeout,
+            o.pool_timeout,
+        ];
+        assert_eq!(
+            timeouts,
+            [
+                defaults::CONNECT_TIMEOUT_SECS,
+                defaults::READ_TIMEOUT_SECS,
+                defaults::WRITE_TIMEOUT_SECS,
+                defaults::POOL_TIMEOUT_SECS
+            ]
+        );
+        let s = Settings::of(&o).unwrap();
+        assert_eq!(
+            s.pool.max_connections,
+            Some(defaults::MAX_CONNECTIONS as usize)
+        );
+        assert_eq!(
+            s.pool.keepalive_expiry,
+            Some(Duration::from_secs_f64(defaults::KEEPALIVE_EXPIRY_SECS))
+        );
+        assert_eq!(s.user_agent.as_deref(), Some(defaults::USER_AGENT));
+        assert_eq!(s.max_decoded_size, defaults::MAX_DECODED_SIZE);
+    }
 
     /// A caller built against an older, shorter struct: fields past its
     /// `size` keep their defaults, whatever bytes follow in memory.

@@ -5,6 +5,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use nodelay_core::RequestParts;
+use nodelay_front::assembly::assemble;
 use nodelay_front::body::WholeBody;
 use nodelay_front::cookies::{is_cookie_name, request_cookie, store_response};
 use nodelay_front::Head;
@@ -94,11 +95,6 @@ fn send<'a>(
     body: Option<&'a [u8]>,
     abort: &Abort,
 ) -> Result<nodelay_response, nodelay_code> {
-    let has = |pairs: &[(&str, &str)], wanted: &str| {
-        pairs
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case(wanted))
-    };
     let cookie = match &client.jar {
         Some(jar) => request_cookie(jar, url, || {
             // Header names are ASCII on the wire; the front's rule for a
@@ -111,25 +107,18 @@ fn send<'a>(
         })?,
         None => None,
     };
-    let cookie = cookie.unwrap_or_default();
     let mut pairs: Vec<(&str, &str)> = given;
-    if !cookie.is_empty() {
-        pairs.push(("Cookie", &cookie));
-    }
-    if let Some(agent) = client
-        .user_agent
-        .as_deref()
-        .filter(|_| !has(&pairs, "user-agent"))
-    {
-        pairs.push(("User-Agent", agent));
-    }
-    if let Some(codings) = client
-        .accept_encoding
-        .as_deref()
-        .filter(|_| !has(&pairs, "accept-encoding"))
-    {
-        pairs.push(("Accept-Encoding", codings));
-    }
+    let defaults = [
+        ("User-Agent", client.user_agent.as_deref()),
+        ("Accept-Encoding", client.accept_encoding.as_deref()),
+    ];
+    assemble(
+        &mut pairs,
+        cookie.as_deref(),
+        defaults
+            .into_iter()
+            .filter_map(|(name, value)| Some((name, value?))),
+    );
     let parts = RequestParts {
         method,
         url,

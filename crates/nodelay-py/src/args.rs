@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES;
 use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
+use nodelay_front::defaults;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
@@ -28,22 +28,23 @@ pub(crate) struct EngineOptions {
     pub dial: Dial,
 }
 
-/// The sizes below are counts; `None` is unbounded.
+/// The sizes below are counts; `None` is unbounded. The defaults are
+/// nodelay-front's table (`nodelay_front::defaults`).
 #[pymethods]
 impl EngineOptions {
     #[new]
     #[pyo3(signature = (
         *,
-        max_connections=Some(100),
-        max_keepalive=Some(100),
-        keepalive_expiry=Some(5.0),
+        max_connections=Some(defaults::MAX_CONNECTIONS as usize),
+        max_keepalive=Some(defaults::MAX_KEEPALIVE as usize),
+        keepalive_expiry=Some(defaults::KEEPALIVE_EXPIRY_SECS),
         verify=true,
         ca_file=None,
         ca_dir=None,
         trust_store_env=true,
         cert_file=None,
         key_file=None,
-        max_decoded_size=DEFAULT_MAX_DECODED_BYTES,
+        max_decoded_size=defaults::MAX_DECODED_SIZE,
         http_proxy=None,
         https_proxy=None,
         no_proxy=None,

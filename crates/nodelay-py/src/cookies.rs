@@ -1,10 +1,10 @@
 //! `_core.CookieJar`: the engine's cookie jar (`nodelay_core::cookies`) for
 //! Python. `nodelay.CookieJar` (python/nodelay/_cookies.py) wraps it.
 //!
-//! The two calls on a client's request path are `header_for(url)` before and
-//! `extract(raw_response)` after each exchange; both return at once when
-//! there is nothing to do (empty jar; no Set-Cookie field), without building
-//! a Python object. The GIL is kept: every method takes microseconds and never
+//! The two calls on a client's request path are `request_headers(url,
+//! headers)` before and `extract(raw_response)` after each exchange; both
+//! return at once when there is nothing to do (empty jar; no Set-Cookie
+//! field), without building a Python object. The GIL is kept: every method takes microseconds and never
 //! calls back into Python while holding the jar's lock, so no deadlock.
 
 use std::path::PathBuf;
@@ -209,6 +209,45 @@ impl CookieJar {
     fn __repr__(&self) -> String {
         format!("<CookieJar [{} cookies]>", self.jar.len())
     }
+
+    /// `headers` (a list of `(name, value)` pairs) plus the `Cookie` field a
+    /// request to `url` gets: the jar's cookies, with `extra` (per-request
+    /// cookies, a mapping) replacing those of the same name; nothing when the
+    /// list has its own `Cookie` field (front's rule,
+    /// `nodelay_front::cookies::request_cookie_with`). The list itself when
+    /// there is nothing to add: an empty jar and no `extra` answer at once.
+    #[pyo3(signature = (url, headers, extra = None))]
+    pub(crate) fn request_headers<'py>(
+        &self,
+        url: &str,
+        headers: &Bound<'py, PyList>,
+        extra: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let has_own = || has_cookie_field(headers.iter());
+        let value = match extra.filter(|e| e.is_truthy().unwrap_or(true)) {
+            None => self.cookie_for(url, has_own)?,
+            Some(extra) => {
+                let items: Vec<(String, String)> = extra
+                    .call_method0(intern!(extra.py(), "items"))?
+                    .try_iter()?
+                    .map(|item| item?.extract())
+                    .collect::<PyResult<_>>()?;
+                let items: Vec<(&str, &str)> = items
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_str()))
+                    .collect();
+                nodelay_front::cookies::request_cookie_with(&self.jar, url, &items, has_own)?
+            }
+        };
+        match value.filter(|v| !v.is_empty()) {
+            Some(value) => {
+                let out = PyList::new(headers.py(), headers.iter())?;
+                out.append(("Cookie", value))?;
+                Ok(out)
+            }
+            None => Ok(headers.clone()),
+        }
+    }
 }
 
 impl CookieJar {
@@ -227,24 +266,6 @@ impl CookieJar {
         has_own_cookie: impl FnOnce() -> PyResult<bool>,
     ) -> PyResult<Option<String>> {
         nodelay_front::cookies::request_cookie(&self.jar, url, has_own_cookie)
-    }
-
-    /// `headers` plus the jar's `("Cookie", value)` for a request to `url`
-    /// (what `_prepare.with_cookies` does): the list itself when there is
-    /// nothing to add.
-    pub(crate) fn request_headers<'py>(
-        &self,
-        url: &str,
-        headers: &Bound<'py, PyList>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        match self.cookie_for(url, || has_cookie_field(headers.iter()))? {
-            Some(value) => {
-                let out = PyList::new(headers.py(), headers.iter())?;
-                out.append(("Cookie", value))?;
-                Ok(out)
-            }
-            None => Ok(headers.clone()),
-        }
     }
 }
 

@@ -86,7 +86,7 @@ impl Engine {
         cookies: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         // An empty jar answers at once, without parsing the URL.
-        let sent = jar.get().request_headers(url.to_str()?, headers)?;
+        let sent = jar.get().request_headers(url.to_str()?, headers, None)?;
         let none = py.None().into_bound(py);
         let request = PyTuple::new(
             py,

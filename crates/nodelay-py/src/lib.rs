@@ -3,6 +3,7 @@
 //! exception classes defined in `nodelay/_exceptions.py`.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 mod aio;
 mod args;
@@ -21,15 +22,25 @@ mod stream;
 mod timing;
 mod upload;
 
+/// nodelay-front's table of client defaults as a dict, name → value: what
+/// `nodelay._config` and the rest of the package read (`_core.pyi`).
+fn defaults_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use nodelay_front::defaults::{Value, TABLE};
+    let table = PyDict::new(py);
+    for (name, value) in TABLE {
+        match *value {
+            Value::Seconds(seconds) => table.set_item(name, seconds)?,
+            Value::Count(count) => table.set_item(name, count)?,
+            Value::Text(text) => table.set_item(name, text)?,
+        }
+    }
+    Ok(table)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add(
-        "DEFAULT_MAX_DECODED_SIZE",
-        nodelay_core::decode::DEFAULT_MAX_DECODED_BYTES,
-    )?;
-    // The one default every front sends (the C ABI's clients add it too).
-    m.add("ACCEPT_ENCODING", nodelay_core::decode::ACCEPT_ENCODING)?;
+    m.add("DEFAULTS", defaults_table(m.py())?)?;
     m.add_class::<args::EngineOptions>()?;
     m.add_class::<engine::Engine>()?;
     m.add_class::<aio::AsyncEngine>()?;

@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from .._core import DEFAULTS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -48,7 +50,7 @@ DEFAULT_PARTITION_SIZE = 1000
 scheduler's cost per task (milliseconds) is spread over many requests, small enough that
 a lost worker costs little to redo."""
 
-DEFAULT_JOB_CONCURRENCY = 32
+DEFAULT_JOB_CONCURRENCY: int = DEFAULTS["batch_concurrency"]
 """Requests in flight per worker (``get_many``'s default)."""
 
 RECORD_FIELDS = ("url", "status", "http_version", "headers", "content", "elapsed", "error")

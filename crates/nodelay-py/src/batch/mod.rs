@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use nodelay_core::{EncodedHeaders, Error, SIGNAL_CHECK_INTERVAL};
+use nodelay_front::assembly::assemble;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -125,7 +126,9 @@ impl Batch {
     }
 }
 
-/// `(name, value)` views of a job's headers plus the jar's cookie.
+/// `(name, value)` views of a job's headers plus the jar's cookie, assembled
+/// by the front's rule (`nodelay_front::assembly`); the client's default
+/// fields are already in the job's list (the package put them there).
 fn header_pairs<'a>(job: &'a Job, cookie: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
     let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(job.headers.pairs.len() + 1);
     pairs.extend(
@@ -134,9 +137,7 @@ fn header_pairs<'a>(job: &'a Job, cookie: Option<&'a str>) -> Vec<(&'a str, &'a 
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str())),
     );
-    if let Some(value) = cookie {
-        pairs.push(("Cookie", value));
-    }
+    assemble(&mut pairs, cookie, []);
     pairs
 }
 
