@@ -217,9 +217,11 @@ sub _split_credentials {
 # _prepare_headers_and_cb): default_headers, then the request's, one value
 # (or an arrayref of values) per lower-cased name; User-Agent, Connection:
 # close without keep_alive, Content-Length 0 for an empty PUT or POST, a
-# default Content-Type for content, Basic credentials from the URL. Returns
-# the [name, value] pairs and the content to send; dies with HTTP::Tiny's
-# message for a Host header.
+# default Content-Type for content, Transfer-Encoding: chunked for a content
+# callback without a Content-Length, Basic credentials from the URL. Returns
+# the [name, value] pairs, the content (bytes, or a callback giving the
+# pieces as HTTP::Tiny's write_body takes them) and the trailer callback;
+# dies with HTTP::Tiny's message for a Host header or an invalid field.
 sub _request_fields {
     my ($self, $method, $args, $userinfo) = @_;
     my (%value, %case);
@@ -231,18 +233,19 @@ sub _request_fields {
     $value{'user-agent'} ||= $self->{agent} if length $self->{agent};
     $value{connection} = 'close' unless $self->{keep_alive};
     my $content = $args->{content};
-    if (ref $content eq 'CODE') {
-        # The engine sends a body it holds: the callback's pieces are
-        # collected (HTTP::Tiny streams them chunked).
-        my $body = '';
-        while (defined(my $chunk = $content->())) { last if $chunk eq ''; $body .= $chunk }
-        $content = $body;
-        $value{'content-type'} ||= 'application/octet-stream';
-    }
     if (($method eq 'PUT' || $method eq 'POST') && !(defined $content && length $content)) {
         $value{'content-length'} = 0;
     }
-    if (defined $content && length $content) {
+    my $trailer_cb;
+    if (ref $content eq 'CODE') {
+        $value{'content-type'} ||= 'application/octet-stream';
+        $value{'transfer-encoding'} = 'chunked'
+            unless exists $value{'content-length'} || $value{'transfer-encoding'};
+        $trailer_cb = $args->{trailer_callback}
+            if ref $args->{trailer_callback} eq 'CODE' && !exists $value{'content-length'};
+        $content = _pieces($content, $value{'content-length'});
+    }
+    elsif (defined $content && length $content) {
         utf8::downgrade($content, 1) or die qq/Wide character in request message body\n/;
         $value{'content-type'} ||= 'application/octet-stream';
     }
@@ -250,18 +253,90 @@ sub _request_fields {
         require MIME::Base64;
         $value{authorization} = 'Basic ' . MIME::Base64::encode_base64($userinfo, '');
     }
+    return (_header_lines(\%value, \%case), $content, $trailer_cb && _trailers($trailer_cb));
+}
+
+# A content callback's pieces as HTTP::Tiny's write_body sends them: without
+# a Content-Length, chunked (write_chunked_body); with one, that many bytes
+# (write_content_body: none at all for 0, and its message when the pieces
+# add up to another size). Each piece must be bytes, as HTTP::Tiny's
+# utf8::downgrade requires.
+sub _pieces {
+    my ($callback, $length) = @_;
+    return sub { undef } if defined $length && !$length;
+    my $wide = defined $length ? "Wide character in write_content()\n" : "Wide character in write_chunked_body()\n";
+    my $sent = 0;
+    return sub {
+        my $data = $callback->();
+        if (!(defined $data && length $data)) {
+            die "Content-Length mismatch (got: $sent expected: $length)\n" if defined $length && $sent != $length;
+            return undef;
+        }
+        utf8::downgrade($data, 1) or die $wide;
+        $sent += length $data;
+        if (defined $length && $sent > $length) {
+            # HTTP::Tiny writes every piece, then compares: count the rest.
+            while (defined(my $more = $callback->())) { last unless length $more; $sent += length $more }
+            die "Content-Length mismatch (got: $sent expected: $length)\n";
+        }
+        return $data;
+    };
+}
+
+# trailer_callback's hashref as HTTP::Tiny's write_header_lines writes it
+# after the last chunk (names spelt its way, its messages for a field it
+# refuses), as the name, value pairs the engine sends.
+sub _trailers {
+    my ($callback) = @_;
+    return sub {
+        my $fields = $callback->();
+        ref $fields eq 'HASH'
+            or die q/Usage: $handle->write_header_lines(headers, [header_case, prefix])/ . "\n";
+        my %value = map { (lc $_ => $fields->{$_}) } keys %$fields;
+        return [map { @$_ } @{ _header_lines(\%value, {}) }];
+    };
+}
+
+# HTTP::Tiny's field checks (write_header_lines): a name is a token, a value
+# is printable (a line fold already unwrapped to a space).
+my $TOKEN = qr/[\x21\x23-\x27\x2A\x2B\x2D\x2E\x30-\x39\x41-\x5A\x5E-\x7A\x7C\x7E]/;
+my $FIELD_CONTENT = qr/[[:print:]]+ (?: [\x20\x09]+ [[:print:]]+ )*/x;
+
+# What HTTP::Tiny prints of a refused name or value.
+sub _printable {
+    local $_ = shift;
+    s/\r/\\r/g;
+    s/\n/\\n/g;
+    s/\t/\\t/g;
+    s/([^\x20-\x7E])/sprintf('\\x%.2X', ord($1))/ge;
+    return $_;
+}
+
+# [name, value] pairs of lower-cased %$value (an arrayref value repeats the
+# field), in name order, each name spelt as HTTP::Tiny spells it: its own
+# spelling, else the caller's (%$case), else each word capitalised.
+sub _header_lines {
+    my ($value, $case) = @_;
     my @fields;
-    for my $name (sort keys %value) {
-        my $spelt = $HEADER_CASE{$name} // $case{$name} // ($name =~ s/\b(\w)/\u$1/gr);
-        push @fields, map { [$spelt, $_ // ''] } ref $value{$name} eq 'ARRAY' ? @{ $value{$name} } : $value{$name};
+    for my $name (sort keys %$value) {
+        my $spelt = $HEADER_CASE{$name} // $case->{$name} // ($name =~ s/\b(\w)/\u$1/gr);
+        $spelt =~ /\A $TOKEN+ \z/xo
+            or die 'Invalid HTTP header field name: ' . _printable($spelt) . "\n";
+        for my $v (ref $value->{$name} eq 'ARRAY' ? @{ $value->{$name} } : $value->{$name}) {
+            my $line = $v // '';
+            $line =~ s/\x0D?\x0A\s+/ /g;
+            die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
+                unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
+            push @fields, [$spelt, $line];
+        }
     }
-    return (\@fields, $content);
+    return \@fields;
 }
 
 sub _request_once {
     my ($self, $method, $url, $args) = @_;
     my ($target, $userinfo) = _split_credentials($url);
-    my ($fields, $content) = eval { $self->_request_fields($method, $args, $userinfo) };
+    my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $args, $userinfo) };
     return _internal_error($url, "$@") unless $fields;
     # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
     # response hashref (its head filled in); other statuses keep their body
@@ -285,6 +360,7 @@ sub _request_once {
         $self->{client}->request($method, $target, {
             headers => [map { @$_ } @$fields],
             content => $content,
+            ($trailers ? (trailer_callback => $trailers) : ()),
             ($stream ? (data_callback => $stream) : ()),
         });
     };
