@@ -534,3 +534,33 @@ fn trailer_fields_are_checked_and_need_chunked_coding() {
         Err(ProtoError::TrailersNeedChunked)
     );
 }
+
+#[test]
+fn a_request_that_asks_to_close_never_allows_reuse() {
+    let request: &[(&str, &str)] = &[("User-Agent", "t"), ("Connection", "TE, close")];
+    assert!(nodelay_proto::request_closes(request));
+    assert!(!nodelay_proto::request_closes(&[(
+        "Connection",
+        "keep-alive, closed"
+    )]));
+    assert!(!nodelay_proto::request_closes(&[("X-Connection", "close")]));
+    // The server offers to keep the connection; the request's own
+    // Connection: close wins.
+    let wire = b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok";
+    let verdict = |mut reader: HeadReader| {
+        let HeadEvent::Final(head) = reader.advance(wire).unwrap() else {
+            panic!("final head expected");
+        };
+        let mut body = BodyReader::new(head.framing);
+        let used = body
+            .read_buffered(&wire[head.head_len..], &mut |_| {})
+            .unwrap();
+        assert_eq!(used, 2);
+        body.verdict(&head, 0)
+    };
+    assert_eq!(verdict(HeadReader::new(false)), Reuse::Keep);
+    assert_eq!(
+        verdict(HeadReader::after_closing_request(false)),
+        Reuse::Close(CloseReason::NotKeepAlive)
+    );
+}
