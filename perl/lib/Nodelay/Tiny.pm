@@ -58,10 +58,20 @@ sub _build_client {
         (defined $ca ? (ca_file => $ca) : ()),
         (defined $self->{proxy} ? (proxy => $self->{proxy}) : ()),
         # HTTP::Tiny keeps no cookies unless given a jar; a cookies.txt path
-        # is nodelay's own jar.
-        (defined $self->{cookie_jar} ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
+        # is nodelay's own jar, an HTTP::Cookies-like object the engine's
+        # jar object; an HTTP::CookieJar-like one (HTTP::Tiny's interface) is
+        # asked here, per request (_tiny_jar).
+        (defined $self->{cookie_jar} && !_tiny_jar($self->{cookie_jar})
+            ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
     );
     return;
+}
+
+# Whether $jar has HTTP::Tiny's cookie jar interface (HTTP::CookieJar's add
+# and cookie_header), which HTTP::Tiny asks itself for each request.
+sub _tiny_jar {
+    my ($jar) = @_;
+    return blessed($jar) && $jar->can('add') && $jar->can('cookie_header');
 }
 
 sub _croak { require Carp; Carp::croak(@_) }
@@ -223,13 +233,18 @@ sub _split_credentials {
 # pieces as HTTP::Tiny's write_body takes them) and the trailer callback;
 # dies with HTTP::Tiny's message for a Host header or an invalid field.
 sub _request_fields {
-    my ($self, $method, $args, $userinfo) = @_;
+    my ($self, $method, $url, $args, $userinfo) = @_;
     my (%value, %case);
     for my $given ($self->{default_headers}, $args->{headers}) {
         next unless $given;
         for my $k (keys %$given) { $value{ lc $k } = $given->{$k}; $case{ lc $k } = $k }
     }
     die qq/The 'Host' header must not be provided as header option\n/ if exists $value{host};
+    # As HTTP::Tiny: an HTTP::CookieJar-like jar's header replaces the caller's.
+    if (_tiny_jar($self->{cookie_jar})) {
+        my $cookies = $self->{cookie_jar}->cookie_header($url);
+        $value{cookie} = $cookies if length $cookies;
+    }
     $value{'user-agent'} ||= $self->{agent} if length $self->{agent};
     $value{connection} = 'close' unless $self->{keep_alive};
     my $content = $args->{content};
@@ -336,7 +351,7 @@ sub _header_lines {
 sub _request_once {
     my ($self, $method, $url, $args) = @_;
     my ($target, $userinfo) = _split_credentials($url);
-    my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $args, $userinfo) };
+    my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $url, $args, $userinfo) };
     return _internal_error($url, "$@") unless $fields;
     # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
     # response hashref (its head filled in); other statuses keep their body
@@ -366,6 +381,10 @@ sub _request_once {
     };
     return _internal_error($url, "$@") unless $res;
     $response ||= _head_hash($res, $url);
+    # As HTTP::Tiny's _update_cookie_jar: each Set-Cookie to the jar.
+    if (_tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
+        $self->{cookie_jar}->add($url, $_) for ref $set ? @$set : $set;
+    }
     my $status = $response->{status};
     # As HTTP::Tiny: no content key for a response without a body (HEAD,
     # 204, 304); an empty one when the body went to data_callback.
