@@ -31,24 +31,90 @@ sub new {
         max_redirect    => $args{max_redirect} // DEFAULT_MAX_REDIRECT,
         default_headers => $args{default_headers} || {},
         verify_SSL      => $args{verify_SSL} // $args{verify_ssl} // 1,
-        proxy           => $args{proxy} // $args{http_proxy},
         cookie_jar      => $args{cookie_jar},
         keep_alive      => $args{keep_alive} // 1,
         max_size        => $args{max_size},
         SSL_options     => $args{SSL_options} || {},
     }, $class;
+    $self->_set_proxies(\%args);
     $self->_build_client;
     return $self;
 }
 
-# The engine client for the current settings (made again when a setting it
-# holds changes through an accessor).
+# The proxies as HTTP::Tiny's _set_proxies sets them: each of proxy,
+# http_proxy and https_proxy from its argument when given (undef: none),
+# else from the environment (all_proxy, http_proxy, https_proxy, in either
+# case; HTTP_PROXY not under CGI), http_proxy and https_proxy defaulting to
+# proxy; no_proxy an arrayref or a comma-separated string (else $ENV{no_proxy})
+# of host suffixes that go direct. A malformed proxy URL croaks with
+# HTTP::Tiny's message.
+sub _set_proxies {
+    my ($self, $args) = @_;
+    my $proxy = exists $args->{proxy} ? $args->{proxy} : $ENV{all_proxy} || $ENV{ALL_PROXY};
+    _check_proxy('generic proxy', $proxy) if defined $proxy;
+    my $http = $args->{http_proxy};
+    if (!exists $args->{http_proxy}) {
+        # Under CGI, HTTP_PROXY comes from the request's Proxy header.
+        my $upper = $ENV{REQUEST_METHOD} ? $ENV{CGI_HTTP_PROXY} : $ENV{HTTP_PROXY};
+        $http = $ENV{http_proxy} || $upper || $proxy;
+    }
+    _check_proxy(http_proxy => $http) if defined $http;
+    my $https = exists $args->{https_proxy} ? $args->{https_proxy} : $ENV{https_proxy} || $ENV{HTTPS_PROXY} || $proxy;
+    _check_proxy(https_proxy => $https) if $https;
+    my $no_proxy = exists $args->{no_proxy} ? $args->{no_proxy} : $ENV{no_proxy};
+    $no_proxy = [defined $no_proxy ? split(/\s*,\s*/, $no_proxy) : ()] unless ref $no_proxy eq 'ARRAY';
+    @$self{qw(proxy http_proxy https_proxy no_proxy)} = ($proxy, $http, $https || undef, $no_proxy);
+    return;
+}
+
+# HTTP::Tiny's _split_proxy check: scheme://[auth@]host[:port][/] with a
+# port (given, or the scheme's: http and https have one).
+sub _check_proxy {
+    my ($type, $url) = @_;
+    my ($scheme, $authority, $path) = $url =~ m{\A([^:/?#]+)://([^/?#]*)([^#]*)};
+    my $ok = defined $scheme && ($path eq '' || $path eq '/');
+    if ($ok) {
+        $authority =~ s/\A[^\@]*\@//;
+        my $port = $authority =~ s/:(\d*)\z// && length $1 ? $1 : lc $scheme eq 'http' ? 80 : lc $scheme eq 'https' ? 443 : undef;
+        $ok = length $authority && defined $port;
+    }
+    _croak(qq{$type URL must be in format http[s]://[auth@]<host>:<port>/\n}) unless $ok;
+    return;
+}
+
+# The proxy HTTP::Tiny uses for $url (its scheme's, unless the host ends
+# with a no_proxy suffix), or undef.
+sub _proxy_for {
+    my ($self, $url) = @_;
+    my ($scheme, $host) = $url =~ m{\A([^:/?#]+)://(?:[^/?#\@]*\@)?([^/?#]*)} or return undef;
+    my $proxy = $self->{lc($scheme) . '_proxy'} // return undef;
+    $host = lc $host;
+    $host =~ s/:\d*\z//;
+    return (grep { $host =~ /\Q$_\E$/ } @{ $self->{no_proxy} }) ? undef : $proxy;
+}
+
+# The engine client for $url's route: one per proxy (and one for direct
+# requests), made when first needed; a new setting makes them again.
+sub _client_for {
+    my ($self, $url) = @_;
+    my $proxy = $self->_proxy_for($url);
+    return $self->{clients}{ $proxy // '' } ||= $self->_new_client($proxy);
+}
+
+# Drops the engine clients: the next request makes them with the current
+# settings (as HTTP::Tiny drops its kept connection).
 sub _build_client {
     my ($self) = @_;
+    $self->{clients} = {};
+    return;
+}
+
+sub _new_client {
+    my ($self, $proxy) = @_;
     # HTTP::Tiny's SSL_options: SSL_ca_file names the CAs to trust (the
     # engine's TLS is rustls, so the other IO::Socket::SSL options do not apply).
     my $ca = ($self->{SSL_options} || {})->{SSL_ca_file};
-    $self->{client} = Nodelay->new(
+    return Nodelay->new(
         timeout => $self->{timeout},
         agent   => $self->{agent},
         verify  => $self->{verify_SSL},
@@ -56,7 +122,7 @@ sub _build_client {
         # still gets its body decoded by the engine.
         accept_encoding => '',
         (defined $ca ? (ca_file => $ca) : ()),
-        (defined $self->{proxy} ? (proxy => $self->{proxy}) : ()),
+        (defined $proxy ? (proxy => $proxy) : ()),
         # HTTP::Tiny keeps no cookies unless given a jar; a cookies.txt path
         # is nodelay's own jar, an HTTP::Cookies-like object the engine's
         # jar object; an HTTP::CookieJar-like one (HTTP::Tiny's interface) is
@@ -64,7 +130,6 @@ sub _build_client {
         (defined $self->{cookie_jar} && !_tiny_jar($self->{cookie_jar})
             ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
     );
-    return;
 }
 
 # Whether $jar has HTTP::Tiny's cookie jar interface (HTTP::CookieJar's add
@@ -78,8 +143,8 @@ sub _croak { require Carp; Carp::croak(@_) }
 
 # HTTP::Tiny's accessors read and write; a new value of a setting the engine
 # client holds makes a new client (as HTTP::Tiny drops its kept connection).
-my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy cookie_jar);
-for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy cookie_jar keep_alive max_size)) {
+my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar);
+for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar keep_alive max_size)) {
     no strict 'refs';
     *{$name} = sub {
         my $self = shift;
@@ -372,7 +437,7 @@ sub _request_once {
         $kept .= $piece;
     };
     my $res = eval {
-        $self->{client}->request($method, $target, {
+        $self->_client_for($target)->request($method, $target, {
             headers => [map { @$_ } @$fields],
             content => $content,
             ($trailers ? (trailer_callback => $trailers) : ()),
