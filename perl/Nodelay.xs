@@ -319,7 +319,7 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host, accept_encoding)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host, accept_encoding, local_address)
     SV *timeout
     int verify
     SV *agent
@@ -333,6 +333,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, 
     unsigned int rate_burst
     int rate_per_host
     SV *accept_encoding
+    SV *local_address
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -355,6 +356,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, 
     o.rate_burst = rate_burst;
     o.rate_per_host = rate_per_host;
     o.accept_encoding = SvOK(accept_encoding) ? SvPVutf8_nolen(accept_encoding) : NULL;
+    o.local_address = SvOK(local_address) ? SvPVutf8_nolen(local_address) : NULL;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)

@@ -87,6 +87,8 @@ sub new {
         # accept_encoding: sent when a request has no Accept-Encoding; undef:
         # every coding the engine decodes; '': none.
         $args{accept_encoding},
+        # local_address: the IP address connections are made from.
+        $args{local_address},
     );
     Nodelay::X->throw($code, $handle) if $code;
     my $self = bless { handle => $handle, jar => $jar_object }, $class;

@@ -6,10 +6,11 @@ use POSIX ();
 use HTTP::Tiny;
 use Nodelay::Tiny;
 
-# Which proxy a request goes through: proxy, http_proxy, https_proxy and
-# no_proxy as arguments and from the environment, through stock HTTP::Tiny
-# and Nodelay::Tiny in the same test. Two local servers answer with their
-# own name and the request line they read: the origin, and a proxy.
+# Which proxy a request goes through (proxy, http_proxy, https_proxy and
+# no_proxy as arguments and from the environment) and which address it
+# comes from (local_address), through stock HTTP::Tiny and Nodelay::Tiny in
+# the same test. Two local servers answer with their own name, the client's
+# address and the request line they read: the origin, and a proxy.
 
 # Seconds a server waits for a request head.
 use constant WAIT_SECONDS => 5;
@@ -29,7 +30,7 @@ sub server {
                 last unless sysread $conn, $head, 4096, length $head;
             }
             my ($line) = $head =~ /\A([^\r\n]*)/;
-            my $body = "$name: $line";
+            my $body = "$name (from " . $conn->peerhost . "): $line";
             syswrite $conn, "HTTP/1.1 200 OK\r\nContent-Length: " . length($body) . "\r\nConnection: close\r\n\r\n$body";
             close $conn;
         }
@@ -59,6 +60,9 @@ my @cases = (
     ['$ENV{http_proxy}, http_proxy => undef' => { http_proxy => undef }, { http_proxy => $proxy_url }],
     ['$ENV{no_proxy}' => {}, { http_proxy => $proxy_url, no_proxy => 'localhost, 127.0.0.1' }],
     ['no_proxy => [] over $ENV{no_proxy}' => { no_proxy => [] }, { http_proxy => $proxy_url, no_proxy => '127.0.0.1' }],
+    # Linux routes all of 127.0.0.0/8 to the loopback interface.
+    ['local_address' => { local_address => '127.0.0.2' }, {}],
+    ['local_address, through the proxy' => { local_address => '127.0.0.3', proxy => $proxy_url }, {}],
 );
 my @env = qw(http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy REQUEST_METHOD);
 for my $case (@cases) {
@@ -87,6 +91,10 @@ for my $bad (['http_proxy', 'http://127.0.0.1:1/path'], ['proxy', 'ftp://127.0.0
     like $error{'HTTP::Tiny'}, qr/URL must be in format/, "$key => $value: stock refuses it";
     is $error{'Nodelay::Tiny'}, $error{'HTTP::Tiny'}, "$key => $value: with HTTP::Tiny's message";
 }
+
+my $bad = eval { Nodelay::Tiny->new(local_address => 'nowhere')->get($url) };
+is $bad->{status}, 599, 'a local_address that is no IP address: 599';
+like $bad->{content}, qr/local_address must be an IP address/, 'saying so';
 
 for ($origin, $proxy) { kill 'TERM', $_->{pid}; waitpid $_->{pid}, 0 }
 done_testing;

@@ -180,6 +180,9 @@ typedef struct nodelay_options {
   // front's default too); an empty string: none (for an adapter whose
   // library sends exactly the headers its caller gave).
   const char *accept_encoding;
+  // An IP address (v4 or v6) outgoing connections are bound to before
+  // they connect (the port is the kernel's choice), or NULL.
+  const char *local_address;
 } nodelay_options;
 
 // An item's value.

@@ -35,6 +35,7 @@ sub new {
         keep_alive      => $args{keep_alive} // 1,
         max_size        => $args{max_size},
         SSL_options     => $args{SSL_options} || {},
+        local_address   => $args{local_address},
     }, $class;
     $self->_set_proxies(\%args);
     $self->_build_client;
@@ -123,6 +124,7 @@ sub _new_client {
         accept_encoding => '',
         (defined $ca ? (ca_file => $ca) : ()),
         (defined $proxy ? (proxy => $proxy) : ()),
+        (defined $self->{local_address} ? (local_address => $self->{local_address}) : ()),
         # HTTP::Tiny keeps no cookies unless given a jar; a cookies.txt path
         # is nodelay's own jar, an HTTP::Cookies-like object the engine's
         # jar object; an HTTP::CookieJar-like one (HTTP::Tiny's interface) is
@@ -143,8 +145,8 @@ sub _croak { require Carp; Carp::croak(@_) }
 
 # HTTP::Tiny's accessors read and write; a new value of a setting the engine
 # client holds makes a new client (as HTTP::Tiny drops its kept connection).
-my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar);
-for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar keep_alive max_size)) {
+my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address);
+for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address keep_alive max_size)) {
     no strict 'refs';
     *{$name} = sub {
         my $self = shift;
