@@ -166,6 +166,7 @@ perl-suites:
 PERL_DIST_CHECK := build/perl-dist
 .PHONY: test-perl-dist
 test-perl-dist:
+	rm -f perl/Nodelay-*.tar perl/Nodelay-*.tar.gz
 	cd perl && perl Makefile.PL && $(MAKE) dist
 	rm -rf $(PERL_DIST_CHECK) && mkdir -p $(PERL_DIST_CHECK)
 	tar xzf perl/Nodelay-*.tar.gz -C $(PERL_DIST_CHECK)
