@@ -112,7 +112,7 @@ test-scale: dev
 # and cargo; the C ABI's own C test runs in test-rust (crates/nodelay-ffi/tests).
 # The adapter tests compare with stock LWP, HTTP::Message and HTTP::Cookies (Debian
 # packages, installed when missing and root; otherwise those tests are skipped).
-PERL_TEST_DEBS := libwww-perl libhttp-message-perl libhttp-cookies-perl
+PERL_TEST_DEBS := libwww-perl libhttp-message-perl libhttp-cookies-perl libhttp-cookiejar-perl
 # The lab's Perl peers (nodelay bench --lang perl); a missing one is a skipped row.
 PERL_BENCH_DEBS := $(PERL_TEST_DEBS) libfurl-perl libhijk-perl libwww-curl-perl \
 	libmojolicious-perl libcpanel-json-xs-perl
@@ -166,6 +166,7 @@ perl-suites:
 PERL_DIST_CHECK := build/perl-dist
 .PHONY: test-perl-dist
 test-perl-dist:
+	rm -f perl/Nodelay-*.tar perl/Nodelay-*.tar.gz
 	cd perl && perl Makefile.PL && $(MAKE) dist
 	rm -rf $(PERL_DIST_CHECK) && mkdir -p $(PERL_DIST_CHECK)
 	tar xzf perl/Nodelay-*.tar.gz -C $(PERL_DIST_CHECK)

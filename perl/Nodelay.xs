@@ -65,6 +65,134 @@ static void nd_finish_wait(pTHX_ struct nd_wait *handlers) {
     if (handlers->raised) croak_sv(sv_2mortal(handlers->raised));
 }
 
+/* A request's [name, value, ...] as the ABI's header array (Newx; NULL when
+ * empty), borrowing the strings of `headers`; `*n` is the pair count. */
+static nodelay_header *nd_header_pairs(pTHX_ AV *headers, SSize_t *n) {
+    nodelay_header *pairs = NULL;
+    SSize_t i;
+    *n = (av_len(headers) + 1) / 2;
+    if (*n > 0) Newx(pairs, *n, nodelay_header);
+    for (i = 0; i < *n; i++) {
+        SV **name = av_fetch(headers, 2 * i, 0);
+        SV **value = av_fetch(headers, 2 * i + 1, 0);
+        STRLEN len;
+        pairs[i].name = name ? SvPVutf8(*name, len) : "";
+        pairs[i].name_len = name ? len : 0;
+        pairs[i].value = value ? SvPVutf8(*value, len) : "";
+        pairs[i].value_len = value ? len : 0;
+    }
+    return pairs;
+}
+
+/* Calls `cb` with no arguments in scalar context the way nd_perl_abort runs
+ * signal handlers: inside G_EVAL and a JMPENV of its own, so neither a die
+ * nor an exit() unwinds through the engine's frames (the XS function croaks
+ * or exits once the call returned, nd_finish_wait). $@ is left as it was.
+ * Returns a new SV with the result, or NULL when the callback died or
+ * exited (recorded in `wait`). Callers must have done PUTBACK. */
+static SV *nd_call_back(pTHX_ SV *cb, struct nd_wait *wait) {
+    SV *errsv_before = newSVsv(ERRSV);
+    SV *result = NULL;
+    int jumped;
+    dJMPENV;
+    JMPENV_PUSH(jumped);
+    if (jumped == 0) {
+        dSP;
+        int count;
+        ENTER;
+        SAVETMPS;
+        PUSHMARK(SP);
+        PUTBACK;
+        count = call_sv(cb, G_SCALAR | G_EVAL);
+        SPAGAIN;
+        if (count > 0) {
+            SV *got = POPs;
+            if (!SvTRUE(ERRSV)) result = newSVsv(got);
+        }
+        PUTBACK;
+        FREETMPS;
+        LEAVE;
+    }
+    JMPENV_POP;
+    if (jumped) {
+        wait->jump = jumped;
+        SvREFCNT_dec(errsv_before);
+        return NULL;
+    }
+    if (!result && !wait->raised) wait->raised = newSVsv(ERRSV);
+    sv_setsv(ERRSV, errsv_before);
+    SvREFCNT_dec(errsv_before);
+    return result;
+}
+
+/* A request body produced by Perl callbacks while the engine sends it
+ * (nodelay_request_streamed): the content callback's pieces, then the
+ * trailer callback's fields. Everything handed to the engine stays owned
+ * here until the request call returned. */
+struct nd_upload {
+    SV *content_cb;         /* CODE: the next piece, undef or '' at the end */
+    SV *trailer_cb;         /* CODE or NULL: an arrayref of name, value, ... */
+    SV *piece;              /* the last piece given (owned) */
+    SV *trailers;           /* the trailer callback's arrayref (owned) */
+    nodelay_header *fields; /* the trailer fields (Newx) */
+    struct nd_wait *wait;   /* where a callback's die or exit is kept */
+};
+
+static int32_t nd_fail_upload(pTHX_ struct nd_upload *u, const char *message) {
+    if (!u->wait->raised) u->wait->raised = newSVpv(message, 0);
+    return 1;
+}
+
+static int32_t nd_next_piece(void *ctx, const uint8_t **data, size_t *len) {
+    dTHX;
+    struct nd_upload *u = (struct nd_upload *)ctx;
+    SV *piece = nd_call_back(aTHX_ u->content_cb, u->wait);
+    STRLEN n;
+    if (!piece) return 1;
+    SvREFCNT_dec(u->piece);
+    u->piece = piece;
+    *len = 0;
+    if (!SvOK(piece)) return 0;
+    /* Only plain scalars: stringifying a reference could run Perl code
+     * (overloading) that dies where nothing catches it. */
+    if (SvROK(piece) || SvMAGICAL(piece))
+        return nd_fail_upload(aTHX_ u, "the content callback must return a string of bytes or undef\n");
+    if (!sv_utf8_downgrade(piece, TRUE))
+        return nd_fail_upload(aTHX_ u, "Wide character in request body\n");
+    *data = (const uint8_t *)SvPV(piece, n);
+    *len = n;
+    return 0;
+}
+
+static int32_t nd_trailer_fields(void *ctx, const nodelay_header **fields, size_t *n) {
+    dTHX;
+    struct nd_upload *u = (struct nd_upload *)ctx;
+    SV *got = nd_call_back(aTHX_ u->trailer_cb, u->wait);
+    AV *av;
+    SSize_t count, i;
+    if (!got) return 1;
+    u->trailers = got;
+    if (!SvROK(got) || SvTYPE(SvRV(got)) != SVt_PVAV)
+        return nd_fail_upload(aTHX_ u, "the trailer callback must return an array reference of name, value pairs\n");
+    av = (AV *)SvRV(got);
+    count = (av_len(av) + 1) / 2;
+    *n = (size_t)count;
+    if (count == 0) return 0;
+    Newxz(u->fields, count, nodelay_header);
+    for (i = 0; i < 2 * count; i++) {
+        SV **item = av_fetch(av, i, 0);
+        STRLEN len;
+        const char *text;
+        if (!item || SvROK(*item) || SvMAGICAL(*item))
+            return nd_fail_upload(aTHX_ u, "trailer field names and values must be strings\n");
+        text = SvPVutf8(*item, len);
+        if (i % 2 == 0) { u->fields[i / 2].name = text; u->fields[i / 2].name_len = len; }
+        else { u->fields[i / 2].value = text; u->fields[i / 2].value_len = len; }
+    }
+    *fields = u->fields;
+    return 0;
+}
+
 /* The body as a new scalar: read straight into its buffer when the length
  * is known, else copied once from the library's buffer. */
 static nodelay_code read_body(pTHX_ nodelay_response *r, SV **out, struct nd_wait *handlers) {
@@ -191,7 +319,7 @@ code_name(code)
     RETVAL
 
 void
-client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host, accept_encoding)
+client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, max_per_host, rate_per_second, rate_burst, rate_per_host, accept_encoding, local_address)
     SV *timeout
     int verify
     SV *agent
@@ -205,6 +333,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, 
     unsigned int rate_burst
     int rate_per_host
     SV *accept_encoding
+    SV *local_address
   PREINIT:
     nodelay_options o;
     nodelay_client *client = NULL;
@@ -227,6 +356,7 @@ client_new(timeout, verify, agent, cookie_file, proxy, http2, cookies, ca_file, 
     o.rate_burst = rate_burst;
     o.rate_per_host = rate_per_host;
     o.accept_encoding = SvOK(accept_encoding) ? SvPVutf8_nolen(accept_encoding) : NULL;
+    o.local_address = SvOK(local_address) ? SvPVutf8_nolen(local_address) : NULL;
     code = nodelay_client_new(&o, &client);
     mXPUSHu(code);
     if (code == NODELAY_OK)
@@ -279,7 +409,7 @@ request(client, method, url, headers, body, want_body)
     int want_body
   PREINIT:
     nodelay_header *pairs = NULL;
-    SSize_t n, i;
+    SSize_t n;
     nodelay_response *r = NULL;
     nodelay_code code;
     STRLEN body_len = 0;
@@ -287,22 +417,69 @@ request(client, method, url, headers, body, want_body)
     SV *content = NULL;
     struct nd_wait handlers = {NULL, 0};
   PPCODE:
-    n = (av_len(headers) + 1) / 2;
-    if (n > 0) Newx(pairs, n, nodelay_header);
-    for (i = 0; i < n; i++) {
-        SV **name = av_fetch(headers, 2 * i, 0);
-        SV **value = av_fetch(headers, 2 * i + 1, 0);
-        STRLEN len;
-        pairs[i].name = name ? SvPVutf8(*name, len) : "";
-        pairs[i].name_len = name ? len : 0;
-        pairs[i].value = value ? SvPVutf8(*value, len) : "";
-        pairs[i].value_len = value ? len : 0;
-    }
+    pairs = nd_header_pairs(aTHX_ headers, &n);
     if (SvOK(body)) body_ptr = SvPVbyte(body, body_len);
     PUTBACK;
     code = nodelay_request(client, method, SvPVutf8_nolen(url), pairs, (size_t)n,
                            (const uint8_t *)body_ptr, body_len, nd_perl_abort, &handlers, &r);
     Safefree(pairs);
+    if (code == NODELAY_OK && want_body) {
+        code = read_body(aTHX_ r, &content, &handlers);
+    }
+    SPAGAIN;
+    if (code != NODELAY_OK) {
+        const char *message = nodelay_last_error();
+        nodelay_response_free(r);
+        nd_finish_wait(aTHX_ &handlers);
+        mXPUSHu(code);
+        mXPUSHp(message, strlen(message));
+    } else {
+        mXPUSHu(0);
+        mXPUSHi(PTR2IV(r));
+        if (content) mXPUSHs(content); else mXPUSHs(newSVpvs(""));
+    }
+
+# request_streamed(client, method, url, [name, value, ...], content_cb,
+# trailer_cb_or_undef, want_body): as request, with the body pulled from
+# content_cb (each call returns the next piece; undef or '' ends it) and sent
+# chunked (or with the request's Content-Length header), then trailer_cb's
+# fields (an arrayref of name, value pairs) after the last chunk. A callback
+# that dies stops the request and its error is croaked once the engine
+# returned.
+void
+request_streamed(client, method, url, headers, content_cb, trailer_cb, want_body)
+    nodelay_client *client
+    const char *method
+    SV *url
+    AV *headers
+    SV *content_cb
+    SV *trailer_cb
+    int want_body
+  PREINIT:
+    nodelay_header *pairs = NULL;
+    SSize_t n;
+    nodelay_response *r = NULL;
+    nodelay_code code;
+    SV *content = NULL;
+    struct nd_wait handlers = {NULL, 0};
+    struct nd_upload upload = {NULL, NULL, NULL, NULL, NULL, NULL};
+    nodelay_body_source source;
+  PPCODE:
+    pairs = nd_header_pairs(aTHX_ headers, &n);
+    upload.content_cb = content_cb;
+    upload.trailer_cb = SvOK(trailer_cb) ? trailer_cb : NULL;
+    upload.wait = &handlers;
+    source.next = nd_next_piece;
+    source.trailers = upload.trailer_cb ? nd_trailer_fields : NULL;
+    source.ctx = &upload;
+    source.length = -1;
+    PUTBACK;
+    code = nodelay_request_streamed(client, method, SvPVutf8_nolen(url), pairs, (size_t)n,
+                                    &source, nd_perl_abort, &handlers, &r);
+    Safefree(pairs);
+    Safefree(upload.fields);
+    SvREFCNT_dec(upload.piece);
+    SvREFCNT_dec(upload.trailers);
     if (code == NODELAY_OK && want_body) {
         code = read_body(aTHX_ r, &content, &handlers);
     }

@@ -87,6 +87,8 @@ sub new {
         # accept_encoding: sent when a request has no Accept-Encoding; undef:
         # every coding the engine decodes; '': none.
         $args{accept_encoding},
+        # local_address: the IP address connections are made from.
+        $args{local_address},
     );
     Nodelay::X->throw($code, $handle) if $code;
     my $self = bless { handle => $handle, jar => $jar_object }, $class;
@@ -94,9 +96,12 @@ sub new {
     return $self;
 }
 
-# request(METHOD, URL, {headers => {...}, content => BYTES | form => {...} |
-# json => DATA, data_callback => CODE}): a Nodelay::Response (any status), or
-# a Nodelay::X thrown. With data_callback the body is not kept: the callback
+# request(METHOD, URL, {headers => {...}, content => BYTES | CODE | form =>
+# {...} | json => DATA, trailer_callback => CODE, data_callback => CODE}): a
+# Nodelay::Response (any status), or a Nodelay::X thrown. A CODE content is
+# called for each piece of the body while it is sent (undef or '' ends it):
+# chunked, unless the headers give a Content-Length; trailer_callback's
+# fields follow the last chunk. With data_callback the body is not kept: the callback
 # is called with each decoded piece and the response (its head readable) as
 # the pieces arrive, and the response's content is empty.
 sub request {
@@ -128,13 +133,31 @@ sub request {
     my $jar = $self->{jar};
     push @headers, _jar_cookie($jar, $method, $url, $headers) if $jar;
     my $data_callback = $opts->{data_callback};
-    my ($code, $response, $content) = Nodelay::XS::request(
-        $self->{handle}, $method, $url, \@headers, $body, $method ne 'HEAD' && !$data_callback);
+    my $want_body = $method ne 'HEAD' && !$data_callback;
+    my ($code, $response, $content) = ref $body eq 'CODE'
+        ? Nodelay::XS::request_streamed($self->{handle}, $method, $url, \@headers, $body,
+            _trailer_pairs($opts->{trailer_callback}), $want_body)
+        : Nodelay::XS::request($self->{handle}, $method, $url, \@headers, $body, $want_body);
     Nodelay::X->throw($code, $response, $method, $url) if $code;
     my $res = Nodelay::Response->_new($response, $content, $method, $url);
     $jar->extract_cookies($res->as_http_response) if $jar && defined $res->header('Set-Cookie');
     $res->_stream($data_callback) if $data_callback && $method ne 'HEAD';
     return $res;
+}
+
+# trailer_callback returns a hashref (fields in name order; an arrayref value
+# repeats the field) or an arrayref of name, value pairs (sent in that
+# order); the shim takes the pairs.
+sub _trailer_pairs {
+    my ($callback) = @_;
+    return undef unless $callback;
+    return sub {
+        my $fields = $callback->();
+        return $fields if ref $fields eq 'ARRAY';
+        die "trailer_callback must return a hash or array reference\n" unless ref $fields eq 'HASH';
+        return [map { my $k = $_; map { ($k, $_) } ref $fields->{$k} eq 'ARRAY' ? @{ $fields->{$k} } : $fields->{$k} }
+            sort keys %$fields];
+    };
 }
 
 # A GET without options and without a jar object (the common case, and the

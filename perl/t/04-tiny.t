@@ -135,6 +135,25 @@ subtest 'the API beside the requests, as HTTP::Tiny has it' => sub {
     }
 };
 
+subtest 'an HTTP::CookieJar jar, as HTTP::Tiny uses it' => sub {
+    require JSON::PP;
+    eval { require HTTP::CookieJar; 1 } or plan skip_all => 'HTTP::CookieJar not installed (Debian libhttp-cookiejar-perl)';
+    my %seen;
+    for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+        my $jar = HTTP::CookieJar->new;
+        my $http = $class->new(timeout => 5, cookie_jar => $jar);
+        my $set = $http->get("$base/cookies/set?flavour=oat&size=2");
+        # The jar's header replaces the caller's Cookie field.
+        my $back = $http->get("$base/cookies", { headers => { Cookie => 'caller=1' } });
+        # The cookies the server saw (HTTP::CookieJar orders cookies made in
+        # the same second as its hash does: the order may differ).
+        $seen{$class} = [$set->{status}, [sort map { $_->{name} . '=' . $_->{value} } $jar->cookies_for("$base/")],
+            $back->{status}, JSON::PP::decode_json($back->{content})];
+    }
+    is_deeply $seen{'Nodelay::Tiny'}, $seen{'HTTP::Tiny'}, 'same jar contents and the same Cookie sent';
+    is_deeply $seen{'HTTP::Tiny'}[3], { cookies => { flavour => 'oat', size => 2 } }, 'the cookies came back';
+};
+
 subtest 'an empty URL host is localhost' => sub {
     for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
         my $res = $class->new(timeout => 5)->get('http:///nothing');

@@ -148,4 +148,30 @@ SKIP: {
     };
 }
 
+subtest 'native request body from a callback' => sub {
+    # Pieces of 64 KiB up to BIG bytes: the echo route sends them back.
+    my $sent = 0;
+    my $piece = 'x' x 65536;
+    my $pieces = sub {
+        return undef if $sent >= BIG;
+        my $n = BIG - $sent < length $piece ? BIG - $sent : length $piece;
+        $sent += $n;
+        return substr $piece, 0, $n;
+    };
+    my $res = $ua->put("$base/echo", content => $pieces,
+        trailer_callback => sub { { 'X-Sent' => $sent } });
+    is $res->status, 200, 'sent chunked, with a trailer field';
+    is length $res->content, BIG, 'the whole body arrived';
+    $sent = 0;
+    $res = $ua->put("$base/echo", content => $pieces, headers => { 'Content-Length' => BIG });
+    is length $res->content, BIG, 'with the Content-Length given';
+    my $calls = 0;
+    ok !eval { $ua->put("$base/echo", content => sub { $calls++ ? die "source broke\n" : 'ab' }); 1 },
+        'a callback that dies stops the request';
+    is $@, "source broke\n", "the caller catches the callback's own error";
+    ok !eval { $ua->put("$base/echo", content => sub { "\x{263a}" }); 1 }, 'a wide character stops it';
+    is $@, "Wide character in request body\n", 'with its message';
+    is $ua->get("$base/bytes/3")->status, 200, 'the client works after the failures';
+};
+
 done_testing;

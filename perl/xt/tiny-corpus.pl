@@ -15,8 +15,8 @@
 # 127.0.0.1:PORT (in the URL, the expected Host line and Location), except
 # behind a proxy, where only the proxy is the local server. Prints each
 # client's passed checks; exits nonzero when stock HTTP::Tiny fails a check,
-# or Nodelay::Tiny fails one that FILE (the known gaps, one check label a
-# line) does not list.
+# when Nodelay::Tiny fails one that FILE (the known gaps, one check label a
+# line) does not list, or passes (or never makes) one FILE lists.
 use strict;
 use warnings;
 use File::Basename qw(basename);
@@ -71,6 +71,24 @@ sub sort_headers {
     my @headers;
     while (defined(my $h = shift @lines)) { last unless length $h; push @headers, $h }
     return join $CRLF, $line, sort(@headers), '', @lines;
+}
+
+# A request's bytes as compared: header lines sorted (sort_headers), and the
+# chunk-size lines of a chunked body in lower case. Hex digits are the same
+# in either case (RFC 9112 §7.1); HTTP::Tiny writes `2A`, the engine `2a`,
+# as curl does.
+sub comparable_request {
+    my ($text) = @_;
+    my ($head, $body) = split /(?<=\r\n\r\n)/, $text, 2;
+    return sort_headers($text) unless defined $body && $head =~ /^transfer-encoding:[^\r]*chunked/im;
+    my $out = '';
+    while ($body =~ s/\A([0-9A-Fa-f]+)([^\r\n]*\r\n)//) {
+        my ($digits, $rest) = ($1, $2);
+        $out .= lc($digits) . $rest;
+        last if !hex $digits;
+        $out .= substr $body, 0, hex($digits) + 2, '';
+    }
+    return sort_headers($head . $out . $body);
 }
 
 # --- the local server ---
@@ -245,7 +263,7 @@ sub run_case {
     my $max_redirect = defined $new_args{max_redirect} ? $new_args{max_redirect} : 5;
     my $last = $prefix =~ /\A(?:redirect|auth|proxy-auth)\z/ && $max_redirect < $#expect ? $max_redirect : $#expect;
     for my $i (0 .. $last) {
-        $check->("request ($i)", sort_headers($got->[$i] // ''), sort_headers($expect[$i]));
+        $check->("request ($i)", comparable_request($got->[$i] // ''), comparable_request($expect[$i]));
     }
     # A case whose call fails before any request has no response to give.
     my ($rc) = ($give[-1] // '') =~ m{\S+\s+(\d+)};
@@ -326,13 +344,17 @@ my %known;
 if ($opt{known} && open my $kh, '<', $opt{known}) {
     while (<$kh>) { chomp; s/\s*#.*//; $known{$_} = 1 if length }
 }
-my (%passed, %total, @unexpected);
+my (%passed, %total, @unexpected, %seen_known);
 for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
     for my $file (@files) {
         for my $c (run_case($class, $file)) {
             my ($what, $ok, $got, $want) = @$c;
             $total{$class}++;
             $passed{$class}++ if $ok;
+            if ($class eq 'Nodelay::Tiny' && $known{$what}) {
+                $seen_known{$what} = 1;
+                push @unexpected, "Nodelay::Tiny: $what passes: take it out of the known gaps" if $ok;
+            }
             next if $ok;
             my $expected_gap = $class eq 'Nodelay::Tiny' && $known{$what};
             push @unexpected, "$class: $what" unless $expected_gap;
@@ -347,6 +369,7 @@ for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
         }
     }
 }
+push @unexpected, map { "known gap $_ is not a check of this corpus" } grep { !$seen_known{$_} } sort keys %known;
 printf "HTTP::Tiny's corpus (%d case files) on real sockets:\n", scalar @files;
 printf "  %-14s %3d of %3d checks pass\n", $_, $passed{$_} // 0, $total{$_} for qw(HTTP::Tiny Nodelay::Tiny);
 print "unexpected failures:\n", map { "  $_\n" } @unexpected if @unexpected;

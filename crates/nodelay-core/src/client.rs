@@ -6,7 +6,10 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use nodelay_proto::{encode_request_head, encode_request_head_with, EncodedHeaders, RequestHead};
+use nodelay_proto::{
+    encode_request_head, encode_request_head_with, request_closes, EncodedHeaders, HeadReader,
+    RequestHead,
+};
 
 use crate::aconnect::AsyncTransport;
 use crate::aio::AsyncClient;
@@ -14,7 +17,7 @@ use crate::any_exchange::Exchange;
 use crate::connect::Dial;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::{Error, ErrorKind};
-use crate::exchange::{receive_head, send_request, H1Exchange};
+use crate::exchange::{receive_head_with, send_request, H1Exchange};
 use crate::h2::{block_on, H2Exchange, H2Pool, H2Request, Sent, StreamedBody};
 use crate::interrupt::Interrupt;
 use crate::limits::{INLINE_BODY_MAX_BYTES, STALE_CONNECTION_RETRIES, UPLOAD_CHUNK_BYTES};
@@ -80,10 +83,22 @@ pub struct Prepared {
     /// Set when the body is streamed from a [`BodySource`] (`send_streamed`).
     pub(crate) streamed: Option<StreamFraming>,
     pub(crate) is_head: bool,
+    /// The request's own fields ask to close the connection after it.
+    pub(crate) closes: bool,
     pub(crate) idempotent: bool,
 }
 
 impl Prepared {
+    /// The head phase of this request's response: one that asked to close
+    /// the connection never gives it back to the pool.
+    pub(crate) fn head_reader(&self) -> HeadReader {
+        if self.closes {
+            HeadReader::after_closing_request(self.is_head)
+        } else {
+            HeadReader::new(self.is_head)
+        }
+    }
+
     /// The exact bytes of the head (and inlined body) that will be written.
     pub fn wire(&self) -> &[u8] {
         &self.wire
@@ -218,6 +233,7 @@ pub fn prepare(parts: &RequestParts<'_>) -> Result<Prepared, Error> {
         body_inlined,
         streamed: None,
         is_head: parts.method == "HEAD",
+        closes: request_closes(parts.headers),
         idempotent: is_idempotent(parts.method),
     })
 }
@@ -328,6 +344,7 @@ impl Client {
             body_inlined,
             streamed: None,
             is_head: parts.method == "HEAD",
+            closes: request_closes(parts.headers),
             idempotent: is_idempotent(parts.method),
         })
     }
@@ -364,6 +381,7 @@ impl Client {
             body_inlined,
             streamed: None,
             is_head: parts.method == "HEAD",
+            closes: request_closes(parts.headers),
             idempotent: is_idempotent(parts.method),
         })
     }
@@ -435,7 +453,9 @@ impl Client {
                 &deadlines,
                 interrupt,
             ) {
-                Ok(true) => receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt),
+                Ok(true) => {
+                    receive_head_with(&mut pooled, prepared.head_reader(), &deadlines, interrupt)
+                }
                 Ok(false) => {
                     receive_early_answer(&mut pooled, prepared.is_head, &deadlines, interrupt)
                 }
@@ -510,7 +530,9 @@ impl Client {
                 &deadlines,
                 interrupt,
             ) {
-                Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines, interrupt),
+                Ok(()) => {
+                    receive_head_with(&mut pooled, prepared.head_reader(), &deadlines, interrupt)
+                }
                 // The server may have answered and closed before the body
                 // was all out (a 413): that answer is the response. A failed
                 // write with no answer (EPIPE, ECONNRESET on a stale reused
@@ -671,6 +693,7 @@ pub(crate) fn prepare_streamed_routed(
         body_inlined: false,
         streamed: Some(framing),
         is_head: parts.method == "HEAD",
+        closes: request_closes(parts.headers),
         idempotent: is_idempotent(parts.method),
     })
 }

@@ -46,6 +46,22 @@ pub trait BodySource: Send {
     /// keep-alive connection). Returns false when it cannot (an iterator
     /// already consumed): the request is then not replayed.
     fn rewind(&mut self) -> Result<bool, Error>;
+
+    /// Trailer fields to send after the last piece, asked once when
+    /// `next_chunk` said the body ended (a chunked body carries them after
+    /// its last chunk, HTTP/2 in a HEADERS frame). None by default; a body
+    /// framed by `Content-Length` cannot carry any and fails if given some.
+    fn trailers(&mut self) -> Result<Vec<(String, String)>, Error> {
+        Ok(Vec::new())
+    }
+}
+
+/// `(name, value)` pairs borrowed from owned trailer fields.
+pub(crate) fn borrowed(fields: &[(String, String)]) -> Vec<(&str, &str)> {
+    fields
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect()
 }
 
 pub use nodelay_proto::StreamFraming;
@@ -74,6 +90,8 @@ pub(crate) fn send_streamed(
     let mut writer = BodyWriter::new(framing);
     let mut size_line = [0u8; CHUNK_SIZE_LINE_BYTES];
     let mut head: Option<&[u8]> = Some(wire);
+    // The last chunk with its trailer fields, when the source has some.
+    let mut end = Vec::new();
     loop {
         let chunk = source.next_chunk(buf)?;
         if chunk.is_some_and(<[u8]>::is_empty) {
@@ -85,7 +103,14 @@ pub(crate) fn send_streamed(
         if head.is_none() && !conn.is_reusable() {
             return Ok(false);
         }
-        let frame = writer.frame(chunk, &mut size_line).map_err(local)?;
+        let frame = match chunk {
+            Some(_) => writer.frame(chunk, &mut size_line),
+            None => {
+                let trailers = source.trailers()?;
+                writer.finish_with_trailers(&borrowed(&trailers), &mut end, &mut size_line)
+            }
+        }
+        .map_err(local)?;
         let mut parts = [IoSlice::new(&[]); FRAME_PARTS];
         let count = frame_parts(head.take().unwrap_or_default(), &frame, &mut parts);
         if count > 0 {

@@ -447,6 +447,41 @@ fn a12_head_204_304_with_body_headers_keep_the_connection_in_sync() {
     assert_eq!(server.requests().len(), 5);
 }
 
+// ---------------------------------------------------------------- the request's own Connection: close
+
+#[test]
+fn a_request_that_sends_connection_close_does_not_pool_its_connection() {
+    // The server offers keep-alive and keeps the connection open; the
+    // request said it closes after the response (RFC 9112 §9.6), so the
+    // next request opens a new connection.
+    let server = Server::start(vec![
+        vec![ReadRequest, write(ok("first")), Hang],
+        vec![ReadRequest, write(ok("second")), Hang],
+    ]);
+    let client = client();
+    let url = server.url("/");
+    let prepared = client
+        .prepare(&RequestParts {
+            method: "GET",
+            url: &url,
+            headers: &[("Connection", "close")],
+            body: None,
+        })
+        .unwrap();
+    let mut exchange = send(&client, &prepared, timeouts()).unwrap();
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt).unwrap();
+    exchange.finish();
+    assert_eq!(out, b"first");
+    assert_eq!(client.idle_connections(), 0);
+    assert_eq!(
+        fetch(&client, "GET", &url).unwrap(),
+        (200, b"second".to_vec())
+    );
+    assert_eq!(server.accepted(), 2);
+    assert_eq!(client.idle_connections(), 1);
+}
+
 // ---------------------------------------------------------------- A13: interim responses
 
 #[test]

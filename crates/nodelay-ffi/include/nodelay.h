@@ -164,6 +164,9 @@ typedef struct nodelay_options {
   // front's default too); an empty string: none (for an adapter whose
   // library sends exactly the headers its caller gave).
   const char *accept_encoding;
+  // An IP address (v4 or v6) outgoing connections are bound to before
+  // they connect (the port is the kernel's choice), or NULL.
+  const char *local_address;
 } nodelay_options;
 
 // An item's value.
@@ -200,6 +203,35 @@ typedef struct nodelay_header {
 // connection is closed). It must return normally: never `longjmp`, `croak`
 // or `rb_raise` out of it (the host raises after the call returned).
 typedef int32_t (*nodelay_abort_fn)(void *ctx);
+
+// Gives the next piece of a streamed request body: sets `*data` and
+// `*len` (`*len` = 0: the body ended) and returns 0. The bytes stay the
+// host's and must stay valid until the next call of the source or the end
+// of the request call. A nonzero return stops the request, which fails
+// with `NODELAY_E_BODY_SOURCE` (the host keeps its own error to raise once
+// the call returned). Called on the thread that made the request call, at
+// most once per piece written; it must return normally (never `longjmp`).
+typedef int32_t (*nodelay_body_fn)(void *ctx, const uint8_t **data, size_t *len);
+
+// Gives the trailer fields sent after the body's last piece: sets
+// `*fields` and `*n` (0: none) and returns 0; nonzero stops the request as
+// for `nodelay_body_fn`. Called once, after the body ended; the array and
+// its strings stay valid until the request call returns.
+typedef int32_t (*nodelay_trailers_fn)(void *ctx, const struct nodelay_header **fields, size_t *n);
+
+// A request body the host produces while the engine sends it.
+typedef struct nodelay_body_source {
+  // The pieces, in order (required).
+  nodelay_body_fn next;
+  // Trailer fields after the last piece (NULL: none). Only a chunked body
+  // (unknown length) or HTTP/2 can carry them.
+  nodelay_trailers_fn trailers;
+  // Passed to both callbacks.
+  void *ctx;
+  // The body's size in bytes, sent as `Content-Length` (the pieces must
+  // add up to it); -1 when unknown: the body is sent chunked.
+  int64_t length;
+} nodelay_body_source;
 
 #ifdef __cplusplus
 extern "C" {
@@ -371,6 +403,25 @@ nodelay_code nodelay_response_read_chunk(struct nodelay_response *response,
                                          size_t *n,
                                          nodelay_abort_fn abort,
                                          void *abort_ctx);
+
+// Sends `method` to `url` as `nodelay_request` does, with the body pulled
+// from `body` while the request goes out (see `nodelay_body_source`), then
+// reads the response head. A request header `Content-Length` gives a body
+// of unknown length that size. The body is pulled once and never sent
+// again: a kept-alive connection found closed while the body goes out fails
+// the request instead of being replaced (the pool's check before reuse
+// catches most such connections before). A server that answers before the
+// body ended (a 413, a 401) stops the pulling, and its answer is the
+// response.
+nodelay_code nodelay_request_streamed(const struct nodelay_client *client,
+                                      const char *method,
+                                      const char *url,
+                                      const struct nodelay_header *headers,
+                                      size_t n_headers,
+                                      const struct nodelay_body_source *body,
+                                      nodelay_abort_fn abort,
+                                      void *abort_ctx,
+                                      struct nodelay_response **out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -88,12 +88,13 @@ pub unsafe extern "C" fn nodelay_client_new(
             Ok(settings) => settings,
             Err(code) => return code,
         };
-        let client = match Client::with_http2(settings.pool, settings.tls, settings.http2)
-            .proxied(&settings.proxies)
-        {
-            Ok(client) => client,
-            Err(e) => return fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, &e.to_string()),
-        };
+        let client =
+            match Client::with_dial(settings.pool, settings.tls, settings.http2, settings.dial)
+                .proxied(&settings.proxies)
+            {
+                Ok(client) => client,
+                Err(e) => return fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, &e.to_string()),
+            };
         let jar = settings.cookies.then(CookieJar::new);
         if let (Some(jar), Some(path)) = (&jar, &settings.cookie_file) {
             match jar.load(path) {

@@ -9,7 +9,8 @@
 //!
 //! Every entry point catches panics (a panic must never unwind into C) and
 //! answers `NODELAY_E_INTERNAL`; no entry point calls back into the host
-//! except the abort callback, which must not longjmp.
+//! except through the abort callback and a streamed body's callbacks, which
+//! must not longjmp.
 
 #![allow(non_camel_case_types)]
 // Every `extern "C"` function checks its pointers for null; the rest of each
@@ -25,6 +26,7 @@ mod request;
 mod response;
 mod share;
 mod stream;
+mod upload;
 
 pub use abort::nodelay_abort_fn;
 pub use client::{
@@ -40,6 +42,9 @@ pub use request::{nodelay_header, nodelay_request};
 pub use response::*;
 pub use share::nodelay_client_dup;
 pub use stream::nodelay_response_read_chunk;
+pub use upload::{
+    nodelay_body_fn, nodelay_body_source, nodelay_request_streamed, nodelay_trailers_fn,
+};
 
 /// The ABI version this library implements. It grows only when a change is
 /// not backwards compatible (a function removed or its meaning changed);

@@ -4,11 +4,12 @@
 //! defaults. Fields are only ever added at the end.
 
 use std::ffi::{c_char, c_int, CStr, CString};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use nodelay_core::{Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
+use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
 use nodelay_front::defaults::{self, ACCEPT_ENCODING, MAX_DECODED_SIZE};
 
 use crate::code::{fail, nodelay_code};
@@ -80,6 +81,9 @@ pub struct nodelay_options {
     /// front's default too); an empty string: none (for an adapter whose
     /// library sends exactly the headers its caller gave).
     pub accept_encoding: *const c_char,
+    /// An IP address (v4 or v6) outgoing connections are bound to before
+    /// they connect (the port is the kernel's choice), or NULL.
+    pub local_address: *const c_char,
 }
 
 impl nodelay_options {
@@ -107,6 +111,7 @@ impl nodelay_options {
             rate_burst: 0,
             rate_per_host: 1,
             accept_encoding: std::ptr::null(),
+            local_address: std::ptr::null(),
         }
     }
 
@@ -180,6 +185,7 @@ pub(crate) struct Settings {
     pub cookies: bool,
     pub cookie_file: Option<PathBuf>,
     pub cookie_autosave: bool,
+    pub dial: Dial,
 }
 
 impl Settings {
@@ -255,6 +261,18 @@ impl Settings {
             cookies: o.cookies != 0 || !o.cookie_file.is_null(),
             cookie_file: string("cookie_file", o.cookie_file)?.map(PathBuf::from),
             cookie_autosave: o.cookie_autosave != 0,
+            dial: Dial {
+                local_address: string("local_address", o.local_address)?
+                    .map(|address| {
+                        address.parse::<IpAddr>().map_err(|_| {
+                            invalid(&format!(
+                                "local_address must be an IP address, not {address:?}"
+                            ))
+                        })
+                    })
+                    .transpose()?,
+                ..Dial::default()
+            },
         })
     }
 }

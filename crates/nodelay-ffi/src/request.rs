@@ -4,7 +4,7 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use nodelay_core::RequestParts;
+use nodelay_core::{BodySource, RequestParts, StreamFraming};
 use nodelay_front::assembly::assemble;
 use nodelay_front::body::WholeBody;
 use nodelay_front::cookies::{is_cookie_name, request_cookie, store_response};
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn nodelay_request(
             unsafe { std::slice::from_raw_parts(body, body_len) }
         });
         let abort = Abort::of(abort, abort_ctx);
-        match send(client, method, url, pairs, body, &abort) {
+        match send(client, method, url, pairs, Payload::Whole(body), &abort) {
             Ok(response) => {
                 // SAFETY: as above.
                 unsafe { out.write(Box::into_raw(Box::new(response))) };
@@ -86,13 +86,20 @@ pub unsafe extern "C" fn nodelay_request(
     })
 }
 
+/// A request's body: held whole by the caller (`None`: no body), or pulled
+/// from a source while the request goes out (`nodelay_request_streamed`).
+pub(crate) enum Payload<'a> {
+    Whole(Option<&'a [u8]>),
+    Streamed(&'a mut dyn BodySource, StreamFraming),
+}
+
 /// Adds the client's own headers, sends, and keeps the head (cookies stored).
-fn send<'a>(
+pub(crate) fn send<'a>(
     client: &nodelay_client,
     method: &'a str,
     url: &'a str,
     given: Vec<(&'a str, &'a str)>,
-    body: Option<&'a [u8]>,
+    body: Payload<'_>,
     abort: &Abort,
 ) -> Result<nodelay_response, nodelay_code> {
     let cookie = match &client.jar {
@@ -119,17 +126,32 @@ fn send<'a>(
             .into_iter()
             .filter_map(|(name, value)| Some((name, value?))),
     );
-    let parts = RequestParts {
-        method,
-        url,
-        headers: &pairs,
-        body,
-    };
     let engine = &client.client;
-    let prepared = engine.prepare(&parts).map_err(|e| fail_engine(&e))?;
-    let mut exchange = engine
-        .send(&prepared, body, client.timeouts, abort)
-        .map_err(|e| fail_engine(&e))?;
+    let mut exchange = match body {
+        Payload::Whole(body) => {
+            let parts = RequestParts {
+                method,
+                url,
+                headers: &pairs,
+                body,
+            };
+            let prepared = engine.prepare(&parts).map_err(|e| fail_engine(&e))?;
+            engine.send(&prepared, body, client.timeouts, abort)
+        }
+        Payload::Streamed(source, framing) => {
+            let parts = RequestParts {
+                method,
+                url,
+                headers: &pairs,
+                body: None,
+            };
+            let prepared = engine
+                .prepare_streamed(&parts, framing)
+                .map_err(|e| fail_engine(&e))?;
+            engine.send_streamed(&prepared, source, client.timeouts, abort)
+        }
+    }
+    .map_err(|e| fail_engine(&e))?;
     let plan = WholeBody::of(&exchange).map_err(|e| fail_engine(&e))?;
     let head = Head::take(&mut exchange);
     if let Some(jar) = &client.jar {
@@ -145,12 +167,12 @@ fn send<'a>(
     ))
 }
 
-fn invalid(message: &str) -> nodelay_code {
+pub(crate) fn invalid(message: &str) -> nodelay_code {
     fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, message)
 }
 
 /// A NUL-terminated UTF-8 argument, borrowed for the call.
-unsafe fn c_text<'a>(name: &str, ptr: *const c_char) -> Result<&'a str, nodelay_code> {
+pub(crate) unsafe fn c_text<'a>(name: &str, ptr: *const c_char) -> Result<&'a str, nodelay_code> {
     if ptr.is_null() {
         return Err(invalid(&format!("{name} is NULL")));
     }
@@ -166,7 +188,7 @@ const CLIENT_HEADERS: usize = 3;
 
 /// The caller's header array as borrowed `(name, value)` pairs, with room
 /// for the ones the client may add without a regrowth.
-unsafe fn header_pairs<'a>(
+pub(crate) unsafe fn header_pairs<'a>(
     headers: *const nodelay_header,
     n: usize,
 ) -> Result<Vec<(&'a str, &'a str)>, nodelay_code> {

@@ -57,6 +57,9 @@ pub enum ProtoError {
         /// Bytes the body gave; `None`: more than announced.
         given: Option<u64>,
     },
+    /// Trailer fields for a request body framed by `Content-Length`: only a
+    /// chunked body can carry them.
+    TrailersNeedChunked,
 }
 
 impl fmt::Display for ProtoError {
@@ -114,6 +117,9 @@ impl fmt::Display for ProtoError {
                 }
                 f.write_str(" (a file changed size during the upload?)")
             }
+            Self::TrailersNeedChunked => f.write_str(
+                "trailer fields need a chunked request body (this one has a Content-Length)",
+            ),
         }
     }
 }

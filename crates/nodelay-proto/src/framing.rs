@@ -83,8 +83,7 @@ impl FramingHeaders {
     }
 
     pub fn add_connection(&mut self, value: &[u8]) {
-        for part in value.split(|&b| b == b',') {
-            let token = trim_ows(part);
+        for token in connection_options(value) {
             self.connection_close |= token.eq_ignore_ascii_case(b"close");
             self.connection_keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
         }
@@ -120,6 +119,15 @@ impl FramingHeaders {
             None => Ok((BodyFraming::CloseDelimited, false)),
         }
     }
+}
+
+/// The connection options of a `Connection` field value (RFC 9110 §7.6.1:
+/// a comma-separated list of tokens), empty elements skipped.
+pub(crate) fn connection_options(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(trim_ows)
+        .filter(|token| !token.is_empty())
 }
 
 fn trim_ows(mut s: &[u8]) -> &[u8] {

@@ -37,6 +37,9 @@ pub struct HeadReader {
     /// The request's body was not sent whole (the server answered early):
     /// the connection is out of step with the framing it announced.
     request_cut_short: bool,
+    /// The request carried `Connection: close`: its sender closes the
+    /// connection after the response (RFC 9112 §9.6).
+    request_closes: bool,
 }
 
 impl HeadReader {
@@ -49,6 +52,17 @@ impl HeadReader {
             interim: 0,
             received_any: false,
             request_cut_short: false,
+            request_closes: false,
+        }
+    }
+
+    /// The head phase for a request whose own fields asked to close the
+    /// connection (`Connection: close`, see [`crate::request_closes`]): the
+    /// final head never allows reuse, even when the server offers it.
+    pub fn after_closing_request(request_was_head: bool) -> Self {
+        HeadReader {
+            request_closes: true,
+            ..HeadReader::new(request_was_head)
         }
     }
 
@@ -110,7 +124,7 @@ impl HeadReader {
                 Ok(HeadEvent::Interim(head.head_len))
             }
             Some(mut head) => {
-                if self.request_cut_short {
+                if self.request_cut_short || self.request_closes {
                     head.keep_alive = false;
                 }
                 Ok(HeadEvent::Final(head))

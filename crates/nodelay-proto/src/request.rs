@@ -76,6 +76,17 @@ pub fn validate_header_name(name: &str) -> Result<(), ProtoError> {
     Ok(())
 }
 
+/// Whether a request's own fields ask to close the connection after its
+/// response (`Connection: close`, RFC 9112 §9.6): the connection is then
+/// not reused, whatever the response says (see [`crate::HeadReader::new`]).
+pub fn request_closes(headers: &[(&str, &str)]) -> bool {
+    headers.iter().any(|(name, value)| {
+        name.eq_ignore_ascii_case("connection")
+            && crate::framing::connection_options(value.as_bytes())
+                .any(|token| token.eq_ignore_ascii_case(b"close"))
+    })
+}
+
 /// CR, LF and NUL would let a value inject headers or requests (docs/hostile.md F25).
 pub fn validate_header_value(name: &str, value: &str) -> Result<(), ProtoError> {
     if has_line_break_or_nul(value) {

@@ -3,6 +3,7 @@
 //! which failed sends may still have an answer worth reading.
 
 use crate::error::ProtoError;
+use crate::request::{validate_header_name, validate_header_value};
 
 /// How a streamed request body is framed on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +137,50 @@ impl BodyWriter {
         }
     }
 }
+
+impl BodyWriter {
+    /// The body's end with trailer fields (RFC 9112 §7.1.2): the last chunk,
+    /// each field as `Name: value` CRLF in the order given, and the empty
+    /// line, written into `out` and returned as the final frame. Without
+    /// fields this is [`BodyWriter::frame`]'s end. Names and values are
+    /// checked as request header fields are; a body of announced length has
+    /// no place for trailers and refuses them.
+    pub fn finish_with_trailers<'a>(
+        &mut self,
+        trailers: &[(&str, &str)],
+        out: &'a mut Vec<u8>,
+        size_line: &'a mut ChunkSizeLine,
+    ) -> Result<Frame<'a>, ProtoError> {
+        if trailers.is_empty() {
+            return self.frame(None, size_line);
+        }
+        if self.framing != StreamFraming::Chunked {
+            return Err(ProtoError::TrailersNeedChunked);
+        }
+        for (name, value) in trailers {
+            validate_header_name(name)?;
+            validate_header_value(name, value)?;
+        }
+        out.clear();
+        out.extend_from_slice(LAST_CHUNK_LINE);
+        for (name, value) in trailers {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(CRLF);
+        }
+        out.extend_from_slice(CRLF);
+        Ok(Frame {
+            prefix: &[],
+            data: &[],
+            suffix: out,
+            last: true,
+        })
+    }
+}
+
+/// The last chunk's size line, before the trailer section.
+const LAST_CHUNK_LINE: &[u8] = b"0\r\n";
 
 /// `{size in lowercase hex}\r\n` into `out`.
 pub fn chunk_size_line(len: usize, out: &mut ChunkSizeLine) -> &[u8] {

@@ -487,3 +487,80 @@ fn the_retry_rule_needs_every_condition() {
         assert!(!retry_on_fresh_connection(&attempt), "{attempt:?}");
     }
 }
+
+#[test]
+fn a_chunked_body_ends_with_its_trailer_fields() {
+    let mut writer = BodyWriter::new(StreamFraming::Chunked);
+    let mut line = [0u8; CHUNK_SIZE_LINE_BYTES];
+    let mut end = Vec::new();
+    let frame = writer.frame(Some(b"abc"), &mut line).unwrap();
+    let mut wire = [frame.prefix, frame.data, frame.suffix].concat();
+    let last = writer
+        .finish_with_trailers(&[("X-Foo", "bar"), ("X-Sum", "1 2")], &mut end, &mut line)
+        .unwrap();
+    assert!(last.last);
+    wire.extend_from_slice(last.suffix);
+    assert_eq!(
+        wire,
+        b"3\r\nabc\r\n0\r\nX-Foo: bar\r\nX-Sum: 1 2\r\n\r\n".to_vec()
+    );
+    // The decoder reads back what the encoder wrote.
+    let mut response = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    response.extend_from_slice(&wire);
+    assert_eq!(every_split(&response, false).unwrap().body, b"abc");
+}
+
+#[test]
+fn trailer_fields_are_checked_and_need_chunked_coding() {
+    let mut line = [0u8; CHUNK_SIZE_LINE_BYTES];
+    let mut end = Vec::new();
+    let mut chunked = BodyWriter::new(StreamFraming::Chunked);
+    let none = chunked
+        .finish_with_trailers(&[], &mut end, &mut line)
+        .unwrap();
+    assert_eq!(none.suffix, b"0\r\n\r\n");
+    let mut chunked = BodyWriter::new(StreamFraming::Chunked);
+    assert_eq!(
+        chunked.finish_with_trailers(&[("X-A", "b\r\nHost: evil")], &mut end, &mut line),
+        Err(ProtoError::InvalidHeaderValue("X-A".to_owned()))
+    );
+    assert_eq!(
+        chunked.finish_with_trailers(&[("bad name", "x")], &mut end, &mut line),
+        Err(ProtoError::InvalidHeaderName("bad name".to_owned()))
+    );
+    let mut sized = BodyWriter::new(StreamFraming::Length(0));
+    assert_eq!(
+        sized.finish_with_trailers(&[("X-A", "b")], &mut end, &mut line),
+        Err(ProtoError::TrailersNeedChunked)
+    );
+}
+
+#[test]
+fn a_request_that_asks_to_close_never_allows_reuse() {
+    let request: &[(&str, &str)] = &[("User-Agent", "t"), ("Connection", "TE, close")];
+    assert!(nodelay_proto::request_closes(request));
+    assert!(!nodelay_proto::request_closes(&[(
+        "Connection",
+        "keep-alive, closed"
+    )]));
+    assert!(!nodelay_proto::request_closes(&[("X-Connection", "close")]));
+    // The server offers to keep the connection; the request's own
+    // Connection: close wins.
+    let wire = b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok";
+    let verdict = |mut reader: HeadReader| {
+        let HeadEvent::Final(head) = reader.advance(wire).unwrap() else {
+            panic!("final head expected");
+        };
+        let mut body = BodyReader::new(head.framing);
+        let used = body
+            .read_buffered(&wire[head.head_len..], &mut |_| {})
+            .unwrap();
+        assert_eq!(used, 2);
+        body.verdict(&head, 0)
+    };
+    assert_eq!(verdict(HeadReader::new(false)), Reuse::Keep);
+    assert_eq!(
+        verdict(HeadReader::after_closing_request(false)),
+        Reuse::Close(CloseReason::NotKeepAlive)
+    );
+}

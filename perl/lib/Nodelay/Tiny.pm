@@ -31,24 +31,91 @@ sub new {
         max_redirect    => $args{max_redirect} // DEFAULT_MAX_REDIRECT,
         default_headers => $args{default_headers} || {},
         verify_SSL      => $args{verify_SSL} // $args{verify_ssl} // 1,
-        proxy           => $args{proxy} // $args{http_proxy},
         cookie_jar      => $args{cookie_jar},
         keep_alive      => $args{keep_alive} // 1,
         max_size        => $args{max_size},
         SSL_options     => $args{SSL_options} || {},
+        local_address   => $args{local_address},
     }, $class;
+    $self->_set_proxies(\%args);
     $self->_build_client;
     return $self;
 }
 
-# The engine client for the current settings (made again when a setting it
-# holds changes through an accessor).
+# The proxies as HTTP::Tiny's _set_proxies sets them: each of proxy,
+# http_proxy and https_proxy from its argument when given (undef: none),
+# else from the environment (all_proxy, http_proxy, https_proxy, in either
+# case; HTTP_PROXY not under CGI), http_proxy and https_proxy defaulting to
+# proxy; no_proxy an arrayref or a comma-separated string (else $ENV{no_proxy})
+# of host suffixes that go direct. A malformed proxy URL croaks with
+# HTTP::Tiny's message.
+sub _set_proxies {
+    my ($self, $args) = @_;
+    my $proxy = exists $args->{proxy} ? $args->{proxy} : $ENV{all_proxy} || $ENV{ALL_PROXY};
+    _check_proxy('generic proxy', $proxy) if defined $proxy;
+    my $http = $args->{http_proxy};
+    if (!exists $args->{http_proxy}) {
+        # Under CGI, HTTP_PROXY comes from the request's Proxy header.
+        my $upper = $ENV{REQUEST_METHOD} ? $ENV{CGI_HTTP_PROXY} : $ENV{HTTP_PROXY};
+        $http = $ENV{http_proxy} || $upper || $proxy;
+    }
+    _check_proxy(http_proxy => $http) if defined $http;
+    my $https = exists $args->{https_proxy} ? $args->{https_proxy} : $ENV{https_proxy} || $ENV{HTTPS_PROXY} || $proxy;
+    _check_proxy(https_proxy => $https) if $https;
+    my $no_proxy = exists $args->{no_proxy} ? $args->{no_proxy} : $ENV{no_proxy};
+    $no_proxy = [defined $no_proxy ? split(/\s*,\s*/, $no_proxy) : ()] unless ref $no_proxy eq 'ARRAY';
+    @$self{qw(proxy http_proxy https_proxy no_proxy)} = ($proxy, $http, $https || undef, $no_proxy);
+    return;
+}
+
+# HTTP::Tiny's _split_proxy check: scheme://[auth@]host[:port][/] with a
+# port (given, or the scheme's: http and https have one).
+sub _check_proxy {
+    my ($type, $url) = @_;
+    my ($scheme, $authority, $path) = $url =~ m{\A([^:/?#]+)://([^/?#]*)([^#]*)};
+    my $ok = defined $scheme && ($path eq '' || $path eq '/');
+    if ($ok) {
+        $authority =~ s/\A[^\@]*\@//;
+        my $port = $authority =~ s/:(\d*)\z// && length $1 ? $1 : lc $scheme eq 'http' ? 80 : lc $scheme eq 'https' ? 443 : undef;
+        $ok = length $authority && defined $port;
+    }
+    _croak(qq{$type URL must be in format http[s]://[auth@]<host>:<port>/\n}) unless $ok;
+    return;
+}
+
+# The proxy HTTP::Tiny uses for $url (its scheme's, unless the host ends
+# with a no_proxy suffix), or undef.
+sub _proxy_for {
+    my ($self, $url) = @_;
+    my ($scheme, $host) = $url =~ m{\A([^:/?#]+)://(?:[^/?#\@]*\@)?([^/?#]*)} or return undef;
+    my $proxy = $self->{lc($scheme) . '_proxy'} // return undef;
+    $host = lc $host;
+    $host =~ s/:\d*\z//;
+    return (grep { $host =~ /\Q$_\E$/ } @{ $self->{no_proxy} }) ? undef : $proxy;
+}
+
+# The engine client for $url's route: one per proxy (and one for direct
+# requests), made when first needed; a new setting makes them again.
+sub _client_for {
+    my ($self, $url) = @_;
+    my $proxy = $self->_proxy_for($url);
+    return $self->{clients}{ $proxy // '' } ||= $self->_new_client($proxy);
+}
+
+# Drops the engine clients: the next request makes them with the current
+# settings (as HTTP::Tiny drops its kept connection).
 sub _build_client {
     my ($self) = @_;
+    $self->{clients} = {};
+    return;
+}
+
+sub _new_client {
+    my ($self, $proxy) = @_;
     # HTTP::Tiny's SSL_options: SSL_ca_file names the CAs to trust (the
     # engine's TLS is rustls, so the other IO::Socket::SSL options do not apply).
     my $ca = ($self->{SSL_options} || {})->{SSL_ca_file};
-    $self->{client} = Nodelay->new(
+    return Nodelay->new(
         timeout => $self->{timeout},
         agent   => $self->{agent},
         verify  => $self->{verify_SSL},
@@ -56,20 +123,30 @@ sub _build_client {
         # still gets its body decoded by the engine.
         accept_encoding => '',
         (defined $ca ? (ca_file => $ca) : ()),
-        (defined $self->{proxy} ? (proxy => $self->{proxy}) : ()),
+        (defined $proxy ? (proxy => $proxy) : ()),
+        (defined $self->{local_address} ? (local_address => $self->{local_address}) : ()),
         # HTTP::Tiny keeps no cookies unless given a jar; a cookies.txt path
-        # is nodelay's own jar.
-        (defined $self->{cookie_jar} ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
+        # is nodelay's own jar, an HTTP::Cookies-like object the engine's
+        # jar object; an HTTP::CookieJar-like one (HTTP::Tiny's interface) is
+        # asked here, per request (_tiny_jar).
+        (defined $self->{cookie_jar} && !_tiny_jar($self->{cookie_jar})
+            ? (cookie_jar => $self->{cookie_jar}) : (cookies => 0)),
     );
-    return;
+}
+
+# Whether $jar has HTTP::Tiny's cookie jar interface (HTTP::CookieJar's add
+# and cookie_header), which HTTP::Tiny asks itself for each request.
+sub _tiny_jar {
+    my ($jar) = @_;
+    return blessed($jar) && $jar->can('add') && $jar->can('cookie_header');
 }
 
 sub _croak { require Carp; Carp::croak(@_) }
 
 # HTTP::Tiny's accessors read and write; a new value of a setting the engine
 # client holds makes a new client (as HTTP::Tiny drops its kept connection).
-my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy cookie_jar);
-for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy cookie_jar keep_alive max_size)) {
+my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address);
+for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address keep_alive max_size)) {
     no strict 'refs';
     *{$name} = sub {
         my $self = shift;
@@ -217,32 +294,40 @@ sub _split_credentials {
 # _prepare_headers_and_cb): default_headers, then the request's, one value
 # (or an arrayref of values) per lower-cased name; User-Agent, Connection:
 # close without keep_alive, Content-Length 0 for an empty PUT or POST, a
-# default Content-Type for content, Basic credentials from the URL. Returns
-# the [name, value] pairs and the content to send; dies with HTTP::Tiny's
-# message for a Host header.
+# default Content-Type for content, Transfer-Encoding: chunked for a content
+# callback without a Content-Length, Basic credentials from the URL. Returns
+# the [name, value] pairs, the content (bytes, or a callback giving the
+# pieces as HTTP::Tiny's write_body takes them) and the trailer callback;
+# dies with HTTP::Tiny's message for a Host header or an invalid field.
 sub _request_fields {
-    my ($self, $method, $args, $userinfo) = @_;
+    my ($self, $method, $url, $args, $userinfo) = @_;
     my (%value, %case);
     for my $given ($self->{default_headers}, $args->{headers}) {
         next unless $given;
         for my $k (keys %$given) { $value{ lc $k } = $given->{$k}; $case{ lc $k } = $k }
     }
     die qq/The 'Host' header must not be provided as header option\n/ if exists $value{host};
+    # As HTTP::Tiny: an HTTP::CookieJar-like jar's header replaces the caller's.
+    if (_tiny_jar($self->{cookie_jar})) {
+        my $cookies = $self->{cookie_jar}->cookie_header($url);
+        $value{cookie} = $cookies if length $cookies;
+    }
     $value{'user-agent'} ||= $self->{agent} if length $self->{agent};
     $value{connection} = 'close' unless $self->{keep_alive};
     my $content = $args->{content};
-    if (ref $content eq 'CODE') {
-        # The engine sends a body it holds: the callback's pieces are
-        # collected (HTTP::Tiny streams them chunked).
-        my $body = '';
-        while (defined(my $chunk = $content->())) { last if $chunk eq ''; $body .= $chunk }
-        $content = $body;
-        $value{'content-type'} ||= 'application/octet-stream';
-    }
     if (($method eq 'PUT' || $method eq 'POST') && !(defined $content && length $content)) {
         $value{'content-length'} = 0;
     }
-    if (defined $content && length $content) {
+    my $trailer_cb;
+    if (ref $content eq 'CODE') {
+        $value{'content-type'} ||= 'application/octet-stream';
+        $value{'transfer-encoding'} = 'chunked'
+            unless exists $value{'content-length'} || $value{'transfer-encoding'};
+        $trailer_cb = $args->{trailer_callback}
+            if ref $args->{trailer_callback} eq 'CODE' && !exists $value{'content-length'};
+        $content = _pieces($content, $value{'content-length'});
+    }
+    elsif (defined $content && length $content) {
         utf8::downgrade($content, 1) or die qq/Wide character in request message body\n/;
         $value{'content-type'} ||= 'application/octet-stream';
     }
@@ -250,18 +335,90 @@ sub _request_fields {
         require MIME::Base64;
         $value{authorization} = 'Basic ' . MIME::Base64::encode_base64($userinfo, '');
     }
+    return (_header_lines(\%value, \%case), $content, $trailer_cb && _trailers($trailer_cb));
+}
+
+# A content callback's pieces as HTTP::Tiny's write_body sends them: without
+# a Content-Length, chunked (write_chunked_body); with one, that many bytes
+# (write_content_body: none at all for 0, and its message when the pieces
+# add up to another size). Each piece must be bytes, as HTTP::Tiny's
+# utf8::downgrade requires.
+sub _pieces {
+    my ($callback, $length) = @_;
+    return sub { undef } if defined $length && !$length;
+    my $wide = defined $length ? "Wide character in write_content()\n" : "Wide character in write_chunked_body()\n";
+    my $sent = 0;
+    return sub {
+        my $data = $callback->();
+        if (!(defined $data && length $data)) {
+            die "Content-Length mismatch (got: $sent expected: $length)\n" if defined $length && $sent != $length;
+            return undef;
+        }
+        utf8::downgrade($data, 1) or die $wide;
+        $sent += length $data;
+        if (defined $length && $sent > $length) {
+            # HTTP::Tiny writes every piece, then compares: count the rest.
+            while (defined(my $more = $callback->())) { last unless length $more; $sent += length $more }
+            die "Content-Length mismatch (got: $sent expected: $length)\n";
+        }
+        return $data;
+    };
+}
+
+# trailer_callback's hashref as HTTP::Tiny's write_header_lines writes it
+# after the last chunk (names spelt its way, its messages for a field it
+# refuses), as the name, value pairs the engine sends.
+sub _trailers {
+    my ($callback) = @_;
+    return sub {
+        my $fields = $callback->();
+        ref $fields eq 'HASH'
+            or die q/Usage: $handle->write_header_lines(headers, [header_case, prefix])/ . "\n";
+        my %value = map { (lc $_ => $fields->{$_}) } keys %$fields;
+        return [map { @$_ } @{ _header_lines(\%value, {}) }];
+    };
+}
+
+# HTTP::Tiny's field checks (write_header_lines): a name is a token, a value
+# is printable (a line fold already unwrapped to a space).
+my $TOKEN = qr/[\x21\x23-\x27\x2A\x2B\x2D\x2E\x30-\x39\x41-\x5A\x5E-\x7A\x7C\x7E]/;
+my $FIELD_CONTENT = qr/[[:print:]]+ (?: [\x20\x09]+ [[:print:]]+ )*/x;
+
+# What HTTP::Tiny prints of a refused name or value.
+sub _printable {
+    local $_ = shift;
+    s/\r/\\r/g;
+    s/\n/\\n/g;
+    s/\t/\\t/g;
+    s/([^\x20-\x7E])/sprintf('\\x%.2X', ord($1))/ge;
+    return $_;
+}
+
+# [name, value] pairs of lower-cased %$value (an arrayref value repeats the
+# field), in name order, each name spelt as HTTP::Tiny spells it: its own
+# spelling, else the caller's (%$case), else each word capitalised.
+sub _header_lines {
+    my ($value, $case) = @_;
     my @fields;
-    for my $name (sort keys %value) {
-        my $spelt = $HEADER_CASE{$name} // $case{$name} // ($name =~ s/\b(\w)/\u$1/gr);
-        push @fields, map { [$spelt, $_ // ''] } ref $value{$name} eq 'ARRAY' ? @{ $value{$name} } : $value{$name};
+    for my $name (sort keys %$value) {
+        my $spelt = $HEADER_CASE{$name} // $case->{$name} // ($name =~ s/\b(\w)/\u$1/gr);
+        $spelt =~ /\A $TOKEN+ \z/xo
+            or die 'Invalid HTTP header field name: ' . _printable($spelt) . "\n";
+        for my $v (ref $value->{$name} eq 'ARRAY' ? @{ $value->{$name} } : $value->{$name}) {
+            my $line = $v // '';
+            $line =~ s/\x0D?\x0A\s+/ /g;
+            die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
+                unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
+            push @fields, [$spelt, $line];
+        }
     }
-    return (\@fields, $content);
+    return \@fields;
 }
 
 sub _request_once {
     my ($self, $method, $url, $args) = @_;
     my ($target, $userinfo) = _split_credentials($url);
-    my ($fields, $content) = eval { $self->_request_fields($method, $args, $userinfo) };
+    my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $url, $args, $userinfo) };
     return _internal_error($url, "$@") unless $fields;
     # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
     # response hashref (its head filled in); other statuses keep their body
@@ -282,14 +439,19 @@ sub _request_once {
         $kept .= $piece;
     };
     my $res = eval {
-        $self->{client}->request($method, $target, {
+        $self->_client_for($target)->request($method, $target, {
             headers => [map { @$_ } @$fields],
             content => $content,
+            ($trailers ? (trailer_callback => $trailers) : ()),
             ($stream ? (data_callback => $stream) : ()),
         });
     };
     return _internal_error($url, "$@") unless $res;
     $response ||= _head_hash($res, $url);
+    # As HTTP::Tiny's _update_cookie_jar: each Set-Cookie to the jar.
+    if (_tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
+        $self->{cookie_jar}->add($url, $_) for ref $set ? @$set : $set;
+    }
     my $status = $response->{status};
     # As HTTP::Tiny: no content key for a response without a body (HEAD,
     # 204, 304); an empty one when the body went to data_callback.

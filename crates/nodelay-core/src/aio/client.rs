@@ -7,9 +7,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use nodelay_proto::request_closes;
+
 use crate::aconnect::AsyncTransport;
 use crate::aio::any_exchange::AsyncExchange;
-use crate::aio::exchange::{receive_head, AsyncH1Exchange};
+use crate::aio::exchange::{receive_head_with, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPooled;
 use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_streamed, BodyPump};
@@ -155,6 +157,7 @@ impl AsyncClient {
             body_inlined,
             streamed: None,
             is_head: parts.method == "HEAD",
+            closes: request_closes(parts.headers),
             idempotent,
         })
     }
@@ -282,7 +285,7 @@ impl AsyncClient {
                 .write_all(&prepared.wire, large_body, &deadlines)
                 .await
             {
-                Ok(()) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
+                Ok(()) => receive_head_with(&mut pooled, prepared.head_reader(), &deadlines).await,
                 // The server may have answered and closed before the body was
                 // all out (a 413): that answer is the response.
                 Err(e) => {
@@ -353,7 +356,9 @@ impl AsyncClient {
             // answer is the response (see aio/upload.rs).
             let attempt =
                 match send_streamed(&mut pooled, &prepared.wire, framing, pump, &deadlines).await {
-                    Ok(true) => receive_head(&mut pooled, prepared.is_head, &deadlines).await,
+                    Ok(true) => {
+                        receive_head_with(&mut pooled, prepared.head_reader(), &deadlines).await
+                    }
                     Ok(false) => {
                         receive_early_answer(&mut pooled, prepared.is_head, &deadlines).await
                     }

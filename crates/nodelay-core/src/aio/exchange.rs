@@ -16,18 +16,9 @@ use crate::exchange::{
 };
 use crate::limits::READ_BUFFER_BYTES;
 
-/// Reads until a final (non-1xx) response head is complete (see the sync
-/// `receive_head`: same phase type, same errors, same retry marking, the
-/// same deadline for the whole head).
-pub(crate) async fn receive_head(
-    pooled: &mut AsyncPooled,
-    request_was_head: bool,
-    deadlines: &Deadlines,
-) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    receive_head_with(pooled, HeadReader::new(request_was_head), deadlines).await
-}
-
-/// [`receive_head`] for the phase `reader` starts (the sync `receive_head_with`).
+/// Reads until a final (non-1xx) response head is complete, in the phase
+/// `reader` starts (the sync `receive_head_with`: same phase type, same
+/// errors, same retry marking, the same deadline for the whole head).
 pub(crate) async fn receive_head_with(
     pooled: &mut AsyncPooled,
     mut reader: HeadReader,

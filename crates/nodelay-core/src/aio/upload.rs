@@ -22,12 +22,15 @@ use crate::aio::pool::AsyncPooled;
 use crate::deadline::{poll_once, Deadlines};
 use crate::error::Error;
 use crate::limits::UPLOAD_CHUNK_BYTES;
-use crate::upload::{frame_parts, local, send_failure, BodySource, StreamFraming, FRAME_PARTS};
+use crate::upload::{
+    borrowed, frame_parts, local, send_failure, BodySource, StreamFraming, FRAME_PARTS,
+};
 
 /// A request for the thread that serves a [`BodySource`].
 enum Command {
     Next(oneshot::Sender<Result<Option<Vec<u8>>, Error>>),
     Rewind(oneshot::Sender<Result<bool, Error>>),
+    Trailers(oneshot::Sender<Result<Vec<(String, String)>, Error>>),
 }
 
 /// The async side of a [`BodySource`] served on the blocking pool (see
@@ -68,6 +71,13 @@ impl PumpServer {
                     }
                     let _ = reply.send(rewound);
                 }
+                Command::Trailers(reply) => {
+                    let trailers = source.trailers();
+                    if trailers.is_err() {
+                        on_error(source);
+                    }
+                    let _ = reply.send(trailers);
+                }
             }
         }
     }
@@ -78,6 +88,7 @@ impl PumpServer {
             match command {
                 Command::Next(reply) => drop(reply.send(Err(error()))),
                 Command::Rewind(reply) => drop(reply.send(Err(error()))),
+                Command::Trailers(reply) => drop(reply.send(Err(error()))),
             }
         }
     }
@@ -127,6 +138,17 @@ impl BodyPump {
             .map_err(|_| pump_gone())?;
         answer.await.map_err(|_| pump_gone())?
     }
+
+    /// The source's trailer fields (see [`BodySource::trailers`]), asked
+    /// after its last piece.
+    pub(crate) async fn trailers(&mut self) -> Result<Vec<(String, String)>, Error> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::Trailers(reply))
+            .await
+            .map_err(|_| pump_gone())?;
+        answer.await.map_err(|_| pump_gone())?
+    }
 }
 
 /// Writes `wire` (the head) and the whole body from `pump`, framed as
@@ -148,6 +170,8 @@ pub(crate) async fn send_streamed(
     let mut writer = BodyWriter::new(framing);
     let mut size_line = [0u8; CHUNK_SIZE_LINE_BYTES];
     let mut head: Option<&[u8]> = Some(wire);
+    // The last chunk with its trailer fields, when the source has some.
+    let mut end = Vec::new();
     loop {
         let chunk = pump.next_chunk().await?;
         if chunk.as_ref().is_some_and(Vec::is_empty) {
@@ -159,9 +183,14 @@ pub(crate) async fn send_streamed(
         if head.is_none() && !conn.is_reusable() {
             return Ok(false);
         }
-        let frame = writer
-            .frame(chunk.as_deref(), &mut size_line)
-            .map_err(local)?;
+        let frame = match chunk {
+            Some(_) => writer.frame(chunk.as_deref(), &mut size_line),
+            None => {
+                let trailers = pump.trailers().await?;
+                writer.finish_with_trailers(&borrowed(&trailers), &mut end, &mut size_line)
+            }
+        }
+        .map_err(local)?;
         let mut parts = [IoSlice::new(&[]); FRAME_PARTS];
         let count = frame_parts(head.take().unwrap_or_default(), &frame, &mut parts);
         let parts = &mut parts[..count];

@@ -21,7 +21,7 @@ use h2::{RecvStream, SendStream};
 use super::limits::QUEUED_BODY_MAX_BYTES;
 use crate::aio::BodyPump;
 use crate::deadline::{poll_once, within, Deadlines, Phase};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::upload::{length_mismatch, BodySource};
 
 /// How sending the body ended.
@@ -143,6 +143,14 @@ impl<'a> StreamedBody<'a> {
         }
     }
 
+    /// The source's trailer fields, asked once after its last piece.
+    async fn trailers(&mut self) -> Result<Vec<(String, String)>, Error> {
+        match &mut self.pieces {
+            Pieces::Here { source, .. } => source.trailers(),
+            Pieces::Pump(pump) => pump.trailers().await,
+        }
+    }
+
     /// Makes the body ready to go again on another stream (a request the
     /// server did not process): true when nothing was pulled yet, or the
     /// source went back to its first byte; false when it cannot (an iterator
@@ -201,15 +209,40 @@ pub(super) async fn send_body(
             return Ok(Upload::Answered(answer));
         }
         let Some(piece) = body.next().await.map_err(UploadError::Source)? else {
-            stream
-                .send_data(Bytes::new(), true)
-                .map_err(UploadError::Stream)?;
+            let trailers = body.trailers().await.map_err(UploadError::Source)?;
+            if trailers.is_empty() {
+                stream
+                    .send_data(Bytes::new(), true)
+                    .map_err(UploadError::Stream)?;
+            } else {
+                let fields = trailer_map(&trailers).map_err(UploadError::Source)?;
+                stream.send_trailers(fields).map_err(UploadError::Stream)?;
+            }
             return Ok(Upload::Sent);
         };
         if let Some(answer) = send_piece(stream, piece, false, response, deadlines, &flush).await? {
             return Ok(Upload::Answered(answer));
         }
     }
+}
+
+/// Trailer fields as HTTP/2 sends them (a HEADERS frame ending the stream;
+/// names lower-cased, RFC 9113 §8.2.2). A name or value HTTP cannot carry is
+/// refused.
+fn trailer_map(fields: &[(String, String)]) -> Result<http::HeaderMap, Error> {
+    let mut map = http::HeaderMap::with_capacity(fields.len());
+    for (name, value) in fields {
+        let refuse = || {
+            Error::new(
+                ErrorKind::LocalProtocol,
+                format!("invalid trailer field {name:?}"),
+            )
+        };
+        let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| refuse())?;
+        let value = http::HeaderValue::from_str(value).map_err(|_| refuse())?;
+        map.append(name, value);
+    }
+    Ok(map)
 }
 
 /// Sends `piece` as window is granted (`end`: with END_STREAM on its last

@@ -1,5 +1,5 @@
 /* The C ABI from C: GET/POST against the embedded server, the lazy header
- * lookup, both body paths, a read timeout, a refused connection, an abort
+ * lookup, both body paths, a streamed request body, a read timeout, a refused connection, an abort
  * callback driven by a signal handler, and the cookie file. Run by
  * tests/c_abi.rs as `abi_test BASE_URL REFUSED_URL COOKIE_FILE`; exit 0 when
  * every check passed, else the failed check is printed. */
@@ -163,6 +163,72 @@ static void post_echo(nodelay_client *c, const char *base) {
     nodelay_response_free(r);
 }
 
+/* A streamed body: pieces from a callback, sent chunked (no length given)
+ * or with the length given; the echo route sends the bytes back. */
+struct pieces {
+    const char *const *piece;
+    size_t next;
+    int fail_at; /* the piece whose call fails (-1: none) */
+    int trailer_calls;
+};
+
+static int32_t next_piece(void *ctx, const uint8_t **data, size_t *len) {
+    struct pieces *p = (struct pieces *)ctx;
+    if ((int)p->next == p->fail_at) return 1;
+    const char *piece = p->piece[p->next];
+    if (!piece) {
+        *len = 0;
+        return 0;
+    }
+    p->next++;
+    *data = (const uint8_t *)piece;
+    *len = strlen(piece);
+    return 0;
+}
+
+static int32_t one_trailer(void *ctx, const nodelay_header **fields, size_t *n) {
+    static const nodelay_header trailer[] = {{"X-Sum", 5, "5", 1}};
+    ((struct pieces *)ctx)->trailer_calls++;
+    *fields = trailer;
+    *n = 1;
+    return 0;
+}
+
+static void post_streamed(nodelay_client *c, const char *base, int64_t length) {
+    static const char *const abc[] = {"ab", "cde", NULL};
+    struct pieces p = {abc, 0, -1, 0};
+    nodelay_body_source body = {next_piece, length < 0 ? one_trailer : NULL, &p, length};
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request_streamed(c, "POST", url(base, "/echo"), NULL, 0, &body, NULL, NULL,
+                                   &r) == NODELAY_OK);
+    if (!r) return;
+    CHECK(nodelay_response_status(r) == 200);
+    CHECK(p.trailer_calls == (length < 0 ? 1 : 0));
+    size_t len = 0;
+    CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+    const uint8_t *echoed = nodelay_response_body(r, &len);
+    CHECK(len == 5 && memcmp(echoed, "abcde", 5) == 0);
+    nodelay_response_free(r);
+}
+
+static void streamed_source_fails(nodelay_client *c, const char *base) {
+    static const char *const abc[] = {"ab", "cde", NULL};
+    struct pieces p = {abc, 0, 1, 0};
+    nodelay_body_source body = {next_piece, NULL, &p, -1};
+    nodelay_response *r = NULL;
+    CHECK(nodelay_request_streamed(c, "PUT", url(base, "/echo"), NULL, 0, &body, NULL, NULL,
+                                   &r) == NODELAY_E_BODY_SOURCE);
+    CHECK(r == NULL);
+    /* Pieces that do not add up to the length given are refused. */
+    struct pieces short_of = {abc, 0, -1, 0};
+    nodelay_body_source sized = {next_piece, NULL, &short_of, 9};
+    CHECK(nodelay_request_streamed(c, "PUT", url(base, "/echo"), NULL, 0, &sized, NULL, NULL,
+                                   &r) == NODELAY_E_LOCAL_PROTOCOL);
+    nodelay_body_source no_next = {NULL, NULL, NULL, -1};
+    CHECK(nodelay_request_streamed(c, "PUT", url(base, "/echo"), NULL, 0, &no_next, NULL, NULL,
+                                   &r) == NODELAY_E_INVALID_ARGUMENT);
+}
+
 static void read_timeout(const char *base) {
     nodelay_client *c = client_with(0.2, NULL);
     nodelay_response *r = NULL;
@@ -288,6 +354,9 @@ int main(int argc, char **argv) {
     get_known_length(c, base);
     get_chunked(c, base);
     post_echo(c, base);
+    post_streamed(c, base, -1);
+    post_streamed(c, base, 5);
+    streamed_source_fails(c, base);
     stream_gzip(c, base);
     get_known_length(c, base); /* again, on the kept-alive connection */
     refused(c, argv[2]);
