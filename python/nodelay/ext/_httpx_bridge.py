@@ -179,16 +179,17 @@ def _body(request: Any, byte_stream: Any) -> _engine.Body:
     return _engine.stream_body(stream)
 
 
+_HTTP_VERSIONS = {"HTTP/1.0": b"HTTP/1.0", "HTTP/1.1": b"HTTP/1.1", "HTTP/2": b"HTTP/2"}
+"""``RawStream.version`` → httpcore's ``http_version`` extension."""
+
+
 def _extensions(stream: Any) -> dict[str, Any]:
     """``response.extensions`` as httpcore fills them."""
+    version = stream.version
     return {
-        "http_version": stream.version.encode("ascii"),
+        "http_version": _HTTP_VERSIONS.get(version) or version.encode("ascii"),
         "reason_phrase": stream.reason.encode("latin-1"),
     }
-
-
-def _raw_headers(stream: Any) -> list[tuple[bytes, bytes]]:
-    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in stream.headers()]
 
 
 def _trace_prefix(stream: Any) -> str:
@@ -214,16 +215,23 @@ class _Pieces:
             self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
 
     def __iter__(self) -> Iterator[bytes]:
-        self._event("receive_response_body.started", {"request": self._request})
+        traced = self._trace is not None  # the events' dicts are made only for a tracer
+        if traced:
+            self._event("receive_response_body.started", {"request": self._request})
         try:
             yield from _engine.read_pieces(self._stream)
         except _FAILURES as error:
             mapped = self._binding.error(error)
-            self._event("receive_response_body.failed", {"exception": mapped})
+            if traced:
+                self._event("receive_response_body.failed", {"exception": mapped})
             raise mapped from error
-        self._event("receive_response_body.complete", {"return_value": None})
+        if traced:
+            self._event("receive_response_body.complete", {"return_value": None})
 
     def close(self) -> None:
+        if self._trace is None:
+            self._stream.close()
+            return
         self._event("response_closed.started", {})
         self._stream.close()
         self._event("response_closed.complete", {"return_value": None})
@@ -265,7 +273,24 @@ class _AsyncPieces:
 def _head_info(stream: Any) -> dict[str, Any]:
     """The ``receive_response_headers.complete`` trace event's info (httpcore's shape)."""
     head = (stream.version.encode("ascii"), stream.status, stream.reason.encode("latin-1"))
-    return {"return_value": (*head, _raw_headers(stream))}
+    return {"return_value": (*head, stream.raw_headers())}
+
+
+class _PoolResponse:
+    """What a pool answers ``HTTPTransport.handle_request`` with: the four attributes of an
+    ``httpcore.Response`` it reads (``status``, ``headers`` as bytes pairs, ``stream``,
+    ``extensions``), without httpcore's checks of values the engine already gives in
+    their final form."""
+
+    __slots__ = ("extensions", "headers", "status", "stream")
+
+    def __init__(
+        self, status: int, headers: list[tuple[bytes, bytes]], stream: Any, extensions: Any
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.stream = stream
+        self.extensions = extensions
 
 
 class _PoolBase:
@@ -284,13 +309,8 @@ class _PoolBase:
         timeout = _engine.extension_timeouts(request.extensions.get("timeout"))
         return method, _target_url(request.url), headers, timeout
 
-    def _response(self, stream: Any, content: Any) -> Any:
-        return self._binding.httpcore.Response(
-            stream.status,
-            headers=_raw_headers(stream),
-            content=content,
-            extensions=_extensions(stream),
-        )
+    def _response(self, stream: Any, content: Any) -> _PoolResponse:
+        return _PoolResponse(stream.status, stream.raw_headers(), content, _extensions(stream))
 
 
 class EnginePool(_PoolBase):
