@@ -8,11 +8,12 @@ library's ``HTTPTransport``, keeps that method as it is and puts the engine in p
 httpcore pool (``EnginePool``). Tools that patch ``HTTPTransport.handle_request`` on the
 class (pytest-httpx, vcrpy, OpenTelemetry's instrumentor) therefore see every request sent
 through a nodelay transport, as they see the library's own. The cost of going through
-httpcore's request and response objects is measured in docs/httpx-transport.md.
+httpcore's request object is measured in docs/httpx-transport.md.
 
 The pool speaks httpcore's API: it takes an ``httpcore.Request`` (the library's request
-stream as its content) and answers an ``httpcore.Response`` whose content is read from the
-engine as the caller iterates it, content codings kept (the library decodes them).
+stream as its content) and answers with what ``HTTPTransport`` reads of an
+``httpcore.Response`` (``_PoolResponse``), its content read from the engine as the caller
+iterates it, content codings kept (the library decodes them).
 Failures are raised as httpcore's exception classes, which the library's
 ``HTTPTransport`` maps to its own.
 """
