@@ -100,6 +100,10 @@ class Binding:
     def error(self, error: BaseException) -> BaseException:
         """The exception to raise for an engine failure (its message kept)."""
         cls = _engine.mapped_error(error, self.errors)
+        if getattr(error, "proxy_unreachable", False):
+            # httpcore fails to connect to a proxy it cannot reach (ConnectError); its
+            # ProxyError is for a proxy that answered and refused or broke the tunnel.
+            cls = self.httpcore.ConnectError
         message = getattr(error, "message", None) or str(error)
         if issubclass(cls, self.library.StreamConsumed):
             return cls()  # type: ignore[no-any-return]  # httpx's takes no message
