@@ -75,23 +75,31 @@ test-python: dev socks-deps
 # httpx's own test suite as released on PyPI (the 0.28.1 sdist), run with nodelay.ext.httpx
 # swapped in, and over httpx2 (which publishes no suite) with nodelay.ext.httpx2: a test that
 # fails and tests/suites/*-known-failures.txt does not list fails the target
-# (docs/httpx-transport.md). The suite's own test dependencies go into a venv of their own
-# that sees .venv through a .pth line, so they never change what nodelay's tests import.
-# SUITE_BASELINE=1 runs each suite without the swap first, for the counts to compare.
+# (docs/httpx-transport.md). The suite runs in a venv of its own that never sees .venv's
+# site-packages (what another target installs there, such as httptools for `make interop`,
+# changes what uvicorn serves the suite with): it gets the suite's dependencies, the versions
+# of httpx, httpx2 and the rest of SUITE_PINNED that .venv has (so both test the same
+# libraries), and nodelay from this checkout by a .pth line naming python/ (the package
+# `make dev` built in place). SUITE_BASELINE=1 runs each suite without the swap first, for
+# the counts to compare.
 SUITES := build/suites
 SUITE_VENV := $(SUITES)/venv
 HTTPX_SUITE := httpx-0.28.1
 SUITE_DEPS := "uvicorn==0.32.1" "trio==0.35.0" "chardet==5.2.0" "click==8.1.7" \
 	"zstandard==0.25.0" "brotli==1.2.1" "socksio==1.0.0"
+# Installed in the suite venv at the version .venv has.
+SUITE_PINNED := httpx httpcore httpx2 httpcore2 h2 anyio pytest trustme certifi idna \
+	pygments rich
 SUITE_RUN = $(SUITE_VENV)/bin/python tests/suites/run_library_suite.py $(SUITES)/$(HTTPX_SUITE) \
 	--suite-library httpx -m "not network"
 .PHONY: test-httpx-suites
 test-httpx-suites: dev
 	@test -x $(SUITE_VENV)/bin/python || $(PYTHON) -m venv $(SUITE_VENV)
-	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
-	suite_site=$$($(SUITE_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
-	echo "import site; site.addsitedir('$$site')" > $$suite_site/nodelay-dev-venv.pth
-	$(SUITE_VENV)/bin/python -m pip install --quiet $(SUITE_DEPS)
+	@suite_site=$$($(SUITE_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))'); \
+	rm -f $$suite_site/nodelay-dev-venv.pth; \
+	echo "$(abspath python)" > $$suite_site/nodelay-checkout.pth
+	$(SUITE_VENV)/bin/python -m pip install --quiet $(SUITE_DEPS) \
+		$$($(PY) tests/suites/pins.py $(SUITE_PINNED))
 	@test -d $(SUITES)/$(HTTPX_SUITE)/tests || { \
 		$(PY) -m pip download --quiet --no-binary :all: --no-deps $(subst -,==,$(HTTPX_SUITE)) -d $(SUITES) && \
 		tar xzf $(SUITES)/$(HTTPX_SUITE).tar.gz -C $(SUITES); }

@@ -57,3 +57,21 @@ def test_row_answers(name: str, server: _core.TestServer) -> None:
 
         status, body = asyncio.run(main())
     assert status == 200 and len(body) == 202
+
+
+def test_requests_ceiling_row(server: _core.TestServer) -> None:
+    """``ceiling-requests``: a reference row of a, b and k whose answers, after the first
+    fetch of a URL, come from memory with requests' own Response and urllib3's raw."""
+    assert "ceiling-requests" in REFERENCES
+    plans = plan_rows(list("abcdefhjk"), ["ceiling-requests"])
+    assert {plan.workload.id for plan in plans} == {"a", "b", "k"}
+    adapter = load("ceiling-requests")()
+    try:
+        url = f"{server.url}/bytes/202"
+        first = adapter.get(url)  # type: ignore[attr-defined]
+        served = server.requests()
+        assert adapter.get(url) == first == (200, first[1])  # type: ignore[attr-defined]
+        assert len(first[1]) == 202 and server.requests() == served
+        assert adapter.version() == "HTTP/1.1"  # type: ignore[attr-defined]
+    finally:
+        adapter.close()  # type: ignore[attr-defined]

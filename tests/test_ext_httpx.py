@@ -334,6 +334,24 @@ def test_proxy(side: Side, server: _core.TestServer) -> None:
         assert proxy.requests[0].target == f"{server.url}/bytes/10"
 
 
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_unreachable_proxy_is_connect_error(side: Side, scheme: str) -> None:
+    """A proxy nothing listens on: the library's own transport fails to connect to it
+    (ConnectError, not ProxyError), forwarding or tunnelling, and so does nodelay's."""
+    with side.Client(proxy=f"http://127.0.0.1:{closed_port()}") as client:
+        with pytest.raises(side.lib.ConnectError) as info:
+            client.get(f"{scheme}://example.org/")
+    assert not isinstance(info.value, side.lib.ProxyError)
+
+
+def test_refused_tunnel_is_proxy_error(side: Side) -> None:
+    """A proxy that answers CONNECT with a refusal: ProxyError, in both transports."""
+    with ProxyServer(refuse_connect=403) as proxy:
+        with side.Client(proxy=proxy.url) as client:
+            with pytest.raises(side.lib.ProxyError):
+                client.get("https://example.org/")
+
+
 def test_verify_ca_file(side: Side, ca_file: str, identity: tuple[str, str]) -> None:
     srv = _core.TestServer("127.0.0.1", 0, 1, tls=True, cert_file=identity[0], key_file=identity[1])
     try:

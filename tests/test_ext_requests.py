@@ -423,6 +423,19 @@ def test_utf8_location_is_followed_as_requests_follows_it(session: requests.Sess
         assert srv.requests[1].startswith(b"GET /caf%C3%A9 HTTP/1.1\r\n")
 
 
+def test_header_bytes_read_as_http_client_reads_them(session: requests.Session) -> None:
+    """Each byte of a header field is one Latin-1 character, UTF-8 or not (http.client's
+    view, which requests and the tools reading ``raw.headers`` and cookies rely on)."""
+    head = b"HTTP/1.1 200 OK\r\nX-Latin: caf\xe9\r\nX-Utf8: caf\xc3\xa9\r\n"
+    head += b"Set-Cookie: name=caf\xe9\r\nContent-Length: 2\r\n\r\nok"
+    with ScriptedServer([Recv(), Send(head)]) as srv:
+        r = session.get(f"http://127.0.0.1:{srv.port}/")
+    assert r.headers["X-Latin"] == "caf\xe9"
+    assert r.headers["X-Utf8"] == "caf\xc3\xa9"
+    assert r.raw.headers["X-Latin"] == "caf\xe9"
+    assert r.cookies["name"] == "caf\xe9"
+
+
 def test_read_timeout_message_is_urllib3s(
     session: requests.Session, server: _core.TestServer
 ) -> None:

@@ -96,3 +96,24 @@ def test_read_of_a_lying_huge_content_length(scripted: Callable[..., ScriptedSer
     with nodelay.Client() as c, c.stream("GET", srv.url + "/") as r:
         with pytest.raises(nodelay.RemoteProtocolError):
             r.read()
+
+
+@pytest.mark.parametrize("http2", [False, True])
+def test_the_last_piece_ends_the_body(http2: bool) -> None:
+    """A piece that completes the body (all of its Content-Length, the end of an HTTP/2
+    stream) ends it: ``is_closed`` is true and the connection is back in the pool before
+    any further read, which then returns ``b""`` at once."""
+    from nodelay.ext._engine import engine_options
+
+    srv = _core.TestServer("127.0.0.1", 0, 1, http2=http2)
+    engine = _core.Engine(engine_options(http1=not http2, http2=http2))
+    try:
+        stream = engine.open("GET", f"{srv.url}/bytes/202", [], None, (5.0, 5.0, 5.0, None, None))
+        assert stream.read(65536, 65536, False) == expected_bytes(202)
+        assert stream.is_closed
+        if not http2:  # an HTTP/2 connection stays shared, never idle-pooled per stream
+            assert engine.idle_connections() == 1
+        assert stream.read(65536, 65536, False) == b""
+    finally:
+        engine.close()
+        srv.close()

@@ -16,11 +16,13 @@ REFERENCES = frozenset(
         "asyncio-floor",
         "lwp-floor",
         *(f"ceiling-{lib}" for lib in ("httpx", "httpx-async", "httpx2", "httpx2-async")),
+        "ceiling-requests",
     }
 )
 """Rows that bound what a client can reach instead of competing: the least a request costs
 on asyncio's event loop, under LWP::UserAgent with the cheapest transport Perl has, and
-through httpx's or httpx2's client over a transport that does no I/O (``ceiling-*``).
+through httpx's or httpx2's client over a transport that does no I/O, and through requests'
+``Session`` over an adapter that does none (``ceiling-*``).
 They are never a "fastest peer" (docs/performance.md, "Ceilings")."""
 
 __all__ = [

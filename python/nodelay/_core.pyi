@@ -243,6 +243,10 @@ class AsyncRawStream:
         """Bytes of the body read from the connection so far, before decoding."""
     def headers(self) -> list[tuple[str, str]]: ...
     def header(self, name: str) -> str | None: ...
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The header fields as received, as bytes."""
+    def latin1_headers(self) -> list[tuple[str, str]]:
+        """The header fields with each byte one Latin-1 character (http.client's view)."""
     def elapsed_now(self) -> float:
         """Seconds since the request started."""
     def read(
@@ -348,6 +352,10 @@ class RawStream:
     """True once the body was read to the end, failed, or the stream was closed."""
     def headers(self) -> list[tuple[str, str]]: ...
     def header(self, name: str) -> str | None: ...
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The header fields as received, as bytes."""
+    def latin1_headers(self) -> list[tuple[str, str]]:
+        """The header fields with each byte one Latin-1 character (http.client's view)."""
     def elapsed_now(self) -> float:
         """Seconds since the request started."""
     def read(self, max_bytes: int = 262144, min_bytes: int = 65536, decode: bool = True) -> bytes:

@@ -201,7 +201,26 @@ class CloseError(NetworkError):
 
 
 class ProxyError(TransportError):
-    """An error occurred while establishing a proxy connection."""
+    """An error occurred while establishing a proxy connection.
+
+    ``proxy_unreachable`` is true when the proxy itself could not be reached (httpx names
+    that a ``ConnectError``; requests, as nodelay, a ``ProxyError``), false when the proxy
+    answered and refused or broke the tunnel.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        request: Request | None = None,
+        url: str | None = None,
+        proxy_unreachable: bool = False,
+    ) -> None:
+        super().__init__(message, request=request, url=url)
+        self.proxy_unreachable = proxy_unreachable
+
+    def _pickle_kwargs(self) -> dict[str, Any]:
+        return {**super()._pickle_kwargs(), "proxy_unreachable": self.proxy_unreachable}
 
 
 class UnsupportedProtocol(TransportError):

@@ -111,7 +111,24 @@ def unexpected(found: dict[str, str], known: list[tuple[str, str]]) -> list[str]
     return [test for test in failed if not any(fnmatchcase(test, p) for p, _ in known)]
 
 
+def foreign_site_packages() -> list[str]:
+    """The entries of ``sys.path`` that are another environment's site-packages: a suite
+    run must see only its own venv's packages (and nodelay's source), or what is installed
+    elsewhere changes what it tests (httptools in .venv makes uvicorn answer with other
+    header case)."""
+    own = (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
+    return [
+        path
+        for path in sys.path
+        if "site-packages" in path and not os.path.realpath(path).startswith(own)
+    ]
+
+
 def main() -> int:
+    foreign = foreign_site_packages()
+    if foreign:
+        print(f"the suite's venv sees other environments' packages: {foreign}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", type=Path, help="the unpacked sdist")
     parser.add_argument("--library", default="httpx")

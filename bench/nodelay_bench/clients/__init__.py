@@ -27,6 +27,7 @@ CLIENTS: dict[str, tuple[str, str]] = {
     "urllib3": ("urllib3_", "urllib3"),
     "requests": ("requests_", "requests"),
     "nodelay-under-requests": ("requests_nodelay", "requests"),
+    "ceiling-requests": ("requests_ceiling", "requests"),
     "httpx": ("httpx_", "httpx"),
     "httpx-async": ("httpx_async", "httpx"),
     "aiohttp": ("aiohttp_", "aiohttp"),
@@ -57,6 +58,8 @@ WORKLOADS_OF: dict[str, frozenset[str]] = {
     **dict.fromkeys(("httpx", "httpx-async"), frozenset(WORKLOADS)),  # k too: own transport
     # requests' Session over its own adapter and over nodelay's (k: 256 threads, one Session).
     **dict.fromkeys(("requests", "nodelay-under-requests"), frozenset(WORKLOADS)),
+    # requests' Session over an adapter that does no I/O: what requests itself costs.
+    "ceiling-requests": frozenset({"a", "b", "k"}),
 }
 """The workloads of the rows named here; any other row runs every workload that is not
 ``Workload.listed_only``."""

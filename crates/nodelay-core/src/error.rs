@@ -62,6 +62,8 @@ struct Inner {
     /// True when no byte of a response was received, so an idempotent request
     /// on a reused connection may be retried.
     nothing_received: bool,
+    /// A `Proxy` error raised because the proxy could not be reached.
+    proxy_unreachable: bool,
 }
 
 impl Error {
@@ -72,6 +74,7 @@ impl Error {
                 message: message.into(),
                 source: None,
                 nothing_received: false,
+                proxy_unreachable: false,
             }),
         }
     }
@@ -93,6 +96,11 @@ impl Error {
         message.push_str(&self.inner.message);
         self.inner.kind = kind;
         self.inner.message = message;
+        self
+    }
+
+    pub(crate) fn proxy_unreachable(mut self) -> Self {
+        self.inner.proxy_unreachable = true;
         self
     }
 
@@ -137,6 +145,13 @@ impl Error {
 
     pub(crate) fn nothing_received(&self) -> bool {
         self.inner.nothing_received
+    }
+
+    /// Whether this `Proxy` error is a failure to connect to the proxy (as
+    /// opposed to a proxy that refused or broke the tunnel): requests calls
+    /// both a ProxyError, httpx calls this one a ConnectError.
+    pub fn is_proxy_unreachable(&self) -> bool {
+        self.inner.proxy_unreachable
     }
 
     /// Whether a request that failed with this error goes once more on a

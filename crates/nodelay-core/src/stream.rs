@@ -83,12 +83,25 @@ impl BodyStream {
             let target = self.pieces.read_target(dst, filled);
             let n = exchange.read_some(target, &*self.interrupt)?;
             self.pieces.got(n, &mut filled);
-            if n == 0 {
+            // The last bytes of a body whose framing says it is complete (all
+            // of a Content-Length, an HTTP/2 stream's end) end the raw body at
+            // once: the connection goes back to the pool with this piece, and
+            // the caller sees the end without one more read.
+            if n > 0 && exchange.is_complete() {
+                self.pieces.got(0, &mut filled);
+            }
+            if self.pieces.raw_ended() {
                 if let Some(exchange) = self.exchange.take() {
                     exchange.finish();
                 }
             }
         }
         Ok(filled)
+    }
+
+    /// True once the raw body ended (its connection given back or closed)
+    /// and every decoded byte was handed out: the next read returns 0.
+    pub fn is_ended(&self) -> bool {
+        self.exchange.is_none() && self.pieces.is_drained()
     }
 }

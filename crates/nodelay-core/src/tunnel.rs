@@ -71,11 +71,18 @@ fn connect_proxy(
 /// A failure to reach the proxy, named after it (shared with the async
 /// connect path, `aconnect.rs`).
 pub(crate) fn proxy_connect_error(e: Error, proxy: &dyn fmt::Display) -> Error {
-    let kind = match e.kind() {
-        ErrorKind::Connect => ErrorKind::Proxy,
-        other => other,
+    let unreachable = e.kind() == ErrorKind::Connect;
+    let kind = if unreachable {
+        ErrorKind::Proxy
+    } else {
+        e.kind()
     };
-    e.recast(kind, format!("proxy {proxy}: "))
+    let e = e.recast(kind, format!("proxy {proxy}: "));
+    if unreachable {
+        e.proxy_unreachable()
+    } else {
+        e
+    }
 }
 
 /// Opens a CONNECT tunnel to `origin` through `proxy`, then the TLS session
@@ -556,6 +563,7 @@ mod tests {
         answer.received(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n");
         let e = answer.parse(&proxy(), &origin()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Proxy);
+        assert!(!e.is_proxy_unreachable()); // the proxy answered
         let message = e.to_string();
         assert!(
             message.contains("407 Proxy Authentication Required"),
@@ -563,6 +571,18 @@ mod tests {
         );
         assert!(message.contains("refused the credentials"), "{message}");
         assert!(!message.contains("secret"), "{message}");
+    }
+
+    #[test]
+    fn a_proxy_not_reached_is_a_proxy_error_marked_unreachable() {
+        let refused = Error::new(ErrorKind::Connect, "connection refused");
+        let e = proxy_connect_error(refused, &"http://proxy.test:3128");
+        assert_eq!(e.kind(), ErrorKind::Proxy);
+        assert!(e.is_proxy_unreachable());
+        let timed_out = Error::new(ErrorKind::ConnectTimeout, "timed out");
+        let e = proxy_connect_error(timed_out, &"http://proxy.test:3128");
+        assert_eq!(e.kind(), ErrorKind::ConnectTimeout);
+        assert!(!e.is_proxy_unreachable());
     }
 
     #[test]

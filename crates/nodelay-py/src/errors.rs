@@ -62,6 +62,9 @@ pub(crate) fn to_py_err(
         let class = module.bind(py).getattr(class_name(ErrorCode::of(&err)))?;
         let kwargs = PyDict::new(py);
         kwargs.set_item("url", url)?;
+        if err.is_proxy_unreachable() {
+            kwargs.set_item(intern!(py, "proxy_unreachable"), true)?;
+        }
         let exc = class.call((err.message(),), Some(&kwargs))?;
         Ok(PyErr::from_value(exc))
     };

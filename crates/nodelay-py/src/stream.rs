@@ -161,7 +161,11 @@ impl RawStream {
                     Ok(0)
                 }
                 Ok(n) => {
-                    if let Some(left) = remaining {
+                    if stream.is_ended() {
+                        // The last piece: the connection went back with it,
+                        // and `is_closed` tells the caller no read is left.
+                        *slot = Body::Finished;
+                    } else if let Some(left) = remaining {
                         *left = left.saturating_sub(n as u64);
                     }
                     Ok(n)
@@ -215,17 +219,6 @@ impl RawStream {
         })
     }
 
-    /// Size of the `bytes` object the next read of at most `max` bytes goes
-    /// into: no more than the bytes left when known (and at least 1, so the
-    /// read that finds the end of the body can give the connection back).
-    fn piece_capacity(&self, py: Python<'_>, max: usize, decode: bool) -> Result<usize, Error> {
-        Ok(match self.started(py, decode)? {
-            Left::Known(left) => usize::try_from(left).unwrap_or(usize::MAX).clamp(1, max),
-            Left::Unknown => max,
-            Left::Ended => 1,
-        })
-    }
-
     /// Runs `f` on the body's slot: at once when its lock is free, else with
     /// the GIL released while the lock is awaited (a read in another thread
     /// holds it while it waits on the network).
@@ -263,6 +256,14 @@ impl RawStream {
         self.head.header(py, name)
     }
 
+    fn raw_headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.head.raw_headers(py)
+    }
+
+    fn latin1_headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.head.latin1_headers(py)
+    }
+
     /// Seconds since the request started (for `Response.elapsed` at close).
     fn elapsed_now(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
@@ -282,10 +283,17 @@ impl RawStream {
         decode: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         // The piece is read straight into the bytes object handed to Python,
-        // as the whole-body path does: no intermediate buffer, no copy.
-        let capacity = self
-            .piece_capacity(py, max_bytes.max(1), decode)
-            .map_err(|e| self.fail(py, e))?;
+        // as the whole-body path does: no intermediate buffer, no copy. Its
+        // size is no more than the bytes left when known (at least 1, so the
+        // read that finds the end of the body can give the connection back).
+        let capacity = match self.started(py, decode).map_err(|e| self.fail(py, e))? {
+            Left::Known(left) => usize::try_from(left)
+                .unwrap_or(usize::MAX)
+                .clamp(1, max_bytes.max(1)),
+            Left::Unknown => max_bytes.max(1),
+            // Read to the end (or closed): nothing to wait for.
+            Left::Ended => return Ok(PyBytes::new(py, b"")),
+        };
         let (bytes, view) = uninit_bytes(py, capacity)?;
         let n = self
             .next_piece(py, view, min_bytes, decode)

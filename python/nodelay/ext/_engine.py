@@ -188,6 +188,8 @@ def read_pieces(stream: _core.RawStream) -> Iterator[bytes]:
     try:
         while piece := stream.read(READ_MAX_BYTES, READ_MIN_BYTES, False):
             yield piece
+            if stream.is_closed:  # the last piece ended the body: no read left
+                return
     finally:
         stream.close()
 

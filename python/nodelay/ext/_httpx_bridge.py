@@ -8,11 +8,12 @@ library's ``HTTPTransport``, keeps that method as it is and puts the engine in p
 httpcore pool (``EnginePool``). Tools that patch ``HTTPTransport.handle_request`` on the
 class (pytest-httpx, vcrpy, OpenTelemetry's instrumentor) therefore see every request sent
 through a nodelay transport, as they see the library's own. The cost of going through
-httpcore's request and response objects is measured in docs/httpx-transport.md.
+httpcore's request object is measured in docs/httpx-transport.md.
 
 The pool speaks httpcore's API: it takes an ``httpcore.Request`` (the library's request
-stream as its content) and answers an ``httpcore.Response`` whose content is read from the
-engine as the caller iterates it, content codings kept (the library decodes them).
+stream as its content) and answers with what ``HTTPTransport`` reads of an
+``httpcore.Response`` (``_PoolResponse``), its content read from the engine as the caller
+iterates it, content codings kept (the library decodes them).
 Failures are raised as httpcore's exception classes, which the library's
 ``HTTPTransport`` maps to its own.
 """
@@ -99,6 +100,10 @@ class Binding:
     def error(self, error: BaseException) -> BaseException:
         """The exception to raise for an engine failure (its message kept)."""
         cls = _engine.mapped_error(error, self.errors)
+        if getattr(error, "proxy_unreachable", False):
+            # httpcore fails to connect to a proxy it cannot reach (ConnectError); its
+            # ProxyError is for a proxy that answered and refused or broke the tunnel.
+            cls = self.httpcore.ConnectError
         message = getattr(error, "message", None) or str(error)
         if issubclass(cls, self.library.StreamConsumed):
             return cls()  # type: ignore[no-any-return]  # httpx's takes no message
@@ -179,16 +184,17 @@ def _body(request: Any, byte_stream: Any) -> _engine.Body:
     return _engine.stream_body(stream)
 
 
+_HTTP_VERSIONS = {"HTTP/1.0": b"HTTP/1.0", "HTTP/1.1": b"HTTP/1.1", "HTTP/2": b"HTTP/2"}
+"""``RawStream.version`` → httpcore's ``http_version`` extension."""
+
+
 def _extensions(stream: Any) -> dict[str, Any]:
     """``response.extensions`` as httpcore fills them."""
+    version = stream.version
     return {
-        "http_version": stream.version.encode("ascii"),
+        "http_version": _HTTP_VERSIONS.get(version) or version.encode("ascii"),
         "reason_phrase": stream.reason.encode("latin-1"),
     }
-
-
-def _raw_headers(stream: Any) -> list[tuple[bytes, bytes]]:
-    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in stream.headers()]
 
 
 def _trace_prefix(stream: Any) -> str:
@@ -214,16 +220,23 @@ class _Pieces:
             self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
 
     def __iter__(self) -> Iterator[bytes]:
-        self._event("receive_response_body.started", {"request": self._request})
+        traced = self._trace is not None  # the events' dicts are made only for a tracer
+        if traced:
+            self._event("receive_response_body.started", {"request": self._request})
         try:
             yield from _engine.read_pieces(self._stream)
         except _FAILURES as error:
             mapped = self._binding.error(error)
-            self._event("receive_response_body.failed", {"exception": mapped})
+            if traced:
+                self._event("receive_response_body.failed", {"exception": mapped})
             raise mapped from error
-        self._event("receive_response_body.complete", {"return_value": None})
+        if traced:
+            self._event("receive_response_body.complete", {"return_value": None})
 
     def close(self) -> None:
+        if self._trace is None:
+            self._stream.close()
+            return
         self._event("response_closed.started", {})
         self._stream.close()
         self._event("response_closed.complete", {"return_value": None})
@@ -265,7 +278,24 @@ class _AsyncPieces:
 def _head_info(stream: Any) -> dict[str, Any]:
     """The ``receive_response_headers.complete`` trace event's info (httpcore's shape)."""
     head = (stream.version.encode("ascii"), stream.status, stream.reason.encode("latin-1"))
-    return {"return_value": (*head, _raw_headers(stream))}
+    return {"return_value": (*head, stream.raw_headers())}
+
+
+class _PoolResponse:
+    """What a pool answers ``HTTPTransport.handle_request`` with: the four attributes of an
+    ``httpcore.Response`` it reads (``status``, ``headers`` as bytes pairs, ``stream``,
+    ``extensions``), without httpcore's checks of values the engine already gives in
+    their final form."""
+
+    __slots__ = ("extensions", "headers", "status", "stream")
+
+    def __init__(
+        self, status: int, headers: list[tuple[bytes, bytes]], stream: Any, extensions: Any
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.stream = stream
+        self.extensions = extensions
 
 
 class _PoolBase:
@@ -284,13 +314,8 @@ class _PoolBase:
         timeout = _engine.extension_timeouts(request.extensions.get("timeout"))
         return method, _target_url(request.url), headers, timeout
 
-    def _response(self, stream: Any, content: Any) -> Any:
-        return self._binding.httpcore.Response(
-            stream.status,
-            headers=_raw_headers(stream),
-            content=content,
-            extensions=_extensions(stream),
-        )
+    def _response(self, stream: Any, content: Any) -> _PoolResponse:
+        return _PoolResponse(stream.status, stream.raw_headers(), content, _extensions(stream))
 
 
 class EnginePool(_PoolBase):

@@ -49,8 +49,8 @@ class EngineBody:
         them); built on first use."""
         if self._msg is None:
             msg = http.client.HTTPMessage()
-            for name, value in self._stream.headers():
-                msg[name] = value
+            for name, value in self._stream.latin1_headers():
+                msg.set_raw(name, value)  # as parsed: no policy checks of each name
             self._msg = msg
         return self._msg
 
@@ -78,7 +78,9 @@ class EngineBody:
                 return b""
             size = _piece_size(amt)
             first = stream.read(size, size, False)
-            if not first or (amt is not None and len(first) >= amt):
+            # The engine ends the body with its last piece (is_closed), so a body
+            # that fits in one piece is one read.
+            if not first or (amt is not None and len(first) >= amt) or stream.is_closed:
                 return first
             pieces = [first]
             got = len(first)
@@ -89,6 +91,8 @@ class EngineBody:
                     break
                 pieces.append(piece)
                 got += len(piece)
+                if stream.is_closed:
+                    break
             return b"".join(pieces)
         except nd.TimeoutException:
             raise  # a TimeoutError already: urllib3's ReadTimeoutError

@@ -90,21 +90,6 @@ def _header_text(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
-def _http_client_view(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Response header fields as http.client gives them: each byte one Latin-1 character
-    (requests re-encodes ``Location`` as Latin-1 and decodes it as UTF-8). The engine
-    gives UTF-8 text when the bytes are valid UTF-8, which is re-encoded here; bytes that
-    were not valid UTF-8 (Latin-1 text from the engine) cannot be told apart from it, and
-    are re-encoded the same way."""
-    if all(name.isascii() and value.isascii() for name, value in headers):
-        return headers
-    return [(_latin1_view(name), _latin1_view(value)) for name, value in headers]
-
-
-def _latin1_view(text: str) -> str:
-    return text if text.isascii() else text.encode("utf-8").decode("latin-1")
-
-
 def _engine_body(body: Any) -> bytes | Upload | None:
     if body is None or isinstance(body, bytes):
         return body
@@ -250,7 +235,10 @@ class EnginePool:
                 rewind_body(body, body_pos)
 
     def _headers(self, method: str, headers: Any, body: Any) -> list[tuple[str, str]]:
-        sent = [(_header_text(n), _header_text(v)) for n, v in (headers or {}).items()]
+        sent = [
+            (n, v) if type(n) is str and type(v) is str else (_header_text(n), _header_text(v))
+            for n, v in (headers or {}).items()
+        ]
         if body is None and method.upper() not in _METHODS_NOT_EXPECTING_BODY:
             if not any(name.lower() in _FRAMING_HEADERS for name, _ in sent):
                 sent.append(("Content-Length", "0"))
@@ -262,7 +250,9 @@ class EnginePool:
         body = EngineBody(stream)
         return HTTPResponse(
             body=body,  # type: ignore[arg-type]
-            headers=HTTPHeaderDict(_http_client_view(stream.headers())),
+            # Each byte one Latin-1 character, as http.client gives header fields
+            # (requests re-encodes Location that way before decoding it as UTF-8).
+            headers=HTTPHeaderDict(stream.latin1_headers()),
             status=stream.status,
             version=_HTTP_VERSIONS.get(stream.version, 11),
             version_string=stream.version,

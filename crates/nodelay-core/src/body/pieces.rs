@@ -109,6 +109,18 @@ impl Pieces {
         &mut self.raw
     }
 
+    /// Whether the raw body ended (the driver read 0, or the body failed).
+    pub fn raw_ended(&self) -> bool {
+        self.raw_ended
+    }
+
+    /// Whether nothing is left to hand out: the raw body ended and was
+    /// delivered as received (a decoded body may still hold decoded bytes;
+    /// its end is found by the read that returns 0).
+    pub fn is_drained(&self) -> bool {
+        self.raw_ended && self.decoder.is_none()
+    }
+
     /// Raw bytes read so far, as received (content codings still applied).
     pub fn raw_read(&self) -> u64 {
         self.raw_read

@@ -230,6 +230,14 @@ impl AsyncRawStream {
         self.head.header(py, name)
     }
 
+    fn raw_headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.head.raw_headers(py)
+    }
+
+    fn latin1_headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.head.latin1_headers(py)
+    }
+
     /// Seconds since the request started (for `Response.elapsed` at close).
     fn elapsed_now(&self) -> f64 {
         self.started.elapsed().as_secs_f64()
