@@ -363,7 +363,12 @@ async fn connect_uds(
 ) -> Result<TcpStream, Error> {
     let (path, origin_, deadlines_) = (path.to_owned(), origin.clone(), *deadlines);
     let connected = tokio::task::spawn_blocking(move || {
-        crate::connect::connect_uds(&path, &origin_, &deadlines_, &crate::NeverInterrupt)
+        crate::connect::connect_uds(
+            &path,
+            &origin_,
+            &deadlines_,
+            &crate::interrupt::NeverInterrupt,
+        )
     })
     .await
     .map_err(|e| Error::new(ErrorKind::Connect, format!("connect task failed: {e}")))??;

@@ -311,7 +311,7 @@ mod tests {
             addr,
             None,
             Some(Duration::from_secs(5)),
-            &crate::NeverInterrupt,
+            &crate::interrupt::NeverInterrupt,
         )
         .unwrap_or_else(|_| panic!("connect failed"));
         assert_eq!(stream.peer_addr().unwrap(), addr);
@@ -333,7 +333,7 @@ mod tests {
             addr,
             None,
             Some(Duration::from_secs(5)),
-            &crate::NeverInterrupt,
+            &crate::interrupt::NeverInterrupt,
         ) {
             Err(Attempt::Failed(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
             Err(Attempt::Interrupted) => panic!("not interrupted"),

@@ -40,29 +40,14 @@ pub(crate) fn send_request(
     }
 }
 
-/// Reads until a final (non-1xx) response head is complete. Returns the head
-/// with its bytes copied out of the read buffer (they are tiny and the buffer
-/// is about to be reused for the body). Called once the request is sent: the
-/// read timeout bounds the whole wait from here, interim responses included
-/// (`Deadlines::for_head`).
-pub(crate) fn receive_head(
-    pooled: &mut PooledConn,
-    request_was_head: bool,
-    deadlines: &Deadlines,
-    interrupt: &dyn Interrupt,
-) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    receive_head_with(
-        pooled,
-        HeadReader::new(request_was_head),
-        deadlines,
-        interrupt,
-    )
-}
-
-/// [`receive_head`] for the phase `reader` starts (an answer to a request cut
-/// short is read with `HeadReader::after_cut_request`). Only moves bytes:
-/// the reader finds the head, skips interim responses and says whether
-/// anything was received.
+/// Reads until a final (non-1xx) response head is complete, for the phase
+/// `reader` starts (`HeadReader::new`, or `HeadReader::after_cut_request` for
+/// the answer to a request cut short). Returns the head with its bytes copied
+/// out of the read buffer (they are tiny and the buffer is about to be reused
+/// for the body). Called once the request is sent: the read timeout bounds
+/// the whole wait from here, interim responses included
+/// (`Deadlines::for_head`). Only moves bytes: the reader finds the head,
+/// skips interim responses and says whether anything was received.
 pub(crate) fn receive_head_with(
     pooled: &mut PooledConn,
     mut reader: HeadReader,

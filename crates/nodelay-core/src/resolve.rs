@@ -129,7 +129,7 @@ mod tests {
 
     use super::*;
     use crate::deadline::Timeouts;
-    use crate::NeverInterrupt;
+    use crate::interrupt::NeverInterrupt;
 
     fn deadlines(connect: Option<Duration>) -> Deadlines {
         Deadlines::start(

@@ -34,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "timing",
             "runtime",
             "target",
+            "executor",
             "deadline",
         ],
     ),
@@ -63,6 +64,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "h2",
             "h2::*",
             "aio::h2",
+            "sequence",
         ],
     ),
     ("body", &["body", "body::*"]),
@@ -73,6 +75,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "aio::any_exchange",
             "stream",
             "aio::body",
+            "request",
             "client",
             "aio::client",
             "aio",
@@ -98,57 +101,19 @@ const FORBIDDEN: &[(&str, &str)] = &[
 /// Cycles still present, each given by its sorted member modules, while the
 /// crate is being untangled. The test fails on any other cycle, and on a
 /// listed one that is gone (so that the list only shrinks).
-const KNOWN_CYCLES: &[&[&str]] = &[&[
-    "aconnect",
-    "aio",
-    "aio::any_exchange",
-    "aio::body",
-    "aio::client",
-    "aio::conn",
-    "aio::exchange",
-    "aio::h2",
-    "aio::pool",
-    "aio::upload",
-    "any_exchange",
-    "body",
-    "body::whole",
-    "client",
-    "conn",
-    "connect",
-    "crate",
-    "deadline",
-    "exchange",
-    "h2",
-    "h2::conn",
-    "h2::error",
-    "h2::exchange",
-    "h2::pool",
-    "h2::response",
-    "h2::upload",
-    "pool",
-    "pool::asynchronous",
-    "pool::blocking",
-    "pool::handover",
-    "resolve",
-    "stream",
-    "tls",
-    "transport",
-    "tunnel",
-    "upload",
-]];
+const KNOWN_CYCLES: &[&[&str]] = &[
+    &["connect", "resolve", "tls", "transport"],
+    &["h2::conn", "h2::error", "h2::pool", "h2::response"],
+    &[
+        "pool",
+        "pool::asynchronous",
+        "pool::blocking",
+        "pool::handover",
+    ],
+];
 
 /// Layer breaches still present (`from -> to`), under the same rule.
-const KNOWN_BREACHES: &[&str] = &[
-    "aconnect -> crate",
-    "aio::exchange -> crate",
-    "body::whole -> aio",
-    "body::whole -> any_exchange",
-    "deadline -> h2",
-    "h2::upload -> aio",
-    "pool -> aio",
-    "pool::asynchronous -> aio",
-    "pool::handover -> aio",
-];
+const KNOWN_BREACHES: &[&str] = &[];
 
 #[test]
 fn modules_have_no_cycle() {

@@ -177,7 +177,7 @@ impl H2Conn {
     /// of one `writev` per request.
     pub fn flush(&self) {
         let driver = &self.handle.0;
-        if super::parks_with_deadlines() || driver.active.load(Ordering::Acquire) <= 1 {
+        if crate::executor::parks_with_deadlines() || driver.active.load(Ordering::Acquire) <= 1 {
             driver.flush_now();
         } else {
             driver.send_queued.store(true, Ordering::Release);

@@ -35,7 +35,7 @@ use rate::Rates;
 pub use state::PoolConfig;
 use state::{Bound, CheckedIn, Opened, PoolState, Popped};
 
-use crate::aio::AsyncConn;
+use crate::aio::conn::AsyncConn;
 use crate::conn::Connection;
 use crate::deadline::{Deadlines, Phase};
 use crate::error::Error;
