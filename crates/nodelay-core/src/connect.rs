@@ -10,31 +10,19 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::deadline::{Budget, Deadlines, Phase};
+use crate::dial::Dial;
 use crate::error::{Error, ErrorKind};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{interrupted, Interrupt};
 use crate::resolve::resolve;
 use crate::target::Origin;
 use crate::timing::{self, ConnectTimings};
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
-
-/// How a client opens its connections (httpx's `HTTPTransport(uds=,
-/// local_address=)`), fixed per client and so per pool.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Dial {
-    /// Connect every origin to this Unix domain socket instead of resolving
-    /// its host (the URL still names the host for `Host`, SNI and cookies).
-    pub uds: Option<PathBuf>,
-    /// Bind outgoing TCP connections to this local address (port chosen by
-    /// the kernel) before connecting.
-    pub local_address: Option<IpAddr>,
-}
 
 /// Connects to the Unix domain socket at `path` within the connect deadline
 /// (shared with `aconnect.rs`, which hands the stream to tokio). The stream
@@ -189,10 +177,6 @@ fn connect_tcp(
 pub(crate) fn connect_timed_out(origin: &Origin, deadlines: &Deadlines) -> Error {
     let doing = format!("connecting to {}:{}", origin.host, origin.port);
     deadlines.timed_out(Phase::connect(&doing))
-}
-
-pub(crate) fn interrupted() -> Error {
-    Error::new(ErrorKind::Interrupted, "interrupted by a signal")
 }
 
 enum Attempt {

@@ -25,7 +25,7 @@ use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::exchange::send_request;
 use crate::interrupt::Interrupt;
-use crate::pool::PooledConn;
+use crate::pool::blocking::PooledConn;
 use crate::sequence::Sent;
 
 /// A request body produced piece by piece (an iterator, a file, a multipart

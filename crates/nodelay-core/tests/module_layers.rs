@@ -42,6 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "net",
         &[
             "resolve",
+            "dial",
             "connect",
             "tls",
             "transport",
@@ -98,49 +99,17 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("body::*", "aio::any_exchange"),
 ];
 
-/// Cycles still present, each given by its sorted member modules, while the
-/// crate is being untangled. The test fails on any other cycle, and on a
-/// listed one that is gone (so that the list only shrinks).
-const KNOWN_CYCLES: &[&[&str]] = &[
-    &["connect", "resolve", "tls", "transport"],
-    &["h2::conn", "h2::error", "h2::pool", "h2::response"],
-    &[
-        "pool",
-        "pool::asynchronous",
-        "pool::blocking",
-        "pool::handover",
-    ],
-];
-
-/// Layer breaches still present (`from -> to`), under the same rule.
-const KNOWN_BREACHES: &[&str] = &[];
-
 #[test]
 fn modules_have_no_cycle() {
     let graph = Graph::load();
-    let cycles = graph.cycles();
-    let mut found: BTreeSet<Vec<String>> = BTreeSet::new();
     let mut report = String::new();
-    for component in &cycles {
-        found.insert(component.clone());
-        let known = KNOWN_CYCLES.iter().any(|k| k.iter().eq(component.iter()));
-        if !known {
-            report.push_str(&format!(
-                "cycle of {} modules: {}\n  e.g. {}\n",
-                component.len(),
-                component.join(", "),
-                graph.shortest_cycle(component).join(" -> ")
-            ));
-        }
-    }
-    for known in KNOWN_CYCLES {
-        let known: Vec<String> = known.iter().map(|s| s.to_string()).collect();
-        if !found.contains(&known) {
-            report.push_str(&format!(
-                "listed cycle no longer present, remove it from KNOWN_CYCLES: {}\n",
-                known.join(", ")
-            ));
-        }
+    for component in &graph.cycles() {
+        report.push_str(&format!(
+            "cycle of {} modules: {}\n  e.g. {}\n",
+            component.len(),
+            component.join(", "),
+            graph.shortest_cycle(component).join(" -> ")
+        ));
     }
     assert!(
         report.is_empty(),
@@ -152,7 +121,6 @@ fn modules_have_no_cycle() {
 fn modules_follow_the_layer_order() {
     let graph = Graph::load();
     let mut report = String::new();
-    let mut found = BTreeSet::new();
     for module in graph.modules.keys() {
         if let Err(problem) = layer_of(module) {
             report.push_str(&problem);
@@ -167,30 +135,17 @@ fn modules_follow_the_layer_order() {
             let forbidden = FORBIDDEN
                 .iter()
                 .any(|(a, b)| matches(a, from) && matches(b, to));
-            if to_layer <= from_layer && !forbidden {
-                continue;
-            }
-            let breach = format!("{from} -> {to}");
-            found.insert(breach.clone());
-            if KNOWN_BREACHES.contains(&breach.as_str()) {
-                continue;
-            }
             let why = if forbidden {
                 "forbidden edge".to_string()
-            } else {
+            } else if to_layer > from_layer {
                 format!(
                     "layer {} uses layer {} above it",
                     LAYERS[from_layer].0, LAYERS[to_layer].0
                 )
+            } else {
+                continue;
             };
-            report.push_str(&format!("{breach} ({why}) via `{via}`\n"));
-        }
-    }
-    for known in KNOWN_BREACHES {
-        if !found.contains(*known) {
-            report.push_str(&format!(
-                "listed breach no longer present, remove it from KNOWN_BREACHES: {known}\n"
-            ));
+            report.push_str(&format!("{from} -> {to} ({why}) via `{via}`\n"));
         }
     }
     assert!(
