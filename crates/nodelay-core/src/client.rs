@@ -225,7 +225,6 @@ impl Client {
             }
         }
         self.send_h1(prepared, body, deadlines, started, interrupt, adopted)
-            .map(Exchange::H1)
     }
 
     /// The blocking driver of the HTTP/1.1 exchange sequence: runs each
@@ -239,7 +238,7 @@ impl Client {
         started: Instant,
         interrupt: &dyn Interrupt,
         mut adopted: Option<PooledConn>,
-    ) -> Result<H1Exchange, Error> {
+    ) -> Result<Exchange, Error> {
         let mut sequence = Sequence::new(prepared.is_head, prepared.idempotent, body.is_streamed());
         let mut current: Option<PooledConn> = None;
         loop {
@@ -264,15 +263,17 @@ impl Client {
                 }
                 Step::Receive(reader) => {
                     let pooled = current.as_mut().expect("a connection is checked out");
-                    sequence.received(receive_head_with(pooled, reader, &deadlines, interrupt));
+                    match receive_head_with(pooled, reader, &deadlines, interrupt) {
+                        Ok((head, head_bytes)) => {
+                            let pooled = current.take().expect("a connection is checked out");
+                            return Ok(Exchange::H1(H1Exchange::new(
+                                pooled, head, head_bytes, deadlines, started,
+                            )));
+                        }
+                        Err(e) => sequence.not_received(e),
+                    }
                 }
                 Step::Rewind => sequence.rewound(body.rewind()),
-                Step::Head(head, head_bytes) => {
-                    let pooled = current.take().expect("a connection is checked out");
-                    return Ok(H1Exchange::new(
-                        pooled, head, head_bytes, deadlines, started,
-                    ));
-                }
                 Step::Fail(e) => return Err(e),
             }
         }

@@ -256,6 +256,7 @@ fn framing_with_headers(
 /// the header fields already encoded, when `encoded` is given: `headers` is
 /// then ignored), followed by the body when it is small enough to leave in
 /// the same write; returns the bytes and whether the body is in them.
+#[inline]
 fn encode_inline(
     parts: &RequestParts<'_>,
     request_target: &str,

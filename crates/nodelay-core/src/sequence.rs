@@ -8,7 +8,7 @@
 //! what connection, after rewinding the body) is taken here, once. The body
 //! and the reuse verdict are the exchange's (`nodelay_proto::BodyReader`).
 
-use nodelay_proto::{answer_may_follow, HeadReader, ResponseHead, SendFailure};
+use nodelay_proto::{answer_may_follow, HeadReader, SendFailure};
 
 use crate::error::{Error, ErrorKind};
 use crate::limits::STALE_CONNECTION_RETRIES;
@@ -17,21 +17,20 @@ use crate::limits::STALE_CONNECTION_RETRIES;
 pub(crate) enum Step {
     /// Take a connection (the one ALPN handed over while there is one, else
     /// from the pool: a new one when `fresh`), then report
-    /// [`Sequence::checked_out`]. A failed checkout ends the sequence.
+    /// [`Sequence::checked_out`]. A failed checkout ends the request.
     Checkout {
         /// A retry: a new connection, not an idle one.
         fresh: bool,
     },
     /// Write the request on the connection, then report [`Sequence::sent`].
     Send,
-    /// Read a response head with this reader, then report
-    /// [`Sequence::received`].
+    /// Read a response head with this reader: a head is the response (the
+    /// exchange goes on with its body); a failure is reported with
+    /// [`Sequence::not_received`].
     Receive(HeadReader),
     /// Start the request body over for a retry, then report
     /// [`Sequence::rewound`].
     Rewind,
-    /// The final head: the exchange goes on with its body.
-    Head(ResponseHead, Box<[u8]>),
     /// The request failed.
     Fail(Error),
 }
@@ -51,32 +50,29 @@ pub(crate) enum Sent {
 pub(crate) struct Sequence {
     is_head: bool,
     idempotent: bool,
-    /// The body can start over (bytes always; a stream when its source
-    /// rewinds), asked with [`Step::Rewind`] before a retry.
+    /// The body must be rewound (a stream) before the request goes again.
     ask_rewind: bool,
     retries_left: usize,
     /// Whether the connection in use was reused from the pool.
     reused: bool,
-    state: State,
+    next: Next,
+    /// The failed write the head read looks for an answer to: the error the
+    /// attempt ends with when none comes.
+    failed_send: Option<Error>,
+    /// The error a rewind or the request's end reports.
+    error: Option<Error>,
 }
 
-enum State {
+/// The step [`Sequence::next`] gives; no heap data, so moving it costs
+/// nothing on the hot path.
+enum Next {
     Checkout,
     Send,
-    Receive {
-        reader: HeadReader,
-        /// The failed write this read looks for an answer to: the error the
-        /// attempt ends with when none comes.
-        failed: Option<Error>,
-    },
-    Receiving {
-        failed: Option<Error>,
-    },
-    Rewind(Error),
-    Rewinding(Error),
-    Head(ResponseHead, Box<[u8]>),
-    Fail(Error),
-    Done,
+    Receive(HeadReader),
+    Rewind,
+    Fail,
+    /// The last step was given and not reported yet.
+    Waiting,
 }
 
 impl Sequence {
@@ -89,30 +85,23 @@ impl Sequence {
             ask_rewind: streamed,
             retries_left: STALE_CONNECTION_RETRIES,
             reused: false,
-            state: State::Checkout,
+            next: Next::Checkout,
+            failed_send: None,
+            error: None,
         }
     }
 
     /// What to do next; each step is reported back before the next call.
     pub(crate) fn next(&mut self) -> Step {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Checkout => Step::Checkout {
+        match std::mem::replace(&mut self.next, Next::Waiting) {
+            Next::Checkout => Step::Checkout {
                 fresh: self.retries_left < STALE_CONNECTION_RETRIES,
             },
-            State::Send => Step::Send,
-            State::Receive { reader, failed } => {
-                self.state = State::Receiving { failed };
-                Step::Receive(reader)
-            }
-            State::Rewind(error) => {
-                self.state = State::Rewinding(error);
-                Step::Rewind
-            }
-            State::Head(head, bytes) => Step::Head(head, bytes),
-            State::Fail(error) => Step::Fail(error),
-            State::Receiving { .. } | State::Rewinding(_) | State::Done => {
-                unreachable!("Sequence::next before the last step was reported")
-            }
+            Next::Send => Step::Send,
+            Next::Receive(reader) => Step::Receive(reader),
+            Next::Rewind => Step::Rewind,
+            Next::Fail => Step::Fail(self.error.take().expect("the request's error")),
+            Next::Waiting => unreachable!("Sequence::next before the last step was reported"),
         }
     }
 
@@ -120,78 +109,70 @@ impl Sequence {
     /// failure on it before any response byte may be a server-side close).
     pub(crate) fn checked_out(&mut self, reused: bool) {
         self.reused = reused;
-        self.state = State::Send;
+        self.next = Next::Send;
     }
 
     /// The request was written (or not): `closed` tells whether the
     /// connection is known closed, asked only after a failed write.
     pub(crate) fn sent(&mut self, outcome: Sent, closed: impl FnOnce() -> bool) {
-        self.state = match outcome {
-            Sent::Whole => State::Receive {
-                reader: HeadReader::new(self.is_head),
-                failed: None,
-            },
-            Sent::Cut => State::Receive {
-                reader: HeadReader::after_cut_request(self.is_head),
-                failed: None,
-            },
+        match outcome {
+            Sent::Whole => self.next = Next::Receive(HeadReader::new(self.is_head)),
+            Sent::Cut => self.next = Next::Receive(HeadReader::after_cut_request(self.is_head)),
             // The server may have answered and closed before the body was
             // all out (a 413): that answer is the response. A failed write
             // with no answer (EPIPE, ECONNRESET on a stale reused connection)
             // received nothing: idempotent requests may go again.
             Sent::Failed(error) if answer_may_follow(send_failure(&error), closed) => {
-                State::Receive {
-                    reader: HeadReader::after_cut_request(self.is_head),
-                    failed: Some(error),
-                }
+                self.failed_send = Some(error);
+                self.next = Next::Receive(HeadReader::after_cut_request(self.is_head));
             }
             Sent::Failed(error) => self.attempt_failed(error),
-        };
+        }
     }
 
-    /// The head read ended.
-    pub(crate) fn received(&mut self, result: Result<(ResponseHead, Box<[u8]>), Error>) {
-        let State::Receiving { failed } = std::mem::replace(&mut self.state, State::Done) else {
-            unreachable!("Sequence::received without Step::Receive")
-        };
-        self.state = match (result, failed) {
-            (Ok((head, bytes)), _) => State::Head(head, bytes),
+    /// The head read failed with `error`.
+    pub(crate) fn not_received(&mut self, error: Error) {
+        match self.failed_send.take() {
             // No answer after a failed write: the write's error stands,
             // unless the wait for the answer was interrupted (Ctrl-C).
-            (Err(e), Some(failed)) if !e.is_interrupted() => self.attempt_failed(failed),
-            (Err(e), _) => self.attempt_failed(e),
-        };
+            Some(failed) if !error.is_interrupted() => self.attempt_failed(failed),
+            _ => self.attempt_failed(error),
+        }
     }
 
     /// The body source was asked to start over: `Ok(false)` when it cannot.
     pub(crate) fn rewound(&mut self, result: Result<bool, Error>) {
-        let State::Rewinding(error) = std::mem::replace(&mut self.state, State::Done) else {
-            unreachable!("Sequence::rewound without Step::Rewind")
-        };
-        self.state = match result {
+        match result {
             Ok(true) => self.retry(),
-            Ok(false) => State::Fail(error),
-            Err(e) => State::Fail(e),
-        };
+            Ok(false) => self.next = Next::Fail,
+            Err(e) => self.fail(e),
+        }
     }
 
     /// An attempt ended with `error`: a stale keep-alive connection (a
     /// reused one that failed before any response byte) is replaced once
     /// for an idempotent request; anything else is the request's error.
-    fn attempt_failed(&mut self, error: Error) -> State {
+    fn attempt_failed(&mut self, error: Error) {
         if !error.allows_fresh_connection_retry(self.reused, self.idempotent, self.retries_left) {
-            return State::Fail(error);
-        }
-        if self.ask_rewind {
-            State::Rewind(error)
+            self.fail(error);
+        } else if self.ask_rewind {
+            // Kept: the request's error if the body cannot start over.
+            self.error = Some(error);
+            self.next = Next::Rewind;
         } else {
-            self.retry()
+            self.retry();
         }
     }
 
-    fn retry(&mut self) -> State {
+    fn fail(&mut self, error: Error) {
+        self.error = Some(error);
+        self.next = Next::Fail;
+    }
+
+    fn retry(&mut self) {
         self.retries_left -= 1;
-        State::Checkout
+        self.error = None;
+        self.next = Next::Checkout;
     }
 }
 

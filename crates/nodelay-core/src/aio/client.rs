@@ -237,15 +237,17 @@ impl AsyncClient {
                 }
                 Step::Receive(reader) => {
                     let pooled = current.as_mut().expect("a connection is checked out");
-                    sequence.received(receive_head_with(pooled, reader, &deadlines).await);
+                    match receive_head_with(pooled, reader, &deadlines).await {
+                        Ok((head, head_bytes)) => {
+                            let pooled = current.take().expect("a connection is checked out");
+                            return Ok(AsyncH1Exchange::new(
+                                pooled, head, head_bytes, deadlines, started,
+                            ));
+                        }
+                        Err(e) => sequence.not_received(e),
+                    }
                 }
                 Step::Rewind => sequence.rewound(body.rewind().await),
-                Step::Head(head, head_bytes) => {
-                    let pooled = current.take().expect("a connection is checked out");
-                    return Ok(AsyncH1Exchange::new(
-                        pooled, head, head_bytes, deadlines, started,
-                    ));
-                }
                 Step::Fail(e) => return Err(e),
             }
         }
