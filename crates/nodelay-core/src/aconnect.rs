@@ -19,7 +19,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use crate::aio::WatchedTcp;
+use crate::aio::watched::{current_watcher, WatchedTcp};
 use crate::connect::connect_timed_out;
 use crate::deadline::{Budget, Deadlines};
 use crate::error::{Error, ErrorKind};
@@ -48,6 +48,29 @@ pub enum AsyncTransport {
 }
 
 impl AsyncTransport {
+    /// This transport for the driver of this thread: a plain connection
+    /// watched by this thread's watcher when it has one, else on tokio's
+    /// reactor. Must be called inside the runtime's context (joining the
+    /// reactor needs it).
+    pub(crate) fn fit_to_thread(self) -> io::Result<AsyncTransport> {
+        Ok(match (self, current_watcher()) {
+            (AsyncTransport::Plain(tcp), Some(watcher)) => {
+                AsyncTransport::Watched(WatchedTcp::new(tcp.into_std()?, watcher))
+            }
+            (AsyncTransport::Watched(watched), Some(watcher)) => {
+                if watched.is_watched_by(&watcher) {
+                    AsyncTransport::Watched(watched)
+                } else {
+                    AsyncTransport::Watched(WatchedTcp::new(watched.into_std(), watcher))
+                }
+            }
+            (AsyncTransport::Watched(watched), None) => {
+                AsyncTransport::Plain(tokio::net::TcpStream::from_std(watched.into_std())?)
+            }
+            (other, _) => other,
+        })
+    }
+
     /// The socket's descriptor (for the idle liveness check).
     pub fn raw_fd(&self) -> RawFd {
         match self {
@@ -377,7 +400,12 @@ async fn connect_uds(
 ) -> Result<TcpStream, Error> {
     let (path, origin_, deadlines_) = (path.to_owned(), origin.clone(), *deadlines);
     let connected = tokio::task::spawn_blocking(move || {
-        crate::connect::connect_uds(&path, &origin_, &deadlines_, &crate::NeverInterrupt)
+        crate::connect::connect_uds(
+            &path,
+            &origin_,
+            &deadlines_,
+            &crate::interrupt::NeverInterrupt,
+        )
     })
     .await
     .map_err(|e| Error::new(ErrorKind::Connect, format!("connect task failed: {e}")))??;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use nodelay_proto::{HeaderSpan, ResponseHead, Version};
 
+use crate::body::whole::{RawBody, WholeBody, WholeResponse};
 use crate::error::Error;
 use crate::exchange::H1Exchange;
 use crate::h2::H2Exchange;
@@ -90,8 +91,8 @@ impl Exchange {
 
     /// The content codings to undo, in the order applied; `None` when one is
     /// unknown (the body is then delivered as received).
-    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
-        crate::decode::parse_codings(self.header_values("content-encoding"))
+    pub fn content_codings(&self) -> Result<Option<Vec<crate::body::Coding>>, Error> {
+        crate::body::parse_codings(self.header_values("content-encoding"))
     }
 
     /// The exact body size when the server announced one.
@@ -148,5 +149,48 @@ impl Exchange {
             Exchange::H1(x) => x.finish(),
             Exchange::H2(x) => drop(x),
         }
+    }
+}
+
+impl Exchange {
+    /// What reading this response's whole body takes (fails with
+    /// `Decoding` on more than `MAX_CONTENT_CODINGS` codings).
+    pub fn whole_body(&self) -> Result<WholeBody, Error> {
+        Ok(WholeBody::new(
+            self.content_codings()?,
+            self.content_length(),
+        ))
+    }
+
+    /// Reads the whole body, decoded, and ends the exchange (the connection
+    /// goes back to the pool).
+    pub fn read_whole(
+        mut self,
+        interrupt: &dyn Interrupt,
+        max_decoded_bytes: u64,
+    ) -> Result<WholeResponse, Error> {
+        let body = self
+            .whole_body()?
+            .read(&mut self, interrupt, max_decoded_bytes)?;
+        Ok(self.into_whole(body))
+    }
+
+    /// Ends the exchange (its body read) and makes the whole response of
+    /// `body`: an HTTP/1.1 connection read to its end goes back to the pool.
+    pub fn into_whole<B>(mut self, body: B) -> WholeResponse<B> {
+        let taken = self.take_head();
+        let whole = WholeResponse::new(self.head(), taken, body, self.started().elapsed());
+        self.finish();
+        whole
+    }
+}
+
+impl RawBody for Exchange {
+    fn read_exact_into(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<(), Error> {
+        Exchange::read_exact_into(self, dst, interrupt)
+    }
+
+    fn read_to_end(&mut self, out: &mut Vec<u8>, interrupt: &dyn Interrupt) -> Result<(), Error> {
+        Exchange::read_to_end(self, out, interrupt)
     }
 }

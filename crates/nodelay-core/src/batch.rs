@@ -26,14 +26,16 @@
 
 use std::time::Instant;
 
-use crate::aio::AsyncPooled;
-use crate::any_exchange::Exchange;
-use crate::body::{decode, WholeResponse};
-use crate::client::{Client, Prepared};
+use crate::aio::any_exchange::AsyncExchange;
+use crate::aio::h2::AsyncH2Exchange;
+use crate::aio::pool::AsyncPooled;
+use crate::aio::upload::AsyncOutgoing;
+use crate::body::WholeResponse;
+use crate::client::Client;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::Error;
-use crate::h2::{H2Exchange, H2Response, Sent};
-use crate::limits::EXACT_PREALLOC_MAX_BYTES;
+use crate::h2::Sent;
+use crate::request::Prepared;
 
 /// A response read whole (body decoded), its connection given back.
 pub type Fetched = WholeResponse;
@@ -120,7 +122,10 @@ pub async fn fetch(
         let deadlines = Deadlines::start(timeouts, started);
         let (pool, tls) = client.h2_parts();
         match pool.send(&prepared.key, tls, request, &deadlines).await? {
-            Sent::H2(response) => return h2_whole(response, started, max_decoded_bytes).await,
+            Sent::H2(response) => {
+                let exchange = AsyncExchange::h2(AsyncH2Exchange::new(response, started));
+                return exchange.read_whole(max_decoded_bytes).await;
+            }
             // The server chose HTTP/1.1 by ALPN: the request goes on its
             // fresh connection (nothing was sent on it yet) with the HTTP/1.1
             // driver below.
@@ -132,60 +137,20 @@ pub async fn fetch(
     let started = Instant::now();
     let deadlines = Deadlines::start(timeouts, started);
     let first = first.or_else(|| held.take_for(prepared));
-    let mut exchange = h1
-        .send_h1(prepared, body, deadlines, started, first)
+    let exchange = h1
+        .send_h1(
+            prepared,
+            AsyncOutgoing::Bytes(prepared.large_body(body)),
+            deadlines,
+            started,
+            first,
+        )
         .await?;
-    let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-    let mut body = Vec::new();
-    exchange.read_to_end(&mut body).await?;
-    if let Some(codings) = codings.filter(|_| !body.is_empty()) {
-        body = decode(&codings, body, max_decoded_bytes)?;
-    }
-    let (head_bytes, headers) = exchange.take_head();
-    let (head, _) = exchange.head();
-    let fetched = Fetched {
-        status: head.status,
-        version: head.version,
-        reason: head.reason,
-        head_bytes,
-        headers,
-        body,
-        elapsed: started.elapsed(),
-    };
-    if let Some(pooled) = exchange.into_reusable() {
+    let (fetched, reusable) = AsyncExchange::h1(exchange)
+        .read_whole_reusable(max_decoded_bytes)
+        .await?;
+    if let Some(pooled) = reusable {
         held.keep(pooled);
     }
     Ok(fetched)
-}
-
-/// Reads an HTTP/2 response's body to its end and undoes its content codings.
-async fn h2_whole(
-    mut response: H2Response,
-    started: Instant,
-    max_decoded_bytes: u64,
-) -> Result<Fetched, Error> {
-    let announced = response
-        .content_length()
-        .filter(|&n| n <= EXACT_PREALLOC_MAX_BYTES);
-    let mut body = Vec::with_capacity(announced.unwrap_or(0) as usize);
-    while let Some(data) = response.chunk().await? {
-        body.extend_from_slice(&data);
-    }
-    // The stream ended: the exchange only lends its head form (the same raw
-    // bytes plus spans as HTTP/1.1).
-    let mut exchange = Exchange::H2(H2Exchange::new(response, started));
-    let codings = exchange.content_codings()?.filter(|c| !c.is_empty());
-    if let Some(codings) = codings.filter(|_| !body.is_empty()) {
-        body = decode(&codings, body, max_decoded_bytes)?;
-    }
-    let (head_bytes, headers) = exchange.take_head();
-    Ok(Fetched {
-        status: exchange.status(),
-        version: exchange.version(),
-        reason: exchange.reason_span(),
-        head_bytes,
-        headers,
-        body,
-        elapsed: started.elapsed(),
-    })
 }

@@ -10,31 +10,19 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::deadline::{Budget, Deadlines, Phase};
+use crate::dial::Dial;
 use crate::error::{Error, ErrorKind};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{interrupted, Interrupt};
 use crate::resolve::resolve;
 use crate::target::Origin;
 use crate::timing::{self, ConnectTimings};
 use crate::tls::TlsSetup;
 use crate::transport::Transport;
-
-/// How a client opens its connections (httpx's `HTTPTransport(uds=,
-/// local_address=)`), fixed per client and so per pool.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Dial {
-    /// Connect every origin to this Unix domain socket instead of resolving
-    /// its host (the URL still names the host for `Host`, SNI and cookies).
-    pub uds: Option<PathBuf>,
-    /// Bind outgoing TCP connections to this local address (port chosen by
-    /// the kernel) before connecting.
-    pub local_address: Option<IpAddr>,
-}
 
 /// Connects to the Unix domain socket at `path` within the connect deadline
 /// (shared with `aconnect.rs`, which hands the stream to tokio). The stream
@@ -191,10 +179,6 @@ pub(crate) fn connect_timed_out(origin: &Origin, deadlines: &Deadlines) -> Error
     deadlines.timed_out(Phase::connect(&doing))
 }
 
-pub(crate) fn interrupted() -> Error {
-    Error::new(ErrorKind::Interrupted, "interrupted by a signal")
-}
-
 enum Attempt {
     Failed(io::Error),
     Interrupted,
@@ -311,7 +295,7 @@ mod tests {
             addr,
             None,
             Some(Duration::from_secs(5)),
-            &crate::NeverInterrupt,
+            &crate::interrupt::NeverInterrupt,
         )
         .unwrap_or_else(|_| panic!("connect failed"));
         assert_eq!(stream.peer_addr().unwrap(), addr);
@@ -333,7 +317,7 @@ mod tests {
             addr,
             None,
             Some(Duration::from_secs(5)),
-            &crate::NeverInterrupt,
+            &crate::interrupt::NeverInterrupt,
         ) {
             Err(Attempt::Failed(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
             Err(Attempt::Interrupted) => panic!("not interrupted"),

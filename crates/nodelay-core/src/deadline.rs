@@ -293,7 +293,7 @@ pub(crate) async fn within<T>(
         Budget::Expired => Err(on_timeout()),
         Budget::Wait(None) => fut.await,
         // A blocked sync caller parks with the deadline: no timer needed.
-        Budget::Wait(Some(limit)) if crate::h2::parks_with_deadlines() => {
+        Budget::Wait(Some(limit)) if crate::executor::parks_with_deadlines() => {
             let until = Instant::now() + limit;
             let mut on_timeout = Some(on_timeout);
             std::future::poll_fn(|cx| {
@@ -306,7 +306,7 @@ pub(crate) async fn within<T>(
                     }
                     kept => {
                         on_timeout = kept;
-                        crate::h2::wake_by(until);
+                        crate::executor::wake_by(until);
                         std::task::Poll::Pending
                     }
                 }

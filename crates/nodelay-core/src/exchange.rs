@@ -18,7 +18,7 @@ use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 use crate::limits::{EXACT_PREALLOC_MAX_BYTES, READ_BUFFER_BYTES, UNKNOWN_BODY_INITIAL_BYTES};
-use crate::pool::PooledConn;
+use crate::pool::blocking::PooledConn;
 
 /// Writes the request: `wire` holds the head (and a small body); a large
 /// `body` follows in the same vectored write.

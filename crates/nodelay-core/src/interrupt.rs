@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::error::{Error, ErrorKind};
+
 /// How often a wait that cannot see `EINTR` (a channel, a condition
 /// variable, a wait on the runtime, a batch or the embedded server run from
 /// Python) asks for pending signals: the longest a Ctrl-C waits there. The
@@ -42,4 +44,10 @@ impl Interrupt for NeverInterrupt {
     fn needs_polling(&self) -> bool {
         false
     }
+}
+
+/// The error of a request abandoned because a signal's handler asked to
+/// (see [`Interrupt::should_abort`]).
+pub(crate) fn interrupted() -> Error {
+    Error::new(ErrorKind::Interrupted, "interrupted by a signal")
 }

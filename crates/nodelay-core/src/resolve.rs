@@ -71,7 +71,7 @@ pub(crate) fn resolve(
     match wait(&rx, budget, interrupt) {
         Waited::Answer(result) => result.map_err(|e| failed(host, e)),
         Waited::TimedOut => Err(timed_out(host, deadlines)),
-        Waited::Interrupted => Err(crate::connect::interrupted()),
+        Waited::Interrupted => Err(crate::interrupt::interrupted()),
     }
 }
 
@@ -129,7 +129,7 @@ mod tests {
 
     use super::*;
     use crate::deadline::Timeouts;
-    use crate::NeverInterrupt;
+    use crate::interrupt::NeverInterrupt;
 
     fn deadlines(connect: Option<Duration>) -> Deadlines {
         Deadlines::start(

@@ -16,8 +16,8 @@ use rustls::{
     StreamOwned,
 };
 
-use crate::connect::Dial;
 use crate::deadline::{Budget, Deadlines, Phase};
+use crate::dial::Dial;
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
 
@@ -231,7 +231,7 @@ impl TlsSetup {
                 // handshake carries on unless the caller must stop.
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                     if interrupt.should_abort() {
-                        return Err(crate::connect::interrupted());
+                        return Err(crate::interrupt::interrupted());
                     }
                 }
                 Err(e) if is_timeout(&e) => {

@@ -21,9 +21,10 @@ use std::time::Instant;
 use nodelay_proto::limits::MAX_INTERIM_RESPONSES;
 use nodelay_proto::parse_response_head;
 
-use crate::connect::{connect as connect_direct, dial_tcp, interrupted};
+use crate::connect::{connect as connect_direct, dial_tcp};
 use crate::deadline::{Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
+use crate::interrupt::interrupted;
 use crate::interrupt::Interrupt;
 use crate::proxy::{ConnKey, Proxy, Route, SocksProxy};
 use crate::resolve::resolve;

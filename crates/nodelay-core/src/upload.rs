@@ -14,21 +14,19 @@
 //! an answer before each further piece and stops sending when one arrived; a
 //! write that fails (the server closed: EPIPE, ECONNRESET) or times out with
 //! an answer waiting is followed by reading that answer
-//! ([`answer_after_failed_send`]). The connection is never reused after a
+//! (the exchange sequence, `sequence.rs`). The connection is never reused after a
 //! body cut short.
 
 use std::io::IoSlice;
 
-use nodelay_proto::{
-    answer_may_follow, BodyWriter, Frame, HeadReader, ProtoError, ResponseHead, SendFailure,
-    CHUNK_SIZE_LINE_BYTES,
-};
+use nodelay_proto::{BodyWriter, Frame, ProtoError, CHUNK_SIZE_LINE_BYTES};
 
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
-use crate::exchange::receive_head_with;
+use crate::exchange::send_request;
 use crate::interrupt::Interrupt;
-use crate::pool::PooledConn;
+use crate::pool::blocking::PooledConn;
+use crate::sequence::Sent;
 
 /// A request body produced piece by piece (an iterator, a file, a multipart
 /// form with files). Implementations live where the data lives (the Python
@@ -150,50 +148,70 @@ pub(crate) fn local(e: ProtoError) -> Error {
     Error::protocol(e, ErrorKind::LocalProtocol)
 }
 
-/// How a failed send is seen by the early-answer rule.
-pub(crate) fn send_failure(e: &Error) -> SendFailure {
-    match e.kind() {
-        ErrorKind::Write => SendFailure::Broken,
-        ErrorKind::WriteTimeout => SendFailure::TimedOut,
-        _ => SendFailure::Other,
-    }
+/// The body of a request on the blocking driver, as `Client::send_h1`
+/// writes it behind the head, with the step's outcome for the exchange
+/// sequence (`sequence.rs`).
+pub(crate) enum Outgoing<'a> {
+    /// Bytes not inlined in the head's write (`None`: none, or inlined).
+    Bytes(Option<&'a [u8]>),
+    /// Pulled from `source` on this thread, through `buf`.
+    Streamed {
+        source: &'a mut dyn BodySource,
+        framing: StreamFraming,
+        buf: &'a mut Vec<u8>,
+    },
 }
 
-/// After sending the request failed with `failed`: the server's answer when
-/// it sent one before it stopped reading, else `failed`. Only a failed write
-/// (the peer closed or reset: its answer may be queued before the reset) or a
-/// write timeout with bytes waiting to be read are worth a read; anything
-/// else (a failing body source, Ctrl-C) is returned as is. An answer read
-/// here closes the connection at the end of its body: the request on it was
-/// cut short.
-pub(crate) fn answer_after_failed_send(
-    pooled: &mut PooledConn,
-    request_was_head: bool,
-    deadlines: &Deadlines,
-    interrupt: &dyn Interrupt,
-    failed: Error,
-) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    if !answer_may_follow(send_failure(&failed), || !pooled.conn().is_reusable()) {
-        return Err(failed);
+impl Outgoing<'_> {
+    /// Writes `wire` (the head, with a small body) and the body on `pooled`.
+    pub(crate) fn send(
+        &mut self,
+        pooled: &mut PooledConn,
+        wire: &[u8],
+        deadlines: &Deadlines,
+        interrupt: &dyn Interrupt,
+    ) -> Sent {
+        match self {
+            Outgoing::Bytes(body) => {
+                match send_request(pooled, wire, *body, deadlines, interrupt) {
+                    Ok(()) => Sent::Whole,
+                    // A failed write of bytes received nothing of a response.
+                    Err(e) => Sent::Failed(e.before_response()),
+                }
+            }
+            Outgoing::Streamed {
+                source,
+                framing,
+                buf,
+            } => match send_streamed(
+                pooled,
+                wire,
+                *framing,
+                &mut **source,
+                buf,
+                deadlines,
+                interrupt,
+            ) {
+                Ok(true) => Sent::Whole,
+                Ok(false) => Sent::Cut,
+                Err(e) => Sent::Failed(e),
+            },
+        }
     }
-    let reader = HeadReader::after_cut_request(request_was_head);
-    match receive_head_with(pooled, reader, deadlines, interrupt) {
-        Ok(answer) => Ok(answer),
-        Err(e) if e.is_interrupted() => Err(e),
-        Err(_) => Err(failed),
-    }
-}
 
-/// Receives the answer to a request whose body was not sent whole (see
-/// [`send_streamed`]'s `Ok(false)`); its connection is closed after it.
-pub(crate) fn receive_early_answer(
-    pooled: &mut PooledConn,
-    request_was_head: bool,
-    deadlines: &Deadlines,
-    interrupt: &dyn Interrupt,
-) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    let reader = HeadReader::after_cut_request(request_was_head);
-    receive_head_with(pooled, reader, deadlines, interrupt)
+    /// Starts the body over for a retry: bytes always can, a stream when its
+    /// source rewinds.
+    pub(crate) fn rewind(&mut self) -> Result<bool, Error> {
+        match self {
+            Outgoing::Bytes(_) => Ok(true),
+            Outgoing::Streamed { source, .. } => source.rewind(),
+        }
+    }
+
+    /// Whether the body is streamed (a retry must rewind it first).
+    pub(crate) fn is_streamed(&self) -> bool {
+        matches!(self, Outgoing::Streamed { .. })
+    }
 }
 
 /// A streamed body that did not keep the length announced for it:

@@ -2,12 +2,15 @@
 //! head looks the same for both (raw bytes plus spans); body reads go to the
 //! protocol's driver.
 
+use std::future::Future;
 use std::time::Instant;
 
 use nodelay_proto::{HeaderSpan, ResponseHead, Version};
 
 use crate::aio::exchange::AsyncH1Exchange;
 use crate::aio::h2::AsyncH2Exchange;
+use crate::aio::pool::AsyncPooled;
+use crate::body::whole::{AsyncRawBody, WholeBody, WholeResponse};
 use crate::error::Error;
 
 /// A response whose head arrived; the body is still to be read. Dropping it
@@ -84,8 +87,8 @@ impl AsyncExchange {
 
     /// The content codings to undo, in the order applied; `None` when one is
     /// unknown (the body is then delivered as received).
-    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
-        crate::decode::parse_codings(self.header_values("content-encoding"))
+    pub fn content_codings(&self) -> Result<Option<Vec<crate::body::Coding>>, Error> {
+        crate::body::parse_codings(self.header_values("content-encoding"))
     }
 
     /// The exact body size when the server announced one.
@@ -113,9 +116,74 @@ impl AsyncExchange {
     /// end goes back to the pool, any other is closed (docs/hostile.md A10, H29);
     /// an HTTP/2 stream not read to its end is reset.
     pub fn finish(self) {
-        match self.0 {
-            Protocol::H1(x) => x.finish(),
-            Protocol::H2(x) => drop(x),
+        if let Some(pooled) = self.into_reusable() {
+            pooled.return_to_pool();
         }
+    }
+
+    /// Ends the exchange like [`AsyncExchange::finish`], but hands a reusable
+    /// HTTP/1.1 connection to the caller instead of the pool (`None`: it was
+    /// closed, or the response came over HTTP/2).
+    pub(crate) fn into_reusable(self) -> Option<AsyncPooled> {
+        match self.0 {
+            Protocol::H1(x) => x.into_reusable(),
+            Protocol::H2(x) => {
+                drop(x);
+                None
+            }
+        }
+    }
+
+    /// What reading this response's whole body takes (fails with
+    /// `Decoding` on more than `MAX_CONTENT_CODINGS` codings).
+    pub fn whole_body(&self) -> Result<WholeBody, Error> {
+        Ok(WholeBody::new(
+            self.content_codings()?,
+            self.content_length(),
+        ))
+    }
+
+    /// Reads the whole body, decoded, and ends the exchange (the connection
+    /// goes back to the pool).
+    pub async fn read_whole(self, max_decoded_bytes: u64) -> Result<WholeResponse, Error> {
+        let (whole, reusable) = self.read_whole_reusable(max_decoded_bytes).await?;
+        if let Some(pooled) = reusable {
+            pooled.return_to_pool();
+        }
+        Ok(whole)
+    }
+
+    /// [`AsyncExchange::read_whole`], handing a reusable HTTP/1.1 connection
+    /// to the caller (see [`AsyncExchange::into_reusable`]).
+    pub(crate) async fn read_whole_reusable(
+        mut self,
+        max_decoded_bytes: u64,
+    ) -> Result<(WholeResponse, Option<AsyncPooled>), Error> {
+        let body = self
+            .whole_body()?
+            .read_async(&mut self, max_decoded_bytes)
+            .await?;
+        let taken = self.take_head();
+        let whole = WholeResponse::new(self.head().0, taken, body, self.started().elapsed());
+        Ok((whole, self.into_reusable()))
+    }
+
+    /// Ends the exchange (its body read) and makes the whole response of
+    /// `body`: an HTTP/1.1 connection read to its end goes back to the pool,
+    /// an HTTP/2 stream is released.
+    pub fn into_whole<B>(mut self, body: B) -> WholeResponse<B> {
+        let taken = self.take_head();
+        let whole = WholeResponse::new(self.head().0, taken, body, self.started().elapsed());
+        self.finish();
+        whole
+    }
+}
+
+impl AsyncRawBody for AsyncExchange {
+    fn read_to_end<'a>(
+        &'a mut self,
+        out: &'a mut Vec<u8>,
+    ) -> impl Future<Output = Result<(), Error>> + Send + 'a {
+        AsyncExchange::read_to_end(self, out)
     }
 }

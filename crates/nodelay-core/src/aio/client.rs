@@ -1,31 +1,27 @@
-//! The async engine's entry point: prepare a request (routing through
-//! proxies, HTTP/2 form when the client asks for it), then checkout → send
-//! → receive head, with the sync driver's one transparent retry when a
-//! reused connection was stale; or HTTP/2 on the connection shared by every
-//! task for the origin, falling back to HTTP/1.1 when ALPN says so.
+//! The async engine's entry point: prepare a request (`request.rs`), then
+//! drive the exchange sequence (`sequence.rs`: checkout → send → head, with
+//! the stale-connection retry) on the tokio runtime; or HTTP/2 on the
+//! connection shared by every task for the origin, falling back to HTTP/1.1
+//! when ALPN says so.
 
 use std::sync::Arc;
 use std::time::Instant;
-
-use nodelay_proto::request_closes;
 
 use crate::aconnect::AsyncTransport;
 use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head_with, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPooled;
-use crate::aio::upload::{answer_after_failed_send, receive_early_answer, send_streamed, BodyPump};
-use crate::client::{
-    encode_inline, is_idempotent, prepare_streamed_routed, Http2Mode, Prepared, RequestParts,
-};
-use crate::connect::Dial;
+use crate::aio::upload::{AsyncOutgoing, BodyPump};
 use crate::deadline::{Deadlines, Timeouts};
+use crate::dial::Dial;
 use crate::error::Error;
-use crate::h2::{H2Pool, H2Request, Sent, StreamedBody};
-use crate::limits::STALE_CONNECTION_RETRIES;
+use crate::h2::{H2Pool, Sent, StreamedBody};
 use crate::pool::{Pool, PoolConfig};
-use crate::proxy::{ConnKey, Proxies, ProxySettings, Route};
-use crate::target::{Origin, Target, TargetCache};
+use crate::proxy::{ConnKey, Proxies, ProxySettings};
+use crate::request::{prepare_request, BodyForm, Http2Mode, Prepared, Preparer, RequestParts};
+use crate::sequence::{Sequence, Step};
+use crate::target::{Origin, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::StreamFraming;
 
@@ -115,15 +111,12 @@ impl AsyncClient {
         self.inner.pool.adopt_async(key, transport)
     }
 
-    fn route(&self, target: &Target) -> Route {
-        match &self.inner.proxies {
-            None => Route::Direct,
-            Some(proxies) => proxies.route(&target.origin),
+    fn preparer(&self) -> Preparer<'_> {
+        Preparer {
+            targets: Some(&self.inner.targets),
+            proxies: self.inner.proxies.as_ref(),
+            http2: self.inner.http2,
         }
-    }
-
-    fn may_use_h2(&self, target: &Target) -> bool {
-        self.inner.http2.applies_to(target)
     }
 
     /// Parses the URL and encodes the request for this client's route
@@ -131,35 +124,7 @@ impl AsyncClient {
     /// direct route, as on the sync path), in HTTP/2 form too; fails before
     /// any I/O on bad input.
     pub fn prepare(&self, parts: &RequestParts<'_>) -> Result<Prepared, Error> {
-        let target = self.inner.targets.parse(parts.url)?;
-        let route = self.route(&target);
-        let (request_target, headers) = route.request_form(&target, parts.headers);
-        let (wire, body_inlined) =
-            encode_inline(parts, &request_target, &target.authority, &headers)?;
-        drop((request_target, headers));
-        let idempotent = is_idempotent(parts.method);
-        let h2 = if route.allows_h2() && self.may_use_h2(&target) {
-            Some(H2Request::new(
-                parts.method,
-                &target,
-                parts.headers,
-                parts.body,
-                idempotent,
-            )?)
-        } else {
-            None
-        };
-        Ok(Prepared {
-            key: route.key(&target.origin),
-            target,
-            h2,
-            wire,
-            body_inlined,
-            streamed: None,
-            is_head: parts.method == "HEAD",
-            closes: request_closes(parts.headers),
-            idempotent,
-        })
+        prepare_request(self.preparer(), parts, BodyForm::Whole)
     }
 
     /// Encodes a request whose body will be streamed from a [`BodyPump`]
@@ -171,12 +136,7 @@ impl AsyncClient {
         parts: &RequestParts<'_>,
         framing: StreamFraming,
     ) -> Result<Prepared, Error> {
-        prepare_streamed_routed(
-            self.inner.proxies.as_ref(),
-            self.inner.http2,
-            parts,
-            framing,
-        )
+        prepare_request(self.preparer(), parts, BodyForm::Streamed(framing))
     }
 
     /// Sends a request made by [`AsyncClient::prepare`] (or
@@ -197,6 +157,7 @@ impl AsyncClient {
             Ok(exchange) => return Ok(exchange),
             Err(adopted) => adopted,
         };
+        let body = AsyncOutgoing::Bytes(prepared.large_body(body));
         let exchange = self
             .send_h1(prepared, body, deadlines, started, adopted)
             .await?;
@@ -208,28 +169,6 @@ impl AsyncClient {
     /// whatever its connection, takes one.
     pub(crate) async fn admit(&self, origin: &Origin, deadlines: &Deadlines) -> Result<(), Error> {
         self.inner.pool.admit_async(origin, deadlines).await
-    }
-
-    /// The connection an HTTP/1.1 attempt goes on: `first` (the one ALPN
-    /// handed back) while there is one, else one from the pool, a new one
-    /// once a retry was spent (`retries_left` below its start).
-    async fn h1_connection(
-        &self,
-        prepared: &Prepared,
-        deadlines: &Deadlines,
-        first: &mut Option<AsyncPooled>,
-        retries_left: usize,
-    ) -> Result<AsyncPooled, Error> {
-        match first.take() {
-            Some(pooled) => Ok(pooled),
-            None => {
-                let fresh = retries_left < STALE_CONNECTION_RETRIES;
-                self.inner
-                    .pool
-                    .checkout_async(&prepared.key, deadlines, fresh)
-                    .await
-            }
-        }
     }
 
     /// Sends `prepared` over HTTP/2 when it would go so, its `body` (if
@@ -258,63 +197,63 @@ impl AsyncClient {
         })
     }
 
-    /// The HTTP/1.1 part of [`AsyncClient::send`]: writes the request on
-    /// `first` when given (a connection ALPN handed over, or one the caller
-    /// kept from its previous request to the same origin), else on a
-    /// connection from the pool, and reads the response head. A reused
-    /// connection that fails before any response byte is replaced once
-    /// (idempotent requests only), as on the sync path.
+    /// The tokio driver of the HTTP/1.1 exchange sequence (the part of
+    /// [`AsyncClient::send`] after HTTP/2): runs each step `Sequence` asks
+    /// for, on `first` when given (a connection ALPN handed over, or one the
+    /// caller kept from its previous request to the same origin), else on
+    /// pooled connections.
     pub(crate) async fn send_h1(
         &self,
         prepared: &Prepared,
-        body: Option<&[u8]>,
+        mut body: AsyncOutgoing<'_>,
         deadlines: Deadlines,
         started: Instant,
         mut first: Option<AsyncPooled>,
     ) -> Result<AsyncH1Exchange, Error> {
-        let large_body = if prepared.body_inlined { None } else { body };
-        let mut retries_left = STALE_CONNECTION_RETRIES;
+        let mut sequence = Sequence::new(
+            prepared.is_head,
+            prepared.closes,
+            prepared.idempotent,
+            body.is_streamed(),
+        );
+        let mut current: Option<AsyncPooled> = None;
         loop {
-            let mut pooled = self
-                .h1_connection(prepared, &deadlines, &mut first, retries_left)
-                .await?;
-            // A failed write on a reused connection received nothing either:
-            // idempotent requests may go again.
-            let attempt = match pooled
-                .conn()
-                .write_all(&prepared.wire, large_body, &deadlines)
-                .await
-            {
-                Ok(()) => receive_head_with(&mut pooled, prepared.head_reader(), &deadlines).await,
-                // The server may have answered and closed before the body was
-                // all out (a 413): that answer is the response.
-                Err(e) => {
-                    answer_after_failed_send(
-                        &mut pooled,
-                        prepared.is_head,
-                        &deadlines,
-                        e.before_response(),
-                    )
-                    .await
+            match sequence.next() {
+                Step::Checkout { fresh } => {
+                    // A stale connection gives its pool slot back first: a
+                    // one-connection pool would otherwise wait on itself.
+                    drop(current.take());
+                    let pooled = match first.take() {
+                        Some(pooled) => pooled,
+                        None => {
+                            self.inner
+                                .pool
+                                .checkout_async(&prepared.key, &deadlines, fresh)
+                                .await?
+                        }
+                    };
+                    sequence.checked_out(pooled.reused);
+                    current = Some(pooled);
                 }
-            };
-            match attempt {
-                Ok((head, head_bytes)) => {
-                    return Ok(AsyncH1Exchange::new(
-                        pooled, head, head_bytes, deadlines, started,
-                    ))
+                Step::Send => {
+                    let pooled = current.as_mut().expect("a connection is checked out");
+                    let sent = body.send(pooled, &prepared.wire, &deadlines).await;
+                    sequence.sent(sent, || !pooled.conn().is_reusable());
                 }
-                // A stale keep-alive connection: once more on a fresh one.
-                Err(e)
-                    if e.allows_fresh_connection_retry(
-                        pooled.reused,
-                        prepared.idempotent,
-                        retries_left,
-                    ) =>
-                {
-                    retries_left -= 1;
+                Step::Receive(reader) => {
+                    let pooled = current.as_mut().expect("a connection is checked out");
+                    match receive_head_with(pooled, reader, &deadlines).await {
+                        Ok((head, head_bytes)) => {
+                            let pooled = current.take().expect("a connection is checked out");
+                            return Ok(AsyncH1Exchange::new(
+                                pooled, head, head_bytes, deadlines, started,
+                            ));
+                        }
+                        Err(e) => sequence.not_received(e),
+                    }
                 }
-                Err(e) => return Err(e),
+                Step::Rewind => sequence.rewound(body.rewind().await),
+                Step::Fail(e) => return Err(e),
             }
         }
     }
@@ -337,7 +276,7 @@ impl AsyncClient {
         // Over HTTP/2 when the request would go so with any other body. ALPN
         // may hand back the HTTP/1.1 connection it just made (nothing of the
         // body was pulled then).
-        let mut adopted = {
+        let adopted = {
             let mut body = StreamedBody::pumped(pump, framing.length());
             match self
                 .send_h2(prepared, Some(&mut body), &deadlines, started)
@@ -347,43 +286,11 @@ impl AsyncClient {
                 Err(adopted) => adopted,
             }
         };
-        let mut retries_left = STALE_CONNECTION_RETRIES;
-        loop {
-            let mut pooled = self
-                .h1_connection(prepared, &deadlines, &mut adopted, retries_left)
-                .await?;
-            // A server may answer before the body is all out (a 413): that
-            // answer is the response (see aio/upload.rs).
-            let attempt =
-                match send_streamed(&mut pooled, &prepared.wire, framing, pump, &deadlines).await {
-                    Ok(true) => {
-                        receive_head_with(&mut pooled, prepared.head_reader(), &deadlines).await
-                    }
-                    Ok(false) => {
-                        receive_early_answer(&mut pooled, prepared.is_head, &deadlines).await
-                    }
-                    Err(e) => {
-                        answer_after_failed_send(&mut pooled, prepared.is_head, &deadlines, e).await
-                    }
-                };
-            match attempt {
-                Ok((head, head_bytes)) => {
-                    return Ok(AsyncExchange::h1(AsyncH1Exchange::new(
-                        pooled, head, head_bytes, deadlines, started,
-                    )))
-                }
-                Err(e)
-                    if e.allows_fresh_connection_retry(
-                        pooled.reused,
-                        prepared.idempotent,
-                        retries_left,
-                    ) && pump.rewind().await? =>
-                {
-                    retries_left -= 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        let body = AsyncOutgoing::Pumped { pump, framing };
+        let exchange = self
+            .send_h1(prepared, body, deadlines, started, adopted)
+            .await?;
+        Ok(AsyncExchange::h1(exchange))
     }
 
     /// Closes all idle connections, and lets go of the HTTP/2 connections

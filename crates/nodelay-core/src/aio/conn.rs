@@ -47,7 +47,7 @@ impl AsyncConn {
     /// event loop, or on tokio's reactor (`aio/watched.rs`).
     pub(crate) fn fit_to_thread(self) -> io::Result<Self> {
         Ok(AsyncConn {
-            io: crate::aio::fit_to_thread(self.io)?,
+            io: self.io.fit_to_thread()?,
             buf: self.buf,
         })
     }

@@ -17,7 +17,7 @@ use crate::exchange::{
 use crate::limits::READ_BUFFER_BYTES;
 
 /// Reads until a final (non-1xx) response head is complete, in the phase
-/// `reader` starts (the sync `receive_head_with`: same phase type, same
+/// `reader` starts (the sync `exchange::receive_head_with`: same phase type, same
 /// errors, same retry marking, the same deadline for the whole head).
 pub(crate) async fn receive_head_with(
     pooled: &mut AsyncPooled,
@@ -138,30 +138,10 @@ impl AsyncH1Exchange {
     }
 
     /// Ends the exchange: a connection the protocol's verdict allows to reuse
-    /// goes back to the pool; anything else is closed (docs/hostile.md A10, H29).
-    pub fn finish(self) {
-        if let Some(pooled) = self.into_reusable() {
-            pooled.return_to_pool();
-        }
-    }
-
-    /// Ends the exchange like [`AsyncH1Exchange::finish`], but hands a
-    /// reusable connection to the caller (to keep for its next request, or
-    /// give back to the pool) instead of the pool; `None`: it was closed.
+    /// is handed to the caller (to keep for its next request, or give back to
+    /// the pool); anything else is closed (docs/hostile.md A10, H29): `None`.
     pub fn into_reusable(self) -> Option<AsyncPooled> {
         let leftover = self.pooled.conn_ref().buffered().len();
         (self.body.verdict(&self.head, leftover) == Reuse::Keep).then_some(self.pooled)
-    }
-
-    /// The content codings to undo, in the order applied; `None` when one is
-    /// unknown (the body is then delivered as received).
-    pub fn content_codings(&self) -> Result<Option<Vec<crate::decode::Coding>>, Error> {
-        let bytes = &self.head_bytes;
-        crate::decode::parse_codings(self.head.headers.iter().filter_map(|span| {
-            let field = &bytes[span.name.0 as usize..span.name.1 as usize];
-            field
-                .eq_ignore_ascii_case(b"content-encoding")
-                .then(|| &bytes[span.value.0 as usize..span.value.1 as usize])
-        }))
     }
 }

@@ -6,21 +6,18 @@
 //! any await closes its HTTP/1.1 connection (a half-used connection is never
 //! pooled) and frees its pool slot, or resets its HTTP/2 stream.
 
-mod any_exchange;
+pub(crate) mod any_exchange;
 mod body;
-mod client;
-mod conn;
-mod exchange;
-mod h2;
-mod pool;
-mod upload;
-mod watched;
+pub(crate) mod client;
+pub(crate) mod conn;
+pub(crate) mod exchange;
+pub(crate) mod h2;
+pub(crate) mod pool;
+pub(crate) mod upload;
+pub(crate) mod watched;
 
 pub use any_exchange::AsyncExchange;
 pub use body::AsyncBodyStream;
 pub use client::AsyncClient;
-pub(crate) use conn::AsyncConn;
-pub(crate) use pool::AsyncPooled;
 pub use upload::{BodyPump, PumpServer};
-pub(crate) use watched::fit_to_thread;
 pub use watched::{watching, Interest, WatchedTcp, Watcher};

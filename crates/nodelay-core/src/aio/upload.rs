@@ -12,19 +12,15 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use nodelay_proto::{
-    answer_may_follow, BodyWriter, HeadReader, ResponseHead, CHUNK_SIZE_LINE_BYTES,
-};
+use nodelay_proto::{BodyWriter, CHUNK_SIZE_LINE_BYTES};
 
 use crate::aio::conn::poll_readable;
-use crate::aio::exchange::receive_head_with;
 use crate::aio::pool::AsyncPooled;
 use crate::deadline::{poll_once, Deadlines};
 use crate::error::Error;
 use crate::limits::UPLOAD_CHUNK_BYTES;
-use crate::upload::{
-    borrowed, frame_parts, local, send_failure, BodySource, StreamFraming, FRAME_PARTS,
-};
+use crate::sequence::Sent;
+use crate::upload::{borrowed, frame_parts, local, BodySource, StreamFraming, FRAME_PARTS};
 
 /// A request for the thread that serves a [`BodySource`].
 enum Command {
@@ -235,34 +231,56 @@ async fn unless_answered(
     }
 }
 
-/// After sending the request failed with `failed`: the server's answer when
-/// it sent one before it stopped reading, else `failed` (the async
-/// `upload::answer_after_failed_send`: only a failed write, or a write
-/// timeout with bytes waiting to be read, is worth a read). An answer read
-/// here closes the connection at the end of its body.
-pub(crate) async fn answer_after_failed_send(
-    pooled: &mut AsyncPooled,
-    request_was_head: bool,
-    deadlines: &Deadlines,
-    failed: Error,
-) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    if !answer_may_follow(send_failure(&failed), || !pooled.conn().is_reusable()) {
-        return Err(failed);
-    }
-    let reader = HeadReader::after_cut_request(request_was_head);
-    match receive_head_with(pooled, reader, deadlines).await {
-        Ok(answer) => Ok(answer),
-        Err(_) => Err(failed),
-    }
+/// The body of a request on the tokio driver, as `AsyncClient::send_h1`
+/// writes it behind the head, with the step's outcome for the exchange
+/// sequence (`sequence.rs`).
+pub(crate) enum AsyncOutgoing<'a> {
+    /// Bytes not inlined in the head's write (`None`: none, or inlined).
+    Bytes(Option<&'a [u8]>),
+    /// Pulled from a [`BodyPump`].
+    Pumped {
+        pump: &'a mut BodyPump,
+        framing: StreamFraming,
+    },
 }
 
-/// Receives the answer to a request whose body was not sent whole (see
-/// [`send_streamed`]'s `Ok(false)`); its connection is closed after it.
-pub(crate) async fn receive_early_answer(
-    pooled: &mut AsyncPooled,
-    request_was_head: bool,
-    deadlines: &Deadlines,
-) -> Result<(ResponseHead, Box<[u8]>), Error> {
-    let reader = HeadReader::after_cut_request(request_was_head);
-    receive_head_with(pooled, reader, deadlines).await
+impl AsyncOutgoing<'_> {
+    /// Writes `wire` (the head, with a small body) and the body on `pooled`.
+    pub(crate) async fn send(
+        &mut self,
+        pooled: &mut AsyncPooled,
+        wire: &[u8],
+        deadlines: &Deadlines,
+    ) -> Sent {
+        match self {
+            AsyncOutgoing::Bytes(body) => {
+                match pooled.conn().write_all(wire, *body, deadlines).await {
+                    Ok(()) => Sent::Whole,
+                    // A failed write of bytes received nothing of a response.
+                    Err(e) => Sent::Failed(e.before_response()),
+                }
+            }
+            AsyncOutgoing::Pumped { pump, framing } => {
+                match send_streamed(pooled, wire, *framing, pump, deadlines).await {
+                    Ok(true) => Sent::Whole,
+                    Ok(false) => Sent::Cut,
+                    Err(e) => Sent::Failed(e),
+                }
+            }
+        }
+    }
+
+    /// Starts the body over for a retry: bytes always can, a pump when its
+    /// source rewinds.
+    pub(crate) async fn rewind(&mut self) -> Result<bool, Error> {
+        match self {
+            AsyncOutgoing::Bytes(_) => Ok(true),
+            AsyncOutgoing::Pumped { pump, .. } => pump.rewind().await,
+        }
+    }
+
+    /// Whether the body is streamed (a retry must rewind it first).
+    pub(crate) fn is_streamed(&self) -> bool {
+        matches!(self, AsyncOutgoing::Pumped { .. })
+    }
 }

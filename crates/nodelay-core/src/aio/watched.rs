@@ -9,7 +9,7 @@
 //! thread drives itself would then wait for a runtime thread to notice its
 //! answer and to wake the loop across threads. So while such a thread drives
 //! requests ([`watching`]), each plain connection it checks out leaves the
-//! reactor ([`fit_to_thread`]): reads and writes go to the descriptor itself
+//! reactor (`AsyncTransport::fit_to_thread` in `aconnect.rs`): reads and writes go to the descriptor itself
 //! (`recv`/`send`, non-blocking), and a read or write that would block arms a
 //! one-shot watch with the thread's [`Watcher`], which wakes the request when
 //! the loop reports the socket ready. A connection checked out by a runtime
@@ -28,8 +28,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
-use crate::aconnect::AsyncTransport;
 
 /// What a watch waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,27 +69,9 @@ pub fn watching<R>(watcher: &Arc<dyn Watcher>, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// `transport` for the driver of this thread: a plain connection watched by
-/// this thread's watcher when it has one, else on tokio's reactor. Must be
-/// called inside the runtime's context (joining the reactor needs it).
-pub(crate) fn fit_to_thread(transport: AsyncTransport) -> io::Result<AsyncTransport> {
-    let current = CURRENT.with_borrow(Clone::clone);
-    Ok(match (transport, current) {
-        (AsyncTransport::Plain(tcp), Some(watcher)) => {
-            AsyncTransport::Watched(WatchedTcp::new(tcp.into_std()?, watcher))
-        }
-        (AsyncTransport::Watched(watched), Some(watcher)) => {
-            if Arc::ptr_eq(&watched.watcher, &watcher) {
-                AsyncTransport::Watched(watched)
-            } else {
-                AsyncTransport::Watched(WatchedTcp::new(watched.into_std(), watcher))
-            }
-        }
-        (AsyncTransport::Watched(watched), None) => {
-            AsyncTransport::Plain(tokio::net::TcpStream::from_std(watched.into_std())?)
-        }
-        (other, _) => other,
-    })
+/// This thread's watcher, when its driver watches its own sockets.
+pub(crate) fn current_watcher() -> Option<Arc<dyn Watcher>> {
+    CURRENT.with_borrow(Clone::clone)
 }
 
 /// A non-blocking TCP socket driven through a [`Watcher`].
@@ -102,8 +82,13 @@ pub struct WatchedTcp {
 }
 
 impl WatchedTcp {
+    /// Whether `watcher` is the one this socket is watched by.
+    pub(crate) fn is_watched_by(&self, watcher: &Arc<dyn Watcher>) -> bool {
+        Arc::ptr_eq(&self.watcher, watcher)
+    }
+
     /// `tcp` must be non-blocking.
-    fn new(tcp: TcpStream, watcher: Arc<dyn Watcher>) -> Self {
+    pub(crate) fn new(tcp: TcpStream, watcher: Arc<dyn Watcher>) -> Self {
         WatchedTcp {
             tcp: ManuallyDrop::new(tcp),
             watcher,

@@ -5,19 +5,37 @@
 //! Reading is split in two steps so a binding can read an identity body with
 //! an announced length straight into its own buffer (a Python `bytes`
 //! object: one allocation, no copy): [`WholeBody::exact_len`] says when, and
-//! [`WholeBody::read`] / [`WholeBody::read_async`] do every other case.
+//! [`WholeBody::read`] / [`WholeBody::read_async`] do every other case. The
+//! bytes come through [`RawBody`] / [`AsyncRawBody`], which the exchanges of
+//! each driver implement: this module knows no exchange type.
 
+use std::future::Future;
 use std::time::Duration;
 
-use nodelay_proto::{HeaderSpan, Version};
+use nodelay_proto::{HeaderSpan, ResponseHead, Version};
 
-use crate::aio::AsyncExchange;
-use crate::any_exchange::Exchange;
 use crate::body::coding::Coding;
 use crate::body::decoder::decode;
 use crate::error::Error;
 use crate::interrupt::Interrupt;
 use crate::limits::EXACT_PREALLOC_MAX_BYTES;
+
+/// The raw (still encoded) body of a response on the sync driver.
+pub trait RawBody {
+    /// Reads a body of exactly `dst.len()` bytes into `dst`.
+    fn read_exact_into(&mut self, dst: &mut [u8], interrupt: &dyn Interrupt) -> Result<(), Error>;
+    /// Reads the rest of the body, appending it to `out`.
+    fn read_to_end(&mut self, out: &mut Vec<u8>, interrupt: &dyn Interrupt) -> Result<(), Error>;
+}
+
+/// The raw (still encoded) body of a response on the async driver.
+pub trait AsyncRawBody {
+    /// Reads the rest of the body, appending it to `out`.
+    fn read_to_end<'a>(
+        &'a mut self,
+        out: &'a mut Vec<u8>,
+    ) -> impl Future<Output = Result<(), Error>> + Send + 'a;
+}
 
 /// A response read whole, its body decoded, its connection given back.
 pub struct WholeResponse<B = Vec<u8>> {
@@ -86,105 +104,50 @@ impl WholeBody {
     /// by `max_decoded_bytes` and the ratio guard.
     pub fn read(
         &self,
-        exchange: &mut Exchange,
+        source: &mut impl RawBody,
         interrupt: &dyn Interrupt,
         max_decoded_bytes: u64,
     ) -> Result<Vec<u8>, Error> {
         if let Some(n) = self.exact_len() {
             let mut body = vec![0; n];
-            exchange.read_exact_into(&mut body, interrupt)?;
+            source.read_exact_into(&mut body, interrupt)?;
             return Ok(body);
         }
         let mut raw = self.raw_buffer();
-        exchange.read_to_end(&mut raw, interrupt)?;
+        source.read_to_end(&mut raw, interrupt)?;
         decode(&self.codings, raw, max_decoded_bytes)
     }
 
     /// [`WholeBody::read`] on the async driver.
     pub async fn read_async(
         &self,
-        exchange: &mut AsyncExchange,
+        source: &mut impl AsyncRawBody,
         max_decoded_bytes: u64,
     ) -> Result<Vec<u8>, Error> {
         let mut raw = self.raw_buffer();
-        exchange.read_to_end(&mut raw).await?;
+        source.read_to_end(&mut raw).await?;
         decode(&self.codings, raw, max_decoded_bytes)
     }
 }
 
-/// Takes the head out of an exchange of either driver (both have the same
-/// head methods), then ends the exchange.
-macro_rules! whole_response {
-    ($exchange:ident, $body:ident) => {{
-        let (head_bytes, headers) = $exchange.take_head();
-        let whole = WholeResponse {
-            status: $exchange.status(),
-            version: $exchange.version(),
-            reason: $exchange.reason_span(),
+impl<B> WholeResponse<B> {
+    /// The response of `head` (its header list and bytes already taken out
+    /// as `taken`) with `body`, `elapsed` after the request started.
+    pub(crate) fn new(
+        head: &ResponseHead,
+        taken: (Box<[u8]>, Vec<HeaderSpan>),
+        body: B,
+        elapsed: Duration,
+    ) -> WholeResponse<B> {
+        let (head_bytes, headers) = taken;
+        WholeResponse {
+            status: head.status,
+            version: head.version,
+            reason: head.reason,
             head_bytes,
             headers,
-            body: $body,
-            elapsed: $exchange.started().elapsed(),
-        };
-        $exchange.finish();
-        whole
-    }};
-}
-
-impl Exchange {
-    /// What reading this response's whole body takes (fails with
-    /// `Decoding` on more than `MAX_CONTENT_CODINGS` codings).
-    pub fn whole_body(&self) -> Result<WholeBody, Error> {
-        Ok(WholeBody::new(
-            self.content_codings()?,
-            self.content_length(),
-        ))
-    }
-
-    /// Reads the whole body, decoded, and ends the exchange (the connection
-    /// goes back to the pool).
-    pub fn read_whole(
-        mut self,
-        interrupt: &dyn Interrupt,
-        max_decoded_bytes: u64,
-    ) -> Result<WholeResponse, Error> {
-        let body = self
-            .whole_body()?
-            .read(&mut self, interrupt, max_decoded_bytes)?;
-        Ok(self.into_whole(body))
-    }
-
-    /// Ends the exchange (its body read) and makes the whole response of
-    /// `body`: an HTTP/1.1 connection read to its end goes back to the pool.
-    pub fn into_whole<B>(mut self, body: B) -> WholeResponse<B> {
-        whole_response!(self, body)
-    }
-}
-
-impl AsyncExchange {
-    /// What reading this response's whole body takes (fails with
-    /// `Decoding` on more than `MAX_CONTENT_CODINGS` codings).
-    pub fn whole_body(&self) -> Result<WholeBody, Error> {
-        Ok(WholeBody::new(
-            self.content_codings()?,
-            self.content_length(),
-        ))
-    }
-
-    /// Reads the whole body, decoded, and ends the exchange (the connection
-    /// goes back to the pool).
-    pub async fn read_whole(mut self, max_decoded_bytes: u64) -> Result<WholeResponse, Error> {
-        let body = self
-            .whole_body()?
-            .read_async(&mut self, max_decoded_bytes)
-            .await?;
-        Ok(self.into_whole(body))
-    }
-
-    /// Ends the exchange (its body read) and makes the whole response of
-    /// `body`: an HTTP/1.1 connection read to its end goes back to the pool,
-    /// an HTTP/2 stream is released.
-    pub fn into_whole<B>(mut self, body: B) -> WholeResponse<B> {
-        whole_response!(self, body)
+            body,
+            elapsed,
+        }
     }
 }

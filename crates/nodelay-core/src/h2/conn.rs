@@ -20,9 +20,9 @@ use super::limits::{
     MAX_CONCURRENT_RESET_STREAMS, MAX_FRAME_BYTES, MAX_HEADER_LIST_BYTES,
     MAX_LOCAL_ERROR_RESET_STREAMS, MAX_SEND_BUFFER_BYTES, STREAM_WINDOW_BYTES,
 };
-use super::pool::Lease;
 use crate::aconnect::AsyncTransport;
 use crate::error::{Error, ErrorKind};
+use crate::pool::SlotLease as Lease;
 
 /// A live HTTP/2 connection: cloned by every request that uses it (the clone is
 /// a handle; the frames are driven by one task, and by callers in a hurry, see
@@ -177,7 +177,7 @@ impl H2Conn {
     /// of one `writev` per request.
     pub fn flush(&self) {
         let driver = &self.handle.0;
-        if super::parks_with_deadlines() || driver.active.load(Ordering::Acquire) <= 1 {
+        if crate::executor::parks_with_deadlines() || driver.active.load(Ordering::Acquire) <= 1 {
             driver.flush_now();
         } else {
             driver.send_queued.store(true, Ordering::Release);

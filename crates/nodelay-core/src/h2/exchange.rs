@@ -8,9 +8,9 @@ use std::time::Instant;
 use bytes::{Buf, Bytes};
 use nodelay_proto::{BodyFraming, HeaderSpan, ResponseHead, Version};
 
-use super::blocking::block_on;
 use super::response::H2Response;
 use crate::error::{Error, ErrorKind};
+use crate::executor::block_on;
 use crate::interrupt::Interrupt;
 
 /// Bodies announced up to this size are read together with the head, in the

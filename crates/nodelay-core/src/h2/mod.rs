@@ -1,10 +1,9 @@
 //! The HTTP/2 driver on the process runtime (`crate::runtime`), on the `h2`
 //! crate: one connection per origin shared by every request and thread
 //! ([`pool`]), async send/receive ([`H2Pool::send`], [`H2Response::chunk`])
-//! for async callers, and a blocking face ([`H2Exchange`]) for the sync
-//! client. Settings and bounds are in [`limits`].
+//! for async callers, and a blocking face ([`H2Exchange`], run by
+//! `crate::executor`) for the sync client. Settings and bounds are in [`limits`].
 
-mod blocking;
 mod conn;
 mod error;
 mod exchange;
@@ -15,7 +14,6 @@ mod request;
 mod response;
 mod upload;
 
-pub(crate) use blocking::{block_on, parks_with_deadlines, wake_by};
 pub(crate) use exchange::head_of;
 pub use exchange::H2Exchange;
 pub(crate) use pool::H2Pool;

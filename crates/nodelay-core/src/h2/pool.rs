@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind};
 use crate::fork;
 use crate::pool::Pool;
 /// The client's connection slot an HTTP/2 connection holds while it lives.
-pub(crate) use crate::pool::SlotLease as Lease;
+use crate::pool::SlotLease as Lease;
 use crate::proxy::ConnKey;
 use crate::tls::{TlsSetup, ALPN_H2, ALPN_HTTP11};
 

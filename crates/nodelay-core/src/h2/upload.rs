@@ -19,7 +19,7 @@ use h2::client::ResponseFuture;
 use h2::{RecvStream, SendStream};
 
 use super::limits::QUEUED_BODY_MAX_BYTES;
-use crate::aio::BodyPump;
+use crate::aio::upload::BodyPump;
 use crate::deadline::{poll_once, within, Deadlines, Phase};
 use crate::error::{Error, ErrorKind};
 use crate::upload::{length_mismatch, BodySource};

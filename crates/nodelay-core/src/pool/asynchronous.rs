@@ -14,7 +14,7 @@ use super::handover::{fits_async, into_async};
 use super::state::Opened;
 use super::{Claim, Driven, Pool, SlotGuard, SlotLease};
 use crate::aconnect::{connect_route, AsyncTransport};
-use crate::aio::AsyncConn;
+use crate::aio::conn::AsyncConn;
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::fork;

@@ -169,7 +169,7 @@ impl Pool {
         self.waiting_threads.fetch_sub(1, Ordering::Relaxed);
         drop(state);
         if polling && timed_out && interrupt.should_abort() {
-            return Err(crate::connect::interrupted());
+            return Err(crate::interrupt::interrupted());
         }
         Ok(true)
     }
@@ -199,7 +199,7 @@ impl Pool {
             }
             std::thread::sleep(left.min(SIGNAL_CHECK_INTERVAL));
             if interrupt.should_abort() {
-                return Err(crate::connect::interrupted());
+                return Err(crate::interrupt::interrupted());
             }
         }
     }

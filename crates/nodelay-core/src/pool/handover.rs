@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use super::{Driven, Idle};
 use crate::aconnect::AsyncTransport;
-use crate::aio::AsyncConn;
+use crate::aio::conn::AsyncConn;
 use crate::conn::Connection;
 use crate::transport::Transport;
 

@@ -15,8 +15,8 @@
 //! (`handover.rs`) when a request finds an idle connection the other driver
 //! left.
 
-mod asynchronous;
-mod blocking;
+pub(crate) mod asynchronous;
+pub(crate) mod blocking;
 mod handover;
 mod rate;
 mod state;
@@ -28,14 +28,12 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-pub(crate) use asynchronous::AsyncPooled;
-pub(crate) use blocking::PooledConn;
 pub use rate::RateLimit;
 use rate::Rates;
 pub use state::PoolConfig;
 use state::{Bound, CheckedIn, Opened, PoolState, Popped};
 
-use crate::aio::AsyncConn;
+use crate::aio::conn::AsyncConn;
 use crate::conn::Connection;
 use crate::deadline::{Deadlines, Phase};
 use crate::error::Error;

@@ -1,6 +1,8 @@
-//! The sync face of the driver: run a future from the calling thread, parked
+//! The blocking executor: runs a future from the calling thread, parked
 //! between polls, inside the process runtime's context (its workers drive the
-//! sockets and connection tasks).
+//! sockets and connection tasks). The sync face of HTTP/2 (`h2/exchange.rs`,
+//! `Client::send`) runs on it; it sits below the deadline code, which asks it
+//! for wake-ups (`wake_by`).
 //!
 //! A small executor of our own rather than `Runtime::block_on`: deadlines of
 //! the waits inside (`deadline::within`) become the park timeout of this
