@@ -286,8 +286,12 @@ void nodelay_json_free(struct nodelay_json *json);
 // double's view of a request, say).
 const char *nodelay_default_accept_encoding(void);
 
-// Fills `options` with the defaults and sets `size` to this header's size.
-void nodelay_options_init(struct nodelay_options *options);
+// Fills the first `size` bytes of `options` with the defaults and sets its
+// `size` field to `size` (capped at this library's own size). Call it as
+// `nodelay_options_init(&o)`, the header's macro, which passes
+// `sizeof o`: a program built against an older, shorter header then gets
+// only the fields it knows written, never past the end of its struct.
+void nodelay_options_init_sized(struct nodelay_options *options, size_t size);
 
 // Sends `method` to `url` (NUL-terminated UTF-8) with `n_headers` headers
 // and a body of `body_len` bytes at `body` (NULL: no body; a non-NULL
@@ -428,3 +432,5 @@ nodelay_code nodelay_request_streamed(const struct nodelay_client *client,
 #endif  // __cplusplus
 
 #endif  /* NODELAY_H */
+
+#define nodelay_options_init(options) nodelay_options_init_sized((options), sizeof *(options))

@@ -37,7 +37,7 @@ pub use json::{
     nodelay_json, nodelay_json_free, nodelay_json_item, nodelay_json_items, nodelay_json_kind,
     nodelay_json_parse, nodelay_json_value,
 };
-pub use options::{nodelay_options, nodelay_options_init};
+pub use options::{nodelay_options, nodelay_options_init_sized};
 pub use request::{nodelay_header, nodelay_request};
 pub use response::*;
 pub use share::nodelay_client_dup;

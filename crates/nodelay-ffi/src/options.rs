@@ -163,12 +163,29 @@ pub extern "C" fn nodelay_default_accept_encoding() -> *const c_char {
         .as_ptr()
 }
 
-/// Fills `options` with the defaults and sets `size` to this header's size.
+/// Fills the first `size` bytes of `options` with the defaults and sets its
+/// `size` field to `size` (capped at this library's own size). Call it as
+/// `nodelay_options_init(&o)`, the header's macro, which passes
+/// `sizeof o`: a program built against an older, shorter header then gets
+/// only the fields it knows written, never past the end of its struct.
 #[no_mangle]
-pub unsafe extern "C" fn nodelay_options_init(options: *mut nodelay_options) {
-    if !options.is_null() {
-        // SAFETY: the caller passes a writable struct of this header's size.
-        unsafe { options.write(nodelay_options::defaults()) };
+pub unsafe extern "C" fn nodelay_options_init_sized(options: *mut nodelay_options, size: usize) {
+    let head = std::mem::size_of::<usize>();
+    if options.is_null() || size < head {
+        return;
+    }
+    let mut defaults = nodelay_options::defaults();
+    let known = size.min(std::mem::size_of::<nodelay_options>());
+    defaults.size = known;
+    // SAFETY: the caller's struct has `size` writable bytes and `known` <=
+    // `size`; a prefix of a repr(C) struct lays out the same fields in every
+    // version (fields are only appended).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (&defaults as *const nodelay_options).cast::<u8>(),
+            options.cast::<u8>(),
+            known,
+        );
     }
 }
 

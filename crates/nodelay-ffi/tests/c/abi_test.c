@@ -1,11 +1,13 @@
 /* The C ABI from C: GET/POST against the embedded server, the lazy header
  * lookup, both body paths, a streamed request body, a read timeout, a refused connection, an abort
- * callback driven by a signal handler, and the cookie file. Run by
+ * callback driven by a signal handler, the cookie file, and options from an
+ * older (shorter) header. Run by
  * tests/c_abi.rs as `abi_test BASE_URL REFUSED_URL COOKIE_FILE`; exit 0 when
  * every check passed, else the failed check is printed. */
 
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +345,28 @@ static void dup_shares_the_client(const char *base) {
     nodelay_client_free(d);
 }
 
+/* A program built against an older header knows a shorter struct: init
+ * writes only the bytes that caller declares, and a client made from it works
+ * (the fields it does not know keep their defaults). */
+static void options_from_an_older_header(const char *base) {
+    enum { OLD_SIZE = offsetof(nodelay_options, local_address), CANARY = 0x5a };
+    unsigned char buf[sizeof(nodelay_options) + 16];
+    memset(buf, CANARY, sizeof buf);
+    nodelay_options *o = (nodelay_options *)(void *)buf;
+    nodelay_options_init_sized(o, OLD_SIZE);
+    CHECK(o->size == OLD_SIZE);
+    CHECK(o->verify == 1);
+    for (size_t i = OLD_SIZE; i < sizeof buf; i++) CHECK(buf[i] == CANARY);
+    nodelay_client *c = NULL;
+    CHECK(nodelay_client_new(o, &c) == NODELAY_OK);
+    if (!c) return;
+    get_known_length(c, base);
+    nodelay_client_free(c);
+    nodelay_options full;
+    nodelay_options_init(&full);
+    CHECK(full.size == sizeof full);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s BASE_URL REFUSED_URL COOKIE_FILE\n", argv[0]);
@@ -366,6 +390,7 @@ int main(int argc, char **argv) {
     read_timeout(base);
     cookies(base, argv[3]);
     dup_shares_the_client(base);
+    options_from_an_older_header(base);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
