@@ -40,5 +40,10 @@ $LOCAL_LIBS << " #{library} -lpthread -ldl -lm"
 $CFLAGS << " -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
 have_header("nodelay.h") or abort "nodelay: nodelay.h not found in #{include_dir}"
 create_makefile("nodelay/nodelay_ext")
-# Relink when cargo rebuilt the library (make knows only the C sources).
-File.open("Makefile", "a") { |f| f.puts "\n$(DLLIB): #{library}" }
+# Relink when cargo rebuilt the library, and recompile when the C ABI's header
+# changed (make knows only the C sources): an object compiled against an older
+# header would call functions or lay out structs the library no longer has.
+File.open("Makefile", "a") do |f|
+  f.puts "\n$(DLLIB): #{library}"
+  f.puts "$(OBJS): #{File.join(include_dir, "nodelay.h")}"
+end
