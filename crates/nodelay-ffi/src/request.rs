@@ -52,22 +52,9 @@ pub unsafe extern "C" fn nodelay_request(
     out: *mut *mut nodelay_response,
 ) -> nodelay_code {
     guard(|| {
-        if out.is_null() {
-            return invalid("out is NULL");
-        }
-        // SAFETY: `out` is writable (checked non-null).
-        unsafe { out.write(std::ptr::null_mut()) };
-        // SAFETY: a client from `nodelay_client_new`, not yet freed.
-        let Some(client) = (unsafe { client.as_ref() }) else {
-            return invalid("client is NULL");
-        };
-        // SAFETY (all three): the documented pointer contracts.
-        let (method, url) = match unsafe { (c_text("method", method), c_text("url", url)) } {
-            (Ok(method), Ok(url)) => (method, url),
-            (Err(code), _) | (_, Err(code)) => return code,
-        };
-        let pairs = match unsafe { header_pairs(headers, n_headers) } {
-            Ok(pairs) => pairs,
+        // SAFETY: the documented pointer contracts of the arguments.
+        let args = match unsafe { request_args(out, client, method, url, headers, n_headers) } {
+            Ok(args) => args,
             Err(code) => return code,
         };
         let body = (!body.is_null()).then(|| {
@@ -75,15 +62,80 @@ pub unsafe extern "C" fn nodelay_request(
             unsafe { std::slice::from_raw_parts(body, body_len) }
         });
         let abort = Abort::of(abort, abort_ctx);
-        match send(client, method, url, pairs, Payload::Whole(body), &abort) {
-            Ok(response) => {
-                // SAFETY: as above.
-                unsafe { out.write(Box::into_raw(Box::new(response))) };
-                nodelay_code::NODELAY_OK
-            }
-            Err(code) => code,
-        }
+        // SAFETY: `out` was checked by `request_args`.
+        unsafe { send_into(out, args, Payload::Whole(body), &abort) }
     })
+}
+
+/// The arguments every request call shares, checked in this order: `out`
+/// (cleared first, so a failed call leaves NULL there), the client, the
+/// method and URL, the header fields.
+pub(crate) struct RequestArgs<'a> {
+    client: &'a nodelay_client,
+    method: &'a str,
+    url: &'a str,
+    pairs: Vec<(&'a str, &'a str)>,
+}
+
+/// Reads and checks the arguments of a request call.
+///
+/// # Safety
+/// Each pointer follows its documented contract (`out` writable, `client`
+/// from `nodelay_client_new` and not freed, NUL-terminated texts,
+/// `n_headers` readable header structs).
+pub(crate) unsafe fn request_args<'a>(
+    out: *mut *mut nodelay_response,
+    client: *const nodelay_client,
+    method: *const c_char,
+    url: *const c_char,
+    headers: *const nodelay_header,
+    n_headers: usize,
+) -> Result<RequestArgs<'a>, nodelay_code> {
+    if out.is_null() {
+        return Err(invalid("out is NULL"));
+    }
+    // SAFETY: `out` is writable (checked non-null).
+    unsafe { out.write(std::ptr::null_mut()) };
+    // SAFETY: a client from `nodelay_client_new`, not yet freed.
+    let Some(client) = (unsafe { client.as_ref() }) else {
+        return Err(invalid("client is NULL"));
+    };
+    // SAFETY (all three): the documented pointer contracts.
+    let (method, url) = unsafe { (c_text("method", method)?, c_text("url", url)?) };
+    let pairs = unsafe { header_pairs(headers, n_headers)? };
+    Ok(RequestArgs {
+        client,
+        method,
+        url,
+        pairs,
+    })
+}
+
+/// Sends the request and hands its response to the caller through `out`.
+///
+/// # Safety
+/// `out` is writable (as `request_args` checked).
+pub(crate) unsafe fn send_into(
+    out: *mut *mut nodelay_response,
+    args: RequestArgs<'_>,
+    payload: Payload<'_>,
+    abort: &Abort,
+) -> nodelay_code {
+    match send(
+        args.client,
+        args.method,
+        args.url,
+        args.pairs,
+        payload,
+        abort,
+    ) {
+        Ok(response) => {
+            // SAFETY: the caller's contract.
+            unsafe { out.write(Box::into_raw(Box::new(response))) };
+            nodelay_code::NODELAY_OK
+        }
+        Err(code) => code,
+    }
 }
 
 /// A request's body: held whole by the caller (`None`: no body), or pulled

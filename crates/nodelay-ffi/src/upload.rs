@@ -12,7 +12,7 @@ use nodelay_core::{BodySource, Error, StreamFraming};
 use crate::abort::{nodelay_abort_fn, Abort};
 use crate::client::nodelay_client;
 use crate::code::{guard, nodelay_code};
-use crate::request::{c_text, header_pairs, invalid, nodelay_header, send, Payload};
+use crate::request::{header_pairs, invalid, nodelay_header, request_args, send_into, Payload};
 use crate::response::nodelay_response;
 
 /// Gives the next piece of a streamed request body: sets `*data` and
@@ -75,14 +75,10 @@ pub unsafe extern "C" fn nodelay_request_streamed(
     out: *mut *mut nodelay_response,
 ) -> nodelay_code {
     guard(|| {
-        if out.is_null() {
-            return invalid("out is NULL");
-        }
-        // SAFETY: `out` is writable (checked non-null).
-        unsafe { out.write(std::ptr::null_mut()) };
-        // SAFETY: a client from `nodelay_client_new`, not yet freed.
-        let Some(client) = (unsafe { client.as_ref() }) else {
-            return invalid("client is NULL");
+        // SAFETY: the documented pointer contracts of the arguments.
+        let args = match unsafe { request_args(out, client, method, url, headers, n_headers) } {
+            Ok(args) => args,
+            Err(code) => return code,
         };
         // SAFETY: a body source for the call, as documented.
         let Some(body) = (unsafe { body.as_ref() }) else {
@@ -98,15 +94,6 @@ pub unsafe extern "C" fn nodelay_request_streamed(
                 Err(_) => return invalid("body->length must be -1 or a size"),
             },
         };
-        // SAFETY (all three): the documented pointer contracts.
-        let (method, url) = match unsafe { (c_text("method", method), c_text("url", url)) } {
-            (Ok(method), Ok(url)) => (method, url),
-            (Err(code), _) | (_, Err(code)) => return code,
-        };
-        let pairs = match unsafe { header_pairs(headers, n_headers) } {
-            Ok(pairs) => pairs,
-            Err(code) => return code,
-        };
         let mut source = HostBody {
             next,
             trailers: body.trailers,
@@ -114,14 +101,8 @@ pub unsafe extern "C" fn nodelay_request_streamed(
         };
         let abort = Abort::of(abort, abort_ctx);
         let payload = Payload::Streamed(&mut source, framing);
-        match send(client, method, url, pairs, payload, &abort) {
-            Ok(response) => {
-                // SAFETY: as above.
-                unsafe { out.write(Box::into_raw(Box::new(response))) };
-                nodelay_code::NODELAY_OK
-            }
-            Err(code) => code,
-        }
+        // SAFETY: `out` was checked by `request_args`.
+        unsafe { send_into(out, args, payload, &abort) }
     })
 }
 
