@@ -87,6 +87,8 @@ sub _check_proxy {
 # with a no_proxy suffix), or undef.
 sub _proxy_for {
     my ($self, $url) = @_;
+    # No proxy set (the usual case): no URL parsing per request.
+    return undef unless defined $self->{http_proxy} || defined $self->{https_proxy};
     my ($scheme, $host) = $url =~ m{\A([^:/?#]+)://(?:[^/?#\@]*\@)?([^/?#]*)} or return undef;
     my $proxy = $self->{lc($scheme) . '_proxy'} // return undef;
     $host = lc $host;
