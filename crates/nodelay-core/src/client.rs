@@ -25,7 +25,7 @@ use crate::pool::Pool;
 pub use crate::pool::PoolConfig;
 use crate::proxy::{Proxies, ProxySettings};
 use crate::request::{prepare_request, BodyForm, Http2Mode, Prepared, Preparer, RequestParts};
-use crate::sequence::{Sequence, Step};
+use crate::sequence::Step;
 use crate::target::TargetCache;
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::{BodySource, Outgoing, StreamFraming};
@@ -239,12 +239,7 @@ impl Client {
         interrupt: &dyn Interrupt,
         mut adopted: Option<PooledConn>,
     ) -> Result<Exchange, Error> {
-        let mut sequence = Sequence::new(
-            prepared.is_head,
-            prepared.closes,
-            prepared.idempotent,
-            body.is_streamed(),
-        );
+        let mut sequence = prepared.sequence(body.is_streamed());
         let mut current: Option<PooledConn> = None;
         loop {
             match sequence.next() {

@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::h2::H2Request;
 use crate::limits::INLINE_BODY_MAX_BYTES;
 use crate::proxy::{ConnKey, Proxies, Route};
+use crate::sequence::Sequence;
 use crate::target::{Target, TargetCache};
 use crate::upload::StreamFraming;
 
@@ -74,6 +75,12 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The exchange sequence of this request over HTTP/1.1; `streamed`: its
+    /// body comes from a source that must be rewound before it goes again.
+    pub(crate) fn sequence(&self, streamed: bool) -> Sequence {
+        Sequence::new(self.is_head, self.closes, self.idempotent, streamed)
+    }
+
     /// The exact bytes of the head (and inlined body) that will be written.
     pub fn wire(&self) -> &[u8] {
         &self.wire

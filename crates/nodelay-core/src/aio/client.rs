@@ -20,7 +20,7 @@ use crate::h2::{H2Pool, Sent, StreamedBody};
 use crate::pool::{Pool, PoolConfig};
 use crate::proxy::{ConnKey, Proxies, ProxySettings};
 use crate::request::{prepare_request, BodyForm, Http2Mode, Prepared, Preparer, RequestParts};
-use crate::sequence::{Sequence, Step};
+use crate::sequence::Step;
 use crate::target::{Origin, TargetCache};
 use crate::tls::{TlsOptions, TlsSetup};
 use crate::upload::StreamFraming;
@@ -210,12 +210,7 @@ impl AsyncClient {
         started: Instant,
         mut first: Option<AsyncPooled>,
     ) -> Result<AsyncH1Exchange, Error> {
-        let mut sequence = Sequence::new(
-            prepared.is_head,
-            prepared.closes,
-            prepared.idempotent,
-            body.is_streamed(),
-        );
+        let mut sequence = prepared.sequence(body.is_streamed());
         let mut current: Option<AsyncPooled> = None;
         loop {
             match sequence.next() {
