@@ -120,6 +120,12 @@ pub(crate) fn fail(code: nodelay_code, message: &str) -> nodelay_code {
     code
 }
 
+/// A caller's argument broke its contract: `NODELAY_E_INVALID_ARGUMENT`
+/// with `message` as the last error.
+pub(crate) fn invalid(message: &str) -> nodelay_code {
+    fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, message)
+}
+
 /// Records an engine error and returns its code.
 pub(crate) fn fail_engine(error: &Error) -> nodelay_code {
     fail(

@@ -12,7 +12,7 @@ use std::time::Duration;
 use nodelay_core::{Dial, Http2Mode, PoolConfig, ProxySettings, RateLimit, Timeouts, TlsOptions};
 use nodelay_front::defaults::{self, ACCEPT_ENCODING, MAX_DECODED_SIZE};
 
-use crate::code::{fail, nodelay_code};
+use crate::code::{fail, invalid, nodelay_code};
 
 /// HTTP/1.1 only.
 pub const NODELAY_HTTP2_OFF: u32 = 0;
@@ -292,10 +292,6 @@ impl Settings {
             },
         })
     }
-}
-
-fn invalid(message: &str) -> nodelay_code {
-    fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, message)
 }
 
 /// A negative number is "no timeout"; NaN and infinities are refused.

@@ -12,7 +12,7 @@ use nodelay_front::Head;
 
 use crate::abort::{nodelay_abort_fn, Abort};
 use crate::client::nodelay_client;
-use crate::code::{fail, fail_engine, guard, nodelay_code};
+use crate::code::{fail_engine, guard, invalid, nodelay_code};
 use crate::response::nodelay_response;
 
 /// One request header: `name_len` bytes at `name`, `value_len` bytes at
@@ -217,10 +217,6 @@ pub(crate) fn send<'a>(
         plan,
         client.max_decoded_size,
     ))
-}
-
-pub(crate) fn invalid(message: &str) -> nodelay_code {
-    fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, message)
 }
 
 /// A NUL-terminated UTF-8 argument, borrowed for the call.

@@ -13,7 +13,7 @@ use nodelay_core::decode::parse_codings;
 use nodelay_core::{BodyStream, Interrupt};
 
 use crate::abort::nodelay_abort_fn;
-use crate::code::{fail, fail_engine, guard, nodelay_code};
+use crate::code::{fail_engine, guard, invalid, nodelay_code};
 use crate::response::nodelay_response;
 
 /// The abort callback of the `nodelay_response_read_chunk` call in progress
@@ -133,8 +133,4 @@ fn start(response: &mut nodelay_response) -> Result<Option<&mut Streaming>, node
         response.stream = Some(Streaming { stream, abort });
     }
     Ok(response.stream.as_mut())
-}
-
-fn invalid(message: &str) -> nodelay_code {
-    fail(nodelay_code::NODELAY_E_INVALID_ARGUMENT, message)
 }

@@ -11,8 +11,8 @@ use nodelay_core::{BodySource, Error, StreamFraming};
 
 use crate::abort::{nodelay_abort_fn, Abort};
 use crate::client::nodelay_client;
-use crate::code::{guard, nodelay_code};
-use crate::request::{header_pairs, invalid, nodelay_header, request_args, send_into, Payload};
+use crate::code::{guard, invalid, nodelay_code};
+use crate::request::{header_pairs, nodelay_header, request_args, send_into, Payload};
 use crate::response::nodelay_response;
 
 /// Gives the next piece of a streamed request body: sets `*data` and
