@@ -188,11 +188,16 @@ _HTTP_VERSIONS = {"HTTP/1.0": b"HTTP/1.0", "HTTP/1.1": b"HTTP/1.1", "HTTP/2": b"
 """``RawStream.version`` → httpcore's ``http_version`` extension."""
 
 
+def _version(stream: Any) -> bytes:
+    """The response's protocol version as httpcore spells it (``b"HTTP/1.1"``)."""
+    version: str = stream.version
+    return _HTTP_VERSIONS.get(version) or version.encode("ascii")
+
+
 def _extensions(stream: Any) -> dict[str, Any]:
     """``response.extensions`` as httpcore fills them."""
-    version = stream.version
     return {
-        "http_version": _HTTP_VERSIONS.get(version) or version.encode("ascii"),
+        "http_version": _version(stream),
         "reason_phrase": stream.reason.encode("latin-1"),
     }
 
@@ -277,7 +282,7 @@ class _AsyncPieces:
 
 def _head_info(stream: Any) -> dict[str, Any]:
     """The ``receive_response_headers.complete`` trace event's info (httpcore's shape)."""
-    head = (stream.version.encode("ascii"), stream.status, stream.reason.encode("latin-1"))
+    head = (_version(stream), stream.status, stream.reason.encode("latin-1"))
     return {"return_value": (*head, stream.raw_headers())}
 
 
