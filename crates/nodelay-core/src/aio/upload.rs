@@ -176,7 +176,10 @@ pub(crate) async fn send_streamed(
         // Once the head is out, a readable socket before the next piece
         // means the server answered (or gave up) early (as on the sync path:
         // one zero-timeout poll per piece).
-        if head.is_none() && !conn.is_reusable() {
+        // A body of announced length whose every byte is out is a whole
+        // request: the answer that follows it is the response, not an
+        // early one.
+        if head.is_none() && !writer.is_complete() && !conn.is_reusable() {
             return Ok(false);
         }
         let frame = match chunk {
