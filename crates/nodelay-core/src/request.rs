@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::h2::H2Request;
 use crate::limits::INLINE_BODY_MAX_BYTES;
 use crate::proxy::{ConnKey, Proxies, Route};
-use crate::sequence::Sequence;
+use crate::sequence::{Http2Attempt, Sequence};
 use crate::target::{Target, TargetCache};
 use crate::upload::StreamFraming;
 
@@ -63,6 +63,8 @@ pub struct Prepared {
     pub(crate) key: ConnKey,
     /// The request in HTTP/2 form, when it may go over HTTP/2.
     pub(crate) h2: Option<H2Request>,
+    /// Whether it tries HTTP/2 first, and whether HTTP/1.1 may follow.
+    pub(crate) http2: Http2Attempt,
     /// Head, followed by the body when it is small (one write).
     pub(crate) wire: Vec<u8>,
     pub(crate) body_inlined: bool,
@@ -75,10 +77,17 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The exchange sequence of this request over HTTP/1.1; `streamed`: its
-    /// body comes from a source that must be rewound before it goes again.
+    /// The exchange sequence of this request (HTTP/2 first when it may go
+    /// so); `streamed`: its body comes from a source that must be rewound
+    /// before it goes again.
     pub(crate) fn sequence(&self, streamed: bool) -> Sequence {
-        Sequence::new(self.is_head, self.closes, self.idempotent, streamed)
+        Sequence::new(
+            self.http2,
+            self.is_head,
+            self.closes,
+            self.idempotent,
+            streamed,
+        )
     }
 
     /// The exact bytes of the head (and inlined body) that will be written.
@@ -95,12 +104,6 @@ impl Prepared {
     /// nothing when it was inlined.
     pub(crate) fn large_body<'b>(&self, body: Option<&'b [u8]>) -> Option<&'b [u8]> {
         body.filter(|_| !self.body_inlined)
-    }
-
-    /// The request in HTTP/2 form, when it may go over HTTP/2 (the batch
-    /// driver sends it on the runtime itself, see `crate::batch`).
-    pub(crate) fn h2_request(&self) -> Option<&H2Request> {
-        self.h2.as_ref()
     }
 }
 
@@ -160,9 +163,15 @@ pub(crate) fn prepare_request(
     } else {
         None
     };
-    // An h2c request (prior knowledge) never falls back to HTTP/1.1 (only
-    // ALPN over TLS can choose it): its HTTP/1.1 form would go unused.
-    let (wire, body_inlined) = if h2.is_some() && target.origin.scheme == "http" {
+    // Only ALPN over TLS can choose HTTP/1.1 for a request that goes over
+    // HTTP/2: an h2c request (prior knowledge) never falls back, so its
+    // HTTP/1.1 form would go unused.
+    let http2 = match &h2 {
+        None => Http2Attempt::None,
+        Some(_) if target.origin.scheme == "https" => Http2Attempt::ThenHttp1,
+        Some(_) => Http2Attempt::Only,
+    };
+    let (wire, body_inlined) = if http2 == Http2Attempt::Only {
         (Vec::new(), false)
     } else {
         match (body, streamed) {
@@ -193,6 +202,7 @@ pub(crate) fn prepare_request(
         key: route.key(&target.origin),
         target,
         h2,
+        http2,
         wire,
         body_inlined,
         streamed,

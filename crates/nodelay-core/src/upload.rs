@@ -151,7 +151,7 @@ pub(crate) fn local(e: ProtoError) -> Error {
     Error::protocol(e, ErrorKind::LocalProtocol)
 }
 
-/// The body of a request on the blocking driver, as `Client::send_h1`
+/// The body of a request on the blocking driver, as `Client::drive`
 /// writes it behind the head, with the step's outcome for the exchange
 /// sequence (`sequence.rs`).
 pub(crate) enum Outgoing<'a> {

@@ -234,7 +234,7 @@ async fn unless_answered(
     }
 }
 
-/// The body of a request on the tokio driver, as `AsyncClient::send_h1`
+/// The body of a request on the tokio driver, as `AsyncClient::drive`
 /// writes it behind the head, with the step's outcome for the exchange
 /// sequence (`sequence.rs`).
 pub(crate) enum AsyncOutgoing<'a> {
