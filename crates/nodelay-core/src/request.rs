@@ -5,7 +5,7 @@
 //! every body form; it fails before any I/O on bad input.
 
 use nodelay_proto::{
-    encode_request_head, encode_request_head_with, request_closes, EncodedHeaders, RequestHead,
+    encode_request_head, encode_request_head_with, EncodedHead, EncodedHeaders, RequestHead,
 };
 
 use crate::error::{Error, ErrorKind};
@@ -171,8 +171,8 @@ pub(crate) fn prepare_request(
         Some(_) if target.origin.scheme == "https" => Http2Attempt::ThenHttp1,
         Some(_) => Http2Attempt::Only,
     };
-    let (wire, body_inlined) = if http2 == Http2Attempt::Only {
-        (Vec::new(), false)
+    let wire = if http2 == Http2Attempt::Only {
+        Wire::default()
     } else {
         match (body, streamed) {
             (BodyForm::Encoded(encoded), _) => {
@@ -188,10 +188,7 @@ pub(crate) fn prepare_request(
                     Some(encoded),
                 )?
             }
-            (_, Some(framing)) => (
-                encode_streamed_head(parts, &route, &target, framing)?,
-                false,
-            ),
+            (_, Some(framing)) => encode_streamed_head(parts, &route, &target, framing)?,
             _ => {
                 let (request_target, headers) = route.request_form(&target, parts.headers);
                 encode_inline(parts, &request_target, &target.authority, &headers, None)?
@@ -203,11 +200,11 @@ pub(crate) fn prepare_request(
         target,
         h2,
         http2,
-        wire,
-        body_inlined,
+        wire: wire.bytes,
+        body_inlined: wire.body_inlined,
         streamed,
         is_head: parts.method == "HEAD",
-        closes: request_closes(parts.headers),
+        closes: wire.head.closes,
         idempotent,
     })
 }
@@ -274,10 +271,30 @@ fn framing_with_headers(
     }
 }
 
+/// A request's HTTP/1.1 form: what goes on the wire, and what encoding it
+/// learnt of the header fields.
+struct Wire {
+    /// The head, followed by the body when it is small (one write).
+    bytes: Vec<u8>,
+    body_inlined: bool,
+    head: EncodedHead,
+}
+
+impl Default for Wire {
+    /// No HTTP/1.1 form (a request by prior knowledge over HTTP/2).
+    fn default() -> Wire {
+        Wire {
+            bytes: Vec::new(),
+            body_inlined: false,
+            head: EncodedHead { closes: false },
+        }
+    }
+}
+
 /// The head of `parts` with the given request target and header list (or
 /// the header fields already encoded, when `encoded` is given: `headers` is
 /// then ignored), followed by the body when it is small enough to leave in
-/// the same write; returns the bytes and whether the body is in them.
+/// the same write.
 #[inline]
 fn encode_inline(
     parts: &RequestParts<'_>,
@@ -285,7 +302,7 @@ fn encode_inline(
     host: &str,
     headers: &[(&str, &str)],
     encoded: Option<&EncodedHeaders>,
-) -> Result<(Vec<u8>, bool), Error> {
+) -> Result<Wire, Error> {
     let body_len = parts.body.map(|b| b.len());
     let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
     let mut wire = Vec::with_capacity(
@@ -302,7 +319,7 @@ fn encode_inline(
         headers,
         content_length: body_len.map(|n| n as u64),
     };
-    match encoded {
+    let encoded = match encoded {
         None => encode_request_head(&mut wire, &head),
         Some(encoded) => encode_request_head_with(&mut wire, &head, encoded),
     }
@@ -310,7 +327,11 @@ fn encode_inline(
     if body_inlined {
         wire.extend_from_slice(parts.body.unwrap_or_default());
     }
-    Ok((wire, body_inlined))
+    Ok(Wire {
+        bytes: wire,
+        body_inlined,
+        head: encoded,
+    })
 }
 
 /// The head of a request whose body will be streamed with `framing`
@@ -321,7 +342,7 @@ fn encode_streamed_head(
     route: &Route,
     target: &Target,
     framing: StreamFraming,
-) -> Result<Vec<u8>, Error> {
+) -> Result<Wire, Error> {
     let (request_target, routed) = route.request_form(target, parts.headers);
     let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
     headers.extend_from_slice(&routed);
@@ -329,7 +350,7 @@ fn encode_streamed_head(
         headers.push(("Transfer-Encoding", "chunked"));
     }
     let mut wire = Vec::with_capacity(256);
-    encode_request_head(
+    let head = encode_request_head(
         &mut wire,
         &RequestHead {
             method: parts.method,
@@ -340,5 +361,9 @@ fn encode_streamed_head(
         },
     )
     .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
-    Ok(wire)
+    Ok(Wire {
+        bytes: wire,
+        body_inlined: false,
+        head,
+    })
 }
