@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_void};
 
 use nodelay_core::decode::parse_codings;
 use nodelay_core::Exchange;
-use nodelay_front::body::{read_exact, read_whole, WholeBody};
+use nodelay_front::body::{read_exact, read_grown, WholeBody};
 use nodelay_front::Head;
 
 use crate::abort::{nodelay_abort_fn, Abort};
@@ -278,11 +278,25 @@ pub unsafe extern "C" fn nodelay_response_read(
         };
         let abort = Abort::of(abort, abort_ctx);
         let max_decoded = response.max_decoded_size;
-        let exchange = match response.unread() {
-            Ok(exchange) => exchange,
-            Err(code) => return code,
+        let read = match &response.plan {
+            WholeBody::Exact { len, .. } => {
+                let mut body = vec![0; *len];
+                let exchange = match response.unread() {
+                    Ok(exchange) => exchange,
+                    Err(code) => return code,
+                };
+                read_exact(exchange, &mut body, &abort).map(|()| body)
+            }
+            WholeBody::Grown { body } => {
+                let body = body.clone();
+                let exchange = match response.unread() {
+                    Ok(exchange) => exchange,
+                    Err(code) => return code,
+                };
+                read_grown(exchange, &body, max_decoded, &abort)
+            }
         };
-        match read_whole(exchange, max_decoded, &abort) {
+        match read {
             Ok(body) => {
                 response.body = body;
                 response.finish();

@@ -67,15 +67,3 @@ pub fn read_grown(
 ) -> Result<Vec<u8>, Error> {
     body.read(exchange, interrupt, max_decoded_bytes)
 }
-
-/// Reads the whole body into a new buffer, whichever way its head says (the
-/// engine's one whole-body read, `nodelay_core::WholeBody::read`): for a
-/// front with no buffer of its own to fill.
-pub fn read_whole(
-    exchange: &mut Exchange,
-    max_decoded_bytes: u64,
-    interrupt: &dyn Interrupt,
-) -> Result<Vec<u8>, Error> {
-    let body = exchange.whole_body()?;
-    body.read(exchange, interrupt, max_decoded_bytes)
-}
