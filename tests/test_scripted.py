@@ -195,6 +195,18 @@ def test_post_not_replayed_on_stale_connection(scripted: Factory, client: nodela
     assert sum(r.startswith(b"POST ") for r in srv.requests) == 1
 
 
+def test_client_connection_close_header_closes_every_connection(scripted: Factory) -> None:
+    # The client's own Connection: close (RFC 9112 §9.6) holds on every request, also once
+    # the engine reuses the client's encoded header fields: a connection answered
+    # keep-alive is never used again (a request sent on it would get "reused").
+    again = [Recv(), Send(OK), Recv(), Send(response(body=b"reused"))]
+    srv = scripted(*[again] * 4)
+    with nodelay.Client(headers={"Connection": "close"}) as client:
+        bodies = [client.get(f"{srv.url}/{i}").content for i in range(4)]
+    assert bodies == [b"ok"] * 4
+    assert srv.connections == 4
+
+
 # -- request validation: nothing reaches the wire -------------------------------------------
 
 BAD_INPUTS: dict[str, dict[str, object]] = {

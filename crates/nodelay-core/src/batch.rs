@@ -3,14 +3,15 @@
 //! once on the runtime's workers, so a batch needs no OS thread per request
 //! in flight.
 //!
-//! - HTTP/2 (the client asked for it and the request may use it): through the
-//!   client's own [`H2Pool`](crate::h2::H2Pool), the one connection per
-//!   origin that `Client::send` shares, multiplexed, with no hand-over
-//!   between threads per request.
-//! - HTTP/1.1: the async driver (`aio`) over the client's own pool
-//!   (`Client::batch_driver`): a batch reuses the connections `Client::send`
-//!   left idle and the other way round, and `max_connections` bounds the
-//!   client's requests, batches and HTTP/2 connections together.
+//! Each request runs the exchange sequence (`sequence.rs`) on the async
+//! driver (`aio`) over the client's own pool and HTTP/2 connections
+//! (`Client::batch_driver`):
+//! - HTTP/2 (the client asked for it and the request may use it): the one
+//!   connection per origin that `Client::send` shares, multiplexed, with no
+//!   hand-over between threads per request.
+//! - HTTP/1.1: a batch reuses the connections `Client::send` left idle and
+//!   the other way round, and `max_connections` bounds the client's
+//!   requests, batches and HTTP/2 connections together.
 //!
 //! The caller picks the client's sync path instead for proxied clients (the
 //! async driver connects directly only).
@@ -26,15 +27,12 @@
 
 use std::time::Instant;
 
-use crate::aio::any_exchange::AsyncExchange;
-use crate::aio::h2::AsyncH2Exchange;
 use crate::aio::pool::AsyncPooled;
 use crate::aio::upload::AsyncOutgoing;
 use crate::body::WholeResponse;
 use crate::client::Client;
 use crate::deadline::{Deadlines, Timeouts};
 use crate::error::Error;
-use crate::h2::Sent;
 use crate::request::Prepared;
 
 /// A response read whole (body decoded), its connection given back.
@@ -108,47 +106,18 @@ pub async fn fetch(
     timeouts: Timeouts,
     max_decoded_bytes: u64,
 ) -> Result<Fetched, Error> {
-    let h1 = client.batch_driver();
-    // One rate-limit token per request, before it picks a protocol (the
-    // held connection skips the pool's checkout, not the rate).
-    h1.admit(
-        &prepared.target.origin,
-        &Deadlines::start(timeouts, Instant::now()),
-    )
-    .await?;
-    let mut first = None;
-    if let Some(request) = prepared.h2_request() {
-        let started = Instant::now();
-        let deadlines = Deadlines::start(timeouts, started);
-        let (pool, tls) = client.h2_parts();
-        match pool.send(&prepared.key, tls, request, &deadlines).await? {
-            Sent::H2(response) => {
-                let exchange = AsyncExchange::h2(AsyncH2Exchange::new(response, started));
-                return exchange.read_whole(max_decoded_bytes).await;
-            }
-            // The server chose HTTP/1.1 by ALPN: the request goes on its
-            // fresh connection (nothing was sent on it yet) with the HTTP/1.1
-            // driver below.
-            Sent::Http1(transport) => {
-                first = transport.map(|transport| h1.adopt(&prepared.key, transport));
-            }
-        }
-    }
+    let driver = client.batch_driver();
     let started = Instant::now();
     let deadlines = Deadlines::start(timeouts, started);
-    let first = first.or_else(|| held.take_for(prepared));
-    let exchange = h1
-        .send_h1(
-            prepared,
-            AsyncOutgoing::Bytes(prepared.large_body(body)),
-            deadlines,
-            started,
-            first,
-        )
+    // One rate-limit token per request, before it picks a protocol (the
+    // held connection skips the pool's checkout, not the rate).
+    driver.admit(&prepared.target.origin, &deadlines).await?;
+    let kept = held.take_for(prepared);
+    let body = AsyncOutgoing::Bytes(prepared.large_body(body));
+    let exchange = driver
+        .drive(prepared, body, deadlines, started, kept)
         .await?;
-    let (fetched, reusable) = AsyncExchange::h1(exchange)
-        .read_whole_reusable(max_decoded_bytes)
-        .await?;
+    let (fetched, reusable) = exchange.read_whole_reusable(max_decoded_bytes).await?;
     if let Some(pooled) = reusable {
         held.keep(pooled);
     }

@@ -1,8 +1,9 @@
-//! The engine's entry point: prepare a request (`request.rs`), then run it:
-//! HTTP/1.1 on the calling thread, driving the exchange sequence
-//! (`sequence.rs`: checkout → send → head, with one transparent retry when a
-//! reused connection turns out stale), or HTTP/2 on the process runtime when
-//! the client asks for it and the server agrees.
+//! The engine's entry point: prepare a request (`request.rs`), then drive
+//! its exchange sequence (`sequence.rs`) on the calling thread: HTTP/2 first
+//! when the client asks for it (on the process runtime, through the
+//! blocking executor), else, or when ALPN picks HTTP/1.1, checkout → send →
+//! head, with one transparent retry when a reused connection turns out
+//! stale.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -17,7 +18,7 @@ use crate::dial::Dial;
 use crate::error::Error;
 use crate::exchange::{receive_head_with, H1Exchange};
 use crate::executor::block_on;
-use crate::h2::{H2Exchange, H2Pool, H2Request, Sent, StreamedBody};
+use crate::h2::{H2Exchange, H2Pool, Sent, StreamedBody};
 use crate::interrupt::Interrupt;
 use crate::limits::UPLOAD_CHUNK_BYTES;
 use crate::pool::blocking::PooledConn;
@@ -37,8 +38,9 @@ pub struct Client {
     /// `None` without proxies: requests then skip routing entirely.
     proxies: Option<Proxies>,
     http2: Http2Mode,
-    h2: H2Pool,
-    /// The async HTTP/1.1 driver over `pool`, for batches (made at the
+    /// Shared with `batch_driver`.
+    h2: Arc<H2Pool>,
+    /// The async driver over `pool` and `h2`, for batches (made at the
     /// first batch: most clients never run one).
     batch_driver: OnceLock<AsyncClient>,
     /// Origins already parsed (see `TargetCache`: the URL parse was the
@@ -70,7 +72,7 @@ impl Client {
         Client {
             // HTTP/2 connections count towards `max_connections` and expire
             // like HTTP/1.1 ones.
-            h2: H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry),
+            h2: Arc::new(H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry)),
             pool,
             proxies: None,
             http2,
@@ -183,12 +185,11 @@ impl Client {
         self.run(prepared, body, timeouts, interrupt)
     }
 
-    /// Runs one request: its rate-limit token, HTTP/2 when it may go so,
-    /// else (or when ALPN picks HTTP/1.1) the HTTP/1.1 sequence.
+    /// Runs one request: its rate-limit token, then the exchange sequence.
     fn run(
         &self,
         prepared: &Prepared,
-        mut body: Outgoing<'_>,
+        body: Outgoing<'_>,
         timeouts: Timeouts,
         interrupt: &dyn Interrupt,
     ) -> Result<Exchange, Error> {
@@ -196,53 +197,35 @@ impl Client {
         let deadlines = Deadlines::start(timeouts, started);
         self.pool
             .admit(&prepared.target.origin, &deadlines, interrupt)?;
-        // ALPN may hand back the HTTP/1.1 connection it just made (nothing
-        // of a streamed body was pulled then).
-        let mut adopted = None;
-        if let Some(request) = &prepared.h2 {
-            let mut streamed = match &mut body {
-                Outgoing::Streamed {
-                    source,
-                    framing,
-                    buf,
-                } => Some(StreamedBody::pulled_here(
-                    &mut **source,
-                    buf,
-                    framing.length(),
-                )),
-                Outgoing::Bytes(_) => None,
-            };
-            match self.send_h2(
-                prepared,
-                request,
-                streamed.as_mut(),
-                &deadlines,
-                started,
-                interrupt,
-            )? {
-                Ok(exchange) => return Ok(Exchange::H2(exchange)),
-                Err(transport) => adopted = transport,
-            }
-        }
-        self.send_h1(prepared, body, deadlines, started, interrupt, adopted)
+        self.drive(prepared, body, deadlines, started, interrupt)
     }
 
-    /// The blocking driver of the HTTP/1.1 exchange sequence: runs each
-    /// step `Sequence` asks for on this thread, on `adopted` first when
-    /// given (a connection ALPN handed over), else on pooled connections.
-    fn send_h1(
+    /// The blocking driver of the exchange sequence: runs each step
+    /// `Sequence` asks for on this thread (HTTP/2 on the process runtime,
+    /// through the blocking executor).
+    fn drive(
         &self,
         prepared: &Prepared,
         mut body: Outgoing<'_>,
         deadlines: Deadlines,
         started: Instant,
         interrupt: &dyn Interrupt,
-        mut adopted: Option<PooledConn>,
     ) -> Result<Exchange, Error> {
         let mut sequence = prepared.sequence(body.is_streamed());
+        // The connection ALPN made when it chose HTTP/1.1.
+        let mut adopted: Option<PooledConn> = None;
         let mut current: Option<PooledConn> = None;
         loop {
             match sequence.next() {
+                Step::Http2 => {
+                    match self.send_h2(prepared, &mut body, &deadlines, started, interrupt)? {
+                        Ok(exchange) => return Ok(Exchange::H2(exchange)),
+                        Err(transport) => {
+                            adopted = transport;
+                            sequence.http2_declined();
+                        }
+                    }
+                }
                 Step::Checkout { fresh } => {
                     // A stale connection gives its pool slot back first: a
                     // one-connection pool would otherwise wait on itself.
@@ -279,24 +262,43 @@ impl Client {
         }
     }
 
-    /// Sends `request` over HTTP/2 (its body, when streamed, pulled from
-    /// `streamed` on this thread) and waits for the response head. `Err`:
-    /// the server chose HTTP/1.1 by ALPN; the connection it made for that
-    /// is returned, in the pool's keeping, for the request to go on.
+    /// Sends the request over HTTP/2 (a streamed `body` pulled on this
+    /// thread) and waits for the response head, with a small body
+    /// prefetched in the same wait. `Err`: the server chose HTTP/1.1 by
+    /// ALPN; the connection it made for that is returned, in the pool's
+    /// keeping, for the request to go on.
     fn send_h2(
         &self,
         prepared: &Prepared,
-        request: &H2Request,
-        streamed: Option<&mut StreamedBody<'_>>,
+        body: &mut Outgoing<'_>,
         deadlines: &Deadlines,
         started: Instant,
         interrupt: &dyn Interrupt,
     ) -> Result<Result<H2Exchange, Option<PooledConn>>, Error> {
+        let request = prepared.h2.as_ref().expect("an HTTP/2 form");
+        let mut streamed = match body {
+            Outgoing::Streamed {
+                source,
+                framing,
+                buf,
+            } => Some(StreamedBody::pulled_here(
+                &mut **source,
+                buf,
+                framing.length(),
+            )),
+            Outgoing::Bytes(_) => None,
+        };
         let sent = block_on(
             async {
                 match self
                     .h2
-                    .send_streamed(&prepared.key, self.pool.tls(), request, streamed, deadlines)
+                    .send_streamed(
+                        &prepared.key,
+                        self.pool.tls(),
+                        request,
+                        streamed.as_mut(),
+                        deadlines,
+                    )
                     .await?
                 {
                     Sent::H2(response) => {
@@ -332,17 +334,12 @@ impl Client {
         self.proxies.is_some()
     }
 
-    /// The shared HTTP/2 connections and the TLS settings to make them with
-    /// (the batch driver awaits `H2Pool::send` on the runtime).
-    pub(crate) fn h2_parts(&self) -> (&H2Pool, &TlsSetup) {
-        (&self.h2, self.pool.tls())
-    }
-
-    /// The async HTTP/1.1 driver over this client's pool, for batches
-    /// (`batch.rs`): a batch and `send` take and leave each other's idle
-    /// connections and share one `max_connections`.
+    /// The async driver over this client's pool and HTTP/2 connections, for
+    /// batches (`batch.rs`): a batch and `send` take and leave each other's
+    /// idle connections, share the HTTP/2 connection of an origin and one
+    /// `max_connections`.
     pub(crate) fn batch_driver(&self) -> &AsyncClient {
         self.batch_driver
-            .get_or_init(|| AsyncClient::on_pool(Arc::clone(&self.pool)))
+            .get_or_init(|| AsyncClient::on_pool(Arc::clone(&self.pool), Arc::clone(&self.h2)))
     }
 }

@@ -5,14 +5,14 @@
 //! every body form; it fails before any I/O on bad input.
 
 use nodelay_proto::{
-    encode_request_head, encode_request_head_with, request_closes, EncodedHeaders, RequestHead,
+    encode_request_head, encode_request_head_with, EncodedHead, EncodedHeaders, RequestHead,
 };
 
 use crate::error::{Error, ErrorKind};
 use crate::h2::H2Request;
 use crate::limits::INLINE_BODY_MAX_BYTES;
 use crate::proxy::{ConnKey, Proxies, Route};
-use crate::sequence::Sequence;
+use crate::sequence::{Http2Attempt, Sequence};
 use crate::target::{Target, TargetCache};
 use crate::upload::StreamFraming;
 
@@ -63,6 +63,8 @@ pub struct Prepared {
     pub(crate) key: ConnKey,
     /// The request in HTTP/2 form, when it may go over HTTP/2.
     pub(crate) h2: Option<H2Request>,
+    /// Whether it tries HTTP/2 first, and whether HTTP/1.1 may follow.
+    pub(crate) http2: Http2Attempt,
     /// Head, followed by the body when it is small (one write).
     pub(crate) wire: Vec<u8>,
     pub(crate) body_inlined: bool,
@@ -75,10 +77,17 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The exchange sequence of this request over HTTP/1.1; `streamed`: its
-    /// body comes from a source that must be rewound before it goes again.
+    /// The exchange sequence of this request (HTTP/2 first when it may go
+    /// so); `streamed`: its body comes from a source that must be rewound
+    /// before it goes again.
     pub(crate) fn sequence(&self, streamed: bool) -> Sequence {
-        Sequence::new(self.is_head, self.closes, self.idempotent, streamed)
+        Sequence::new(
+            self.http2,
+            self.is_head,
+            self.closes,
+            self.idempotent,
+            streamed,
+        )
     }
 
     /// The exact bytes of the head (and inlined body) that will be written.
@@ -95,12 +104,6 @@ impl Prepared {
     /// nothing when it was inlined.
     pub(crate) fn large_body<'b>(&self, body: Option<&'b [u8]>) -> Option<&'b [u8]> {
         body.filter(|_| !self.body_inlined)
-    }
-
-    /// The request in HTTP/2 form, when it may go over HTTP/2 (the batch
-    /// driver sends it on the runtime itself, see `crate::batch`).
-    pub(crate) fn h2_request(&self) -> Option<&H2Request> {
-        self.h2.as_ref()
     }
 }
 
@@ -160,10 +163,16 @@ pub(crate) fn prepare_request(
     } else {
         None
     };
-    // An h2c request (prior knowledge) never falls back to HTTP/1.1 (only
-    // ALPN over TLS can choose it): its HTTP/1.1 form would go unused.
-    let (wire, body_inlined) = if h2.is_some() && target.origin.scheme == "http" {
-        (Vec::new(), false)
+    // Only ALPN over TLS can choose HTTP/1.1 for a request that goes over
+    // HTTP/2: an h2c request (prior knowledge) never falls back, so its
+    // HTTP/1.1 form would go unused.
+    let http2 = match &h2 {
+        None => Http2Attempt::None,
+        Some(_) if target.origin.scheme == "https" => Http2Attempt::ThenHttp1,
+        Some(_) => Http2Attempt::Only,
+    };
+    let wire = if http2 == Http2Attempt::Only {
+        Wire::default()
     } else {
         match (body, streamed) {
             (BodyForm::Encoded(encoded), _) => {
@@ -179,10 +188,7 @@ pub(crate) fn prepare_request(
                     Some(encoded),
                 )?
             }
-            (_, Some(framing)) => (
-                encode_streamed_head(parts, &route, &target, framing)?,
-                false,
-            ),
+            (_, Some(framing)) => encode_streamed_head(parts, &route, &target, framing)?,
             _ => {
                 let (request_target, headers) = route.request_form(&target, parts.headers);
                 encode_inline(parts, &request_target, &target.authority, &headers, None)?
@@ -193,11 +199,12 @@ pub(crate) fn prepare_request(
         key: route.key(&target.origin),
         target,
         h2,
-        wire,
-        body_inlined,
+        http2,
+        wire: wire.bytes,
+        body_inlined: wire.body_inlined,
         streamed,
         is_head: parts.method == "HEAD",
-        closes: request_closes(parts.headers),
+        closes: wire.head.closes,
         idempotent,
     })
 }
@@ -264,10 +271,30 @@ fn framing_with_headers(
     }
 }
 
+/// A request's HTTP/1.1 form: what goes on the wire, and what encoding it
+/// learnt of the header fields.
+struct Wire {
+    /// The head, followed by the body when it is small (one write).
+    bytes: Vec<u8>,
+    body_inlined: bool,
+    head: EncodedHead,
+}
+
+impl Default for Wire {
+    /// No HTTP/1.1 form (a request by prior knowledge over HTTP/2).
+    fn default() -> Wire {
+        Wire {
+            bytes: Vec::new(),
+            body_inlined: false,
+            head: EncodedHead { closes: false },
+        }
+    }
+}
+
 /// The head of `parts` with the given request target and header list (or
 /// the header fields already encoded, when `encoded` is given: `headers` is
 /// then ignored), followed by the body when it is small enough to leave in
-/// the same write; returns the bytes and whether the body is in them.
+/// the same write.
 #[inline]
 fn encode_inline(
     parts: &RequestParts<'_>,
@@ -275,7 +302,7 @@ fn encode_inline(
     host: &str,
     headers: &[(&str, &str)],
     encoded: Option<&EncodedHeaders>,
-) -> Result<(Vec<u8>, bool), Error> {
+) -> Result<Wire, Error> {
     let body_len = parts.body.map(|b| b.len());
     let body_inlined = body_len.is_some_and(|n| n <= INLINE_BODY_MAX_BYTES);
     let mut wire = Vec::with_capacity(
@@ -292,7 +319,7 @@ fn encode_inline(
         headers,
         content_length: body_len.map(|n| n as u64),
     };
-    match encoded {
+    let encoded = match encoded {
         None => encode_request_head(&mut wire, &head),
         Some(encoded) => encode_request_head_with(&mut wire, &head, encoded),
     }
@@ -300,7 +327,11 @@ fn encode_inline(
     if body_inlined {
         wire.extend_from_slice(parts.body.unwrap_or_default());
     }
-    Ok((wire, body_inlined))
+    Ok(Wire {
+        bytes: wire,
+        body_inlined,
+        head: encoded,
+    })
 }
 
 /// The head of a request whose body will be streamed with `framing`
@@ -311,7 +342,7 @@ fn encode_streamed_head(
     route: &Route,
     target: &Target,
     framing: StreamFraming,
-) -> Result<Vec<u8>, Error> {
+) -> Result<Wire, Error> {
     let (request_target, routed) = route.request_form(target, parts.headers);
     let mut headers: Vec<(&str, &str)> = Vec::with_capacity(routed.len() + 1);
     headers.extend_from_slice(&routed);
@@ -319,7 +350,7 @@ fn encode_streamed_head(
         headers.push(("Transfer-Encoding", "chunked"));
     }
     let mut wire = Vec::with_capacity(256);
-    encode_request_head(
+    let head = encode_request_head(
         &mut wire,
         &RequestHead {
             method: parts.method,
@@ -330,5 +361,9 @@ fn encode_streamed_head(
         },
     )
     .map_err(|e| Error::protocol(e, ErrorKind::LocalProtocol))?;
-    Ok(wire)
+    Ok(Wire {
+        bytes: wire,
+        body_inlined: false,
+        head,
+    })
 }

@@ -1,21 +1,47 @@
-//! The sequence of one HTTP/1.1 exchange up to its final head, without I/O:
-//! checkout → send → (the answer to a request whose send failed or was cut
-//! short) → head, and the stale-connection retry around them. The blocking
-//! driver (`Client::send_h1`) and the tokio driver (`AsyncClient::send_h1`)
-//! both run it: each asks [`Sequence::next`] what to do, does it on its own
-//! connection type, and reports the result back. Every decision (which head
+//! The sequence of one exchange up to its final head, without I/O: the
+//! HTTP/2 attempt when the request has an HTTP/2 form, then (when it has
+//! none, or ALPN chose HTTP/1.1) the HTTP/1.1 exchange: checkout → send →
+//! (the answer to a request whose send failed or was cut short) → head, and
+//! the stale-connection retry around them. The blocking driver
+//! (`Client::drive`) and the tokio driver (`AsyncClient::drive`, which batches
+//! run too) both run it: each asks [`Sequence::next`] what to do, does it on
+//! its own connection type, and reports the result back. Every decision
+//! (HTTP/2 first, what follows when the server declines it, which head
 //! reader, whether an answer may follow a failed write, whether to retry, on
-//! what connection, after rewinding the body) is taken here, once. The body
-//! and the reuse verdict are the exchange's (`nodelay_proto::BodyReader`).
+//! what connection, after rewinding the body) is taken here, once. The
+//! HTTP/2 connection and the retries of a stream the server did not process
+//! are the HTTP/2 pool's (`h2::pool`, docs/http2.md); the body and the reuse
+//! verdict are the exchange's (`nodelay_proto::BodyReader`).
 
 use nodelay_proto::{answer_may_follow, HeadReader, SendFailure};
 
 use crate::error::{Error, ErrorKind};
 use crate::limits::STALE_CONNECTION_RETRIES;
 
+/// Whether a request tries HTTP/2 first, and what may follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Http2Attempt {
+    /// HTTP/1.1 only: the client does not ask for HTTP/2, or the route
+    /// (a proxy) does not allow it.
+    None,
+    /// HTTP/2 over TLS: ALPN may pick HTTP/1.1, and the request then goes
+    /// on as HTTP/1.1 on the connection ALPN made.
+    ThenHttp1,
+    /// HTTP/2 by prior knowledge over cleartext (h2c, RFC 9113 §3.3):
+    /// nothing can choose HTTP/1.1, so the request has no HTTP/1.1 form.
+    Only,
+}
+
 /// What the driver does next.
 pub(crate) enum Step {
-    /// Take a connection (the one ALPN handed over while there is one, else
+    /// Send the request over HTTP/2 on the origin's shared connection (made
+    /// when there is none; the HTTP/2 pool sends a stream the server did not
+    /// process again itself). A response or a failure ends the sequence;
+    /// when ALPN chose HTTP/1.1, report [`Sequence::http2_declined`] and keep
+    /// the connection ALPN made for the next checkout (nothing of the body
+    /// was pulled for it).
+    Http2,
+    /// Take a connection (the one ALPN handed over when there is one, else
     /// from the pool: a new one when `fresh`), then report
     /// [`Sequence::checked_out`]. A failed checkout ends the request.
     Checkout {
@@ -48,6 +74,7 @@ pub(crate) enum Sent {
 
 /// One exchange's way to its final head (see the module comment).
 pub(crate) struct Sequence {
+    http2: Http2Attempt,
     is_head: bool,
     closes: bool,
     idempotent: bool,
@@ -67,6 +94,7 @@ pub(crate) struct Sequence {
 /// The step [`Sequence::next`] gives; no heap data, so moving it costs
 /// nothing on the hot path.
 enum Next {
+    Http2,
     Checkout,
     Send,
     Receive(HeadReader),
@@ -77,19 +105,30 @@ enum Next {
 }
 
 impl Sequence {
-    /// The sequence of a request; `streamed`: its body comes from a source
-    /// that must be rewound before the request goes again.
-    /// `closes`: the request's own fields ask to close the connection after
-    /// it, so its response never gives the connection back to the pool.
-    pub(crate) fn new(is_head: bool, closes: bool, idempotent: bool, streamed: bool) -> Sequence {
+    /// The sequence of a request; `http2`: whether it tries HTTP/2 first;
+    /// `streamed`: its body comes from a source that must be rewound before
+    /// the request goes again. `closes`: the request's own fields ask to
+    /// close the connection after it, so its response never gives the
+    /// connection back to the pool.
+    pub(crate) fn new(
+        http2: Http2Attempt,
+        is_head: bool,
+        closes: bool,
+        idempotent: bool,
+        streamed: bool,
+    ) -> Sequence {
         Sequence {
+            http2,
             is_head,
             closes,
             idempotent,
             ask_rewind: streamed,
             retries_left: STALE_CONNECTION_RETRIES,
             reused: false,
-            next: Next::Checkout,
+            next: match http2 {
+                Http2Attempt::None => Next::Checkout,
+                Http2Attempt::ThenHttp1 | Http2Attempt::Only => Next::Http2,
+            },
             failed_send: None,
             error: None,
         }
@@ -98,6 +137,7 @@ impl Sequence {
     /// What to do next; each step is reported back before the next call.
     pub(crate) fn next(&mut self) -> Step {
         match std::mem::replace(&mut self.next, Next::Waiting) {
+            Next::Http2 => Step::Http2,
             Next::Checkout => Step::Checkout {
                 fresh: self.retries_left < STALE_CONNECTION_RETRIES,
             },
@@ -106,6 +146,19 @@ impl Sequence {
             Next::Rewind => Step::Rewind,
             Next::Fail => Step::Fail(self.error.take().expect("the request's error")),
             Next::Waiting => unreachable!("Sequence::next before the last step was reported"),
+        }
+    }
+
+    /// The server declined HTTP/2 (ALPN chose HTTP/1.1): the request goes
+    /// on over HTTP/1.1, first on the connection ALPN made. A request by
+    /// prior knowledge has no HTTP/1.1 form to go on with.
+    pub(crate) fn http2_declined(&mut self) {
+        match self.http2 {
+            Http2Attempt::ThenHttp1 => self.next = Next::Checkout,
+            Http2Attempt::None | Http2Attempt::Only => self.fail(Error::new(
+                ErrorKind::RemoteProtocol,
+                "the server declined HTTP/2 for a request sent by prior knowledge, which has no HTTP/1.1 form",
+            )),
         }
     }
 
@@ -195,5 +248,42 @@ fn send_failure(e: &Error) -> SendFailure {
         ErrorKind::Write => SendFailure::Broken,
         ErrorKind::WriteTimeout => SendFailure::TimedOut,
         _ => SendFailure::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sequence(http2: Http2Attempt) -> Sequence {
+        Sequence::new(http2, false, false, true, false)
+    }
+
+    #[test]
+    fn http1_only_starts_with_a_checkout_from_the_pool() {
+        let mut sequence = sequence(Http2Attempt::None);
+        assert!(matches!(sequence.next(), Step::Checkout { fresh: false }));
+    }
+
+    #[test]
+    fn http2_goes_first_and_a_decline_goes_on_with_a_checkout() {
+        let mut sequence = sequence(Http2Attempt::ThenHttp1);
+        assert!(matches!(sequence.next(), Step::Http2));
+        sequence.http2_declined();
+        // Not a retry: the connection ALPN made (or an idle one) serves.
+        assert!(matches!(sequence.next(), Step::Checkout { fresh: false }));
+        sequence.checked_out(false);
+        assert!(matches!(sequence.next(), Step::Send));
+    }
+
+    #[test]
+    fn a_request_by_prior_knowledge_never_falls_back_to_http1() {
+        let mut sequence = sequence(Http2Attempt::Only);
+        assert!(matches!(sequence.next(), Step::Http2));
+        sequence.http2_declined();
+        match sequence.next() {
+            Step::Fail(e) => assert_eq!(e.kind(), ErrorKind::RemoteProtocol),
+            _ => panic!("a request with no HTTP/1.1 form went on over HTTP/1.1"),
+        }
     }
 }

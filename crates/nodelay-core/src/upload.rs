@@ -98,7 +98,10 @@ pub(crate) fn send_streamed(
         // Once the head is out, a readable socket before the next piece means
         // the server answered (or gave up) early: one zero-timeout poll per
         // piece of UPLOAD_CHUNK_BYTES, nothing next to the copy of the piece.
-        if head.is_none() && !conn.is_reusable() {
+        // A body of announced length whose every byte is out is a whole
+        // request: the answer that follows it is the response, not an
+        // early one.
+        if head.is_none() && !writer.is_complete() && !conn.is_reusable() {
             return Ok(false);
         }
         let frame = match chunk {
@@ -148,7 +151,7 @@ pub(crate) fn local(e: ProtoError) -> Error {
     Error::protocol(e, ErrorKind::LocalProtocol)
 }
 
-/// The body of a request on the blocking driver, as `Client::send_h1`
+/// The body of a request on the blocking driver, as `Client::drive`
 /// writes it behind the head, with the step's outcome for the exchange
 /// sequence (`sequence.rs`).
 pub(crate) enum Outgoing<'a> {

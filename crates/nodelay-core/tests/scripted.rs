@@ -18,8 +18,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nodelay_core::{
-    Client, Error, ErrorKind, Exchange, NeverInterrupt, PoolConfig, Prepared, RequestParts,
-    Timeouts,
+    Client, EncodedHeaders, Error, ErrorKind, Exchange, NeverInterrupt, PoolConfig, Prepared,
+    RequestParts, Timeouts,
 };
 use scripted::Step::*;
 use scripted::{ok, write, Server};
@@ -480,6 +480,42 @@ fn a_request_that_sends_connection_close_does_not_pool_its_connection() {
     );
     assert_eq!(server.accepted(), 2);
     assert_eq!(client.idle_connections(), 1);
+}
+
+#[test]
+fn a_request_whose_encoded_fields_send_connection_close_does_not_pool_its_connection() {
+    // The same rule when the fields come encoded beforehand (a client's
+    // default headers, `Client::prepare_encoded`): the caller's list is then
+    // not passed along, so the encoding must carry what it said.
+    let server = Server::start(vec![
+        vec![ReadRequest, write(ok("first")), Hang],
+        vec![ReadRequest, write(ok("second")), Hang],
+    ]);
+    let client = client();
+    let url = server.url("/");
+    let encoded = EncodedHeaders::new(&[("User-Agent", "t"), ("Connection", "close")]).unwrap();
+    let parts = RequestParts {
+        method: "GET",
+        url: &url,
+        headers: &[],
+        body: None,
+    };
+    let prepared = client.prepare_encoded(&parts, &encoded).unwrap();
+    assert!(
+        prepared.wire().ends_with(b"Connection: close\r\n\r\n"),
+        "the field is sent"
+    );
+    let mut exchange = send(&client, &prepared, timeouts()).unwrap();
+    let mut out = Vec::new();
+    exchange.read_to_end(&mut out, &NeverInterrupt).unwrap();
+    exchange.finish();
+    assert_eq!(out, b"first");
+    assert_eq!(client.idle_connections(), 0);
+    assert_eq!(
+        fetch(&client, "GET", &url).unwrap(),
+        (200, b"second".to_vec())
+    );
+    assert_eq!(server.accepted(), 2);
 }
 
 // ---------------------------------------------------------------- A13: interim responses

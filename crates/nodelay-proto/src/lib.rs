@@ -40,7 +40,7 @@ pub use head::{find_head_end, HeadEvent, HeadReader, STATUS_LINE_PREFIX};
 pub use read_buffer::ReadBuffer;
 pub use request::{
     encode_request_head, encode_request_head_with, request_closes, validate_header_name,
-    validate_header_value, EncodedHeaders, RequestHead,
+    validate_header_value, EncodedHead, EncodedHeaders, RequestHead,
 };
 pub use response::{parse_response_head, HeaderSpan, ResponseHead};
 pub use retry::{retry_on_fresh_connection, FailedAttempt};

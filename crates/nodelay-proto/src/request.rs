@@ -79,12 +79,19 @@ pub fn validate_header_name(name: &str) -> Result<(), ProtoError> {
 /// Whether a request's own fields ask to close the connection after its
 /// response (`Connection: close`, RFC 9112 §9.6): the connection is then
 /// not reused, whatever the response says (see [`crate::HeadReader::new`]).
+/// Encoding a head finds the same in its one pass over the fields
+/// ([`EncodedHead::closes`]).
 pub fn request_closes(headers: &[(&str, &str)]) -> bool {
-    headers.iter().any(|(name, value)| {
-        name.eq_ignore_ascii_case("connection")
-            && crate::framing::connection_options(value.as_bytes())
-                .any(|token| token.eq_ignore_ascii_case(b"close"))
-    })
+    headers
+        .iter()
+        .any(|(name, value)| asks_to_close(name, value))
+}
+
+/// Whether one field is a `Connection` field with the `close` option.
+fn asks_to_close(name: &str, value: &str) -> bool {
+    name.eq_ignore_ascii_case("connection")
+        && crate::framing::connection_options(value.as_bytes())
+            .any(|token| token.eq_ignore_ascii_case(b"close"))
 }
 
 /// CR, LF and NUL would let a value inject headers or requests (docs/hostile.md F25).
@@ -112,42 +119,56 @@ fn validate_target(target: &str) -> Result<(), ProtoError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedHeaders {
     lines: Vec<u8>,
+    fields: Fields,
+}
+
+/// What a request head's encoding learnt of its header fields, in the same
+/// pass that validated them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodedHead {
+    /// The fields ask to close the connection after the response
+    /// (`Connection: close`, see [`request_closes`]).
+    pub closes: bool,
+}
+
+/// What the one pass over the header fields finds besides their validity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Fields {
+    /// The caller gave `Host`.
     has_host: bool,
+    /// The caller gave `Content-Length` or `Transfer-Encoding`.
     has_framing: bool,
+    /// A `Connection` field has the `close` option.
+    closes: bool,
 }
 
 impl EncodedHeaders {
     /// Validates and encodes `headers` (names and values sent exactly as
     /// given, in order).
     pub fn new(headers: &[(&str, &str)]) -> Result<EncodedHeaders, ProtoError> {
-        let (has_host, has_framing) = validate_headers(headers)?;
+        let fields = validate_headers(headers)?;
         let mut lines = Vec::with_capacity(lines_len(headers));
         write_lines(&mut lines, headers);
-        Ok(EncodedHeaders {
-            lines,
-            has_host,
-            has_framing,
-        })
+        Ok(EncodedHeaders { lines, fields })
     }
 }
 
-/// Validates every field; returns whether the caller gave `Host` and whether
-/// it gave `Content-Length` or `Transfer-Encoding`.
-fn validate_headers(headers: &[(&str, &str)]) -> Result<(bool, bool), ProtoError> {
-    let mut has_host = false;
-    let mut has_framing = false;
+/// Validates every field, and finds the ones encoding and reuse depend on.
+fn validate_headers(headers: &[(&str, &str)]) -> Result<Fields, ProtoError> {
+    let mut fields = Fields::default();
     for (name, value) in headers {
         validate_header_name(name)?;
         validate_header_value(name, value)?;
         // Only names of these lengths can match: most names skip the compares.
         match name.len() {
-            4 => has_host |= name.eq_ignore_ascii_case("host"),
-            14 => has_framing |= name.eq_ignore_ascii_case("content-length"),
-            17 => has_framing |= name.eq_ignore_ascii_case("transfer-encoding"),
+            4 => fields.has_host |= name.eq_ignore_ascii_case("host"),
+            10 => fields.closes |= asks_to_close(name, value),
+            14 => fields.has_framing |= name.eq_ignore_ascii_case("content-length"),
+            17 => fields.has_framing |= name.eq_ignore_ascii_case("transfer-encoding"),
             _ => {}
         }
     }
-    Ok((has_host, has_framing))
+    Ok(fields)
 }
 
 fn lines_len(headers: &[(&str, &str)]) -> usize {
@@ -169,16 +190,20 @@ fn write_lines(out: &mut Vec<u8>, headers: &[(&str, &str)]) {
 /// `Host` goes first unless the caller supplied one; `Content-Length` is added
 /// when there is a body (or the method expects one) and the caller set neither
 /// `Content-Length` nor `Transfer-Encoding`. Nothing is appended on error.
-pub fn encode_request_head(out: &mut Vec<u8>, head: &RequestHead<'_>) -> Result<(), ProtoError> {
+pub fn encode_request_head(
+    out: &mut Vec<u8>,
+    head: &RequestHead<'_>,
+) -> Result<EncodedHead, ProtoError> {
     validate_start(head.method, head.target, head.host)?;
-    let (has_host, has_framing) = validate_headers(head.headers)?;
+    let fields = validate_headers(head.headers)?;
     let lines = Lines {
         len: lines_len(head.headers),
-        has_host,
-        has_framing,
+        fields,
     };
     write_head(out, head, &lines, |out| write_lines(out, head.headers));
-    Ok(())
+    Ok(EncodedHead {
+        closes: fields.closes,
+    })
 }
 
 /// [`encode_request_head`] with the header fields already encoded
@@ -187,17 +212,18 @@ pub fn encode_request_head_with(
     out: &mut Vec<u8>,
     head: &RequestHead<'_>,
     headers: &EncodedHeaders,
-) -> Result<(), ProtoError> {
+) -> Result<EncodedHead, ProtoError> {
     validate_start(head.method, head.target, head.host)?;
     let lines = Lines {
         len: headers.lines.len(),
-        has_host: headers.has_host,
-        has_framing: headers.has_framing,
+        fields: headers.fields,
     };
     write_head(out, head, &lines, |out| {
         out.extend_from_slice(&headers.lines)
     });
-    Ok(())
+    Ok(EncodedHead {
+        closes: headers.fields.closes,
+    })
 }
 
 fn validate_start(method: &str, target: &str, host: &str) -> Result<(), ProtoError> {
@@ -211,8 +237,7 @@ fn validate_start(method: &str, target: &str, host: &str) -> Result<(), ProtoErr
 /// What `write_head` needs to know about the (validated) header lines.
 struct Lines {
     len: usize,
-    has_host: bool,
-    has_framing: bool,
+    fields: Fields,
 }
 
 fn write_head(
@@ -227,13 +252,13 @@ fn write_head(
     out.push(b' ');
     out.extend_from_slice(head.target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    if !lines.has_host {
+    if !lines.fields.has_host {
         out.extend_from_slice(b"Host: ");
         out.extend_from_slice(head.host.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     write_lines(out);
-    if !lines.has_framing {
+    if !lines.fields.has_framing {
         let length = match head.content_length {
             Some(n) => Some(n),
             None if expects_body(head.method) => Some(0),

@@ -82,6 +82,14 @@ impl BodyWriter {
         self.sent
     }
 
+    /// Whether the request is complete once what was framed is written: a
+    /// body of announced length with every byte framed (its end frames
+    /// nothing more). An answer read after that is no early answer. A
+    /// chunked body still owes its last chunk.
+    pub fn is_complete(&self) -> bool {
+        matches!(self.framing, StreamFraming::Length(n) if self.sent == n)
+    }
+
     /// Frames the next piece of the body (`None`: the source ended).
     /// Empty pieces give empty frames. A source that gives more or fewer
     /// bytes than the length announced is refused before the frame is sent.

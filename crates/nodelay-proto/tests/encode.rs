@@ -2,7 +2,8 @@
 //! exactly what a server receives, so every test compares whole buffers.
 
 use nodelay_proto::{
-    encode_request_head, encode_request_head_with, EncodedHeaders, ProtoError, RequestHead,
+    encode_request_head, encode_request_head_with, request_closes, EncodedHeaders, ProtoError,
+    RequestHead,
 };
 
 /// Encodes into a fresh buffer and returns it as text (heads are ASCII).
@@ -28,7 +29,7 @@ fn encode(
     let via_block = EncodedHeaders::new(headers)
         .and_then(|block| encode_request_head_with(&mut reused, &head, &block));
     match &direct {
-        Ok(()) => {
+        Ok(_) => {
             via_block.expect("the encoded-headers path accepts what the direct one does");
             assert_eq!(&reused[..4], b"kept", "appends, never overwrites");
             assert_eq!(reused[4..], out[..], "the same bytes both ways");
@@ -388,4 +389,29 @@ fn error_messages_name_the_offender() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("X-Secret-Name"), "{err}");
+}
+
+#[test]
+fn encoding_finds_connection_close_as_request_closes_does() {
+    let cases: [&[(&str, &str)]; 5] = [
+        &[("User-Agent", "t"), ("Connection", "TE, close")],
+        &[("connection", "CLOSE")],
+        &[("Connection", "keep-alive, closed")],
+        &[("X-Connection", "close")],
+        &[],
+    ];
+    for headers in cases {
+        let head = RequestHead {
+            method: "GET",
+            target: "/",
+            host: "h",
+            headers,
+            content_length: None,
+        };
+        let direct = encode_request_head(&mut Vec::new(), &head).unwrap();
+        let block = EncodedHeaders::new(headers).unwrap();
+        let reused = encode_request_head_with(&mut Vec::new(), &head, &block).unwrap();
+        assert_eq!(direct.closes, request_closes(headers), "{headers:?}");
+        assert_eq!(reused, direct, "{headers:?}");
+    }
 }

@@ -489,6 +489,20 @@ fn the_retry_rule_needs_every_condition() {
 }
 
 #[test]
+fn a_body_of_announced_length_is_complete_once_every_byte_is_framed() {
+    let mut line = [0u8; CHUNK_SIZE_LINE_BYTES];
+    let mut sized = BodyWriter::new(StreamFraming::Length(5));
+    assert!(!sized.is_complete());
+    sized.frame(Some(b"abc"), &mut line).unwrap();
+    assert!(!sized.is_complete());
+    sized.frame(Some(b"de"), &mut line).unwrap();
+    assert!(sized.is_complete());
+    let mut chunked = BodyWriter::new(StreamFraming::Chunked);
+    chunked.frame(Some(b"abcde"), &mut line).unwrap();
+    assert!(!chunked.is_complete(), "a chunked body owes its last chunk");
+}
+
+#[test]
 fn a_chunked_body_ends_with_its_trailer_fields() {
     let mut writer = BodyWriter::new(StreamFraming::Chunked);
     let mut line = [0u8; CHUNK_SIZE_LINE_BYTES];

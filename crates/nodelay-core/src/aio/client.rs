@@ -1,13 +1,13 @@
 //! The async engine's entry point: prepare a request (`request.rs`), then
-//! drive the exchange sequence (`sequence.rs`: checkout → send → head, with
-//! the stale-connection retry) on the tokio runtime; or HTTP/2 on the
-//! connection shared by every task for the origin, falling back to HTTP/1.1
-//! when ALPN says so.
+//! drive its exchange sequence (`sequence.rs`) on the tokio runtime: HTTP/2
+//! first when the client asks for it, on the connection shared by every
+//! task for the origin; else, or when ALPN picks HTTP/1.1, checkout → send
+//! → head with the stale-connection retry. A sync `Client`'s batches run
+//! this driver too (`batch.rs`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::aconnect::AsyncTransport;
 use crate::aio::any_exchange::AsyncExchange;
 use crate::aio::exchange::{receive_head_with, AsyncH1Exchange};
 use crate::aio::h2::AsyncH2Exchange;
@@ -18,7 +18,7 @@ use crate::dial::Dial;
 use crate::error::Error;
 use crate::h2::{H2Pool, Sent, StreamedBody};
 use crate::pool::{Pool, PoolConfig};
-use crate::proxy::{ConnKey, Proxies, ProxySettings};
+use crate::proxy::{Proxies, ProxySettings};
 use crate::request::{prepare_request, BodyForm, Http2Mode, Prepared, Preparer, RequestParts};
 use crate::sequence::Step;
 use crate::target::{Origin, TargetCache};
@@ -38,7 +38,8 @@ struct Inner {
     /// `None` without proxies: requests then skip routing entirely.
     proxies: Option<Proxies>,
     http2: Http2Mode,
-    h2: H2Pool,
+    /// Shared with the sync `Client` whose batches this client drives.
+    h2: Arc<H2Pool>,
     targets: TargetCache,
 }
 
@@ -78,7 +79,7 @@ impl AsyncClient {
         // HTTP/2 connections count towards `max_connections` and expire
         // like HTTP/1.1 ones.
         let pool = Arc::new(Pool::new(config, TlsSetup::dialing(tls, dial)));
-        let h2 = H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry);
+        let h2 = Arc::new(H2Pool::bounded(Arc::clone(&pool), config.keepalive_expiry));
         Ok(AsyncClient {
             inner: Arc::new(Inner {
                 pool,
@@ -90,25 +91,19 @@ impl AsyncClient {
         })
     }
 
-    /// The async HTTP/1.1 driver over another client's pool (a sync
-    /// `Client`'s, for its batches, `batch.rs`): no proxies and no HTTP/2 of
-    /// its own (the batch sends HTTP/2 through the `Client`).
-    pub(crate) fn on_pool(pool: Arc<Pool>) -> Self {
+    /// The async driver over another client's pool and HTTP/2 connections
+    /// (a sync `Client`'s, for its batches, `batch.rs`): no proxies and no
+    /// HTTP/2 mode of its own (the `Client` prepares the requests it runs).
+    pub(crate) fn on_pool(pool: Arc<Pool>, h2: Arc<H2Pool>) -> Self {
         AsyncClient {
             inner: Arc::new(Inner {
                 pool,
                 proxies: None,
                 http2: Http2Mode::Off,
-                h2: H2Pool::new(),
+                h2,
                 targets: TargetCache::default(),
             }),
         }
-    }
-
-    /// Takes a connection ALPN made for HTTP/1.1 (an HTTP/2 attempt the
-    /// server declined) into this client's pool, checked out for `key`.
-    pub(crate) fn adopt(&self, key: &ConnKey, transport: AsyncTransport) -> AsyncPooled {
-        self.inner.pool.adopt_async(key, transport)
     }
 
     fn preparer(&self) -> Preparer<'_> {
@@ -149,19 +144,37 @@ impl AsyncClient {
         body: Option<&[u8]>,
         timeouts: Timeouts,
     ) -> Result<AsyncExchange, Error> {
+        let body = AsyncOutgoing::Bytes(prepared.large_body(body));
+        self.run(prepared, body, timeouts).await
+    }
+
+    /// Sends a request prepared by [`AsyncClient::prepare_streamed`], its
+    /// body pulled from `pump`, and reads the response head. A stale reused
+    /// connection is replaced (as in `send`) only when the pump rewinds.
+    pub async fn send_streamed(
+        &self,
+        prepared: &Prepared,
+        pump: &mut BodyPump,
+        timeouts: Timeouts,
+    ) -> Result<AsyncExchange, Error> {
+        let framing = prepared
+            .streamed
+            .expect("send_streamed needs a request from prepare_streamed");
+        let body = AsyncOutgoing::Pumped { pump, framing };
+        self.run(prepared, body, timeouts).await
+    }
+
+    /// Runs one request: its rate-limit token, then the exchange sequence.
+    async fn run(
+        &self,
+        prepared: &Prepared,
+        body: AsyncOutgoing<'_>,
+        timeouts: Timeouts,
+    ) -> Result<AsyncExchange, Error> {
         let started = Instant::now();
         let deadlines = Deadlines::start(timeouts, started);
         self.admit(&prepared.target.origin, &deadlines).await?;
-        // ALPN may hand back the HTTP/1.1 connection it just made.
-        let adopted = match self.send_h2(prepared, None, &deadlines, started).await? {
-            Ok(exchange) => return Ok(exchange),
-            Err(adopted) => adopted,
-        };
-        let body = AsyncOutgoing::Bytes(prepared.large_body(body));
-        let exchange = self
-            .send_h1(prepared, body, deadlines, started, adopted)
-            .await?;
-        Ok(AsyncExchange::h1(exchange))
+        self.drive(prepared, body, deadlines, started, None).await
     }
 
     /// Waits for the rate limit's token for one request to `origin` (at
@@ -171,54 +184,44 @@ impl AsyncClient {
         self.inner.pool.admit_async(origin, deadlines).await
     }
 
-    /// Sends `prepared` over HTTP/2 when it would go so, its `body` (if
-    /// any) streamed: `Ok` with the exchange, or `Err` with the connection
-    /// the HTTP/1.1 path starts from (one ALPN handed back, else `None`).
-    async fn send_h2(
-        &self,
-        prepared: &Prepared,
-        body: Option<&mut StreamedBody<'_>>,
-        deadlines: &Deadlines,
-        started: Instant,
-    ) -> Result<Result<AsyncExchange, Option<AsyncPooled>>, Error> {
-        let Some(request) = &prepared.h2 else {
-            return Ok(Err(None));
-        };
-        let inner = &self.inner;
-        let sent = inner
-            .h2
-            .send_streamed(&prepared.key, inner.pool.tls(), request, body, deadlines)
-            .await?;
-        Ok(match sent {
-            Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),
-            Sent::Http1(transport) => {
-                Err(transport.map(|t| inner.pool.adopt_async(&prepared.key, t)))
-            }
-        })
-    }
-
-    /// The tokio driver of the HTTP/1.1 exchange sequence (the part of
-    /// [`AsyncClient::send`] after HTTP/2): runs each step `Sequence` asks
-    /// for, on `first` when given (a connection ALPN handed over, or one the
-    /// caller kept from its previous request to the same origin), else on
-    /// pooled connections.
-    pub(crate) async fn send_h1(
+    /// The tokio driver of the exchange sequence: runs each step `Sequence`
+    /// asks for. `kept`: a connection the caller kept from its previous
+    /// request to the same origin (a batch task's), the first checkout's;
+    /// one ALPN makes when it chooses HTTP/1.1 goes first instead, and one
+    /// left unused goes back to the pool.
+    pub(crate) async fn drive(
         &self,
         prepared: &Prepared,
         mut body: AsyncOutgoing<'_>,
         deadlines: Deadlines,
         started: Instant,
-        mut first: Option<AsyncPooled>,
-    ) -> Result<AsyncH1Exchange, Error> {
+        mut kept: Option<AsyncPooled>,
+    ) -> Result<AsyncExchange, Error> {
         let mut sequence = prepared.sequence(body.is_streamed());
         let mut current: Option<AsyncPooled> = None;
         loop {
             match sequence.next() {
+                Step::Http2 => match self.send_h2(prepared, &mut body, &deadlines, started).await {
+                    Ok(Ok(exchange)) => {
+                        give_back(kept);
+                        return Ok(exchange);
+                    }
+                    Ok(Err(adopted)) => {
+                        if let Some(adopted) = adopted {
+                            give_back(kept.replace(adopted));
+                        }
+                        sequence.http2_declined();
+                    }
+                    Err(e) => {
+                        give_back(kept);
+                        return Err(e);
+                    }
+                },
                 Step::Checkout { fresh } => {
                     // A stale connection gives its pool slot back first: a
                     // one-connection pool would otherwise wait on itself.
                     drop(current.take());
-                    let pooled = match first.take() {
+                    let pooled = match kept.take() {
                         Some(pooled) => pooled,
                         None => {
                             self.inner
@@ -240,9 +243,9 @@ impl AsyncClient {
                     match receive_head_with(pooled, reader, &deadlines).await {
                         Ok((head, head_bytes)) => {
                             let pooled = current.take().expect("a connection is checked out");
-                            return Ok(AsyncH1Exchange::new(
+                            return Ok(AsyncExchange::h1(AsyncH1Exchange::new(
                                 pooled, head, head_bytes, deadlines, started,
-                            ));
+                            )));
                         }
                         Err(e) => sequence.not_received(e),
                     }
@@ -253,39 +256,41 @@ impl AsyncClient {
         }
     }
 
-    /// Sends a request prepared by [`AsyncClient::prepare_streamed`], its
-    /// body pulled from `pump`, and reads the response head. A stale reused
-    /// connection is replaced (as in `send`) only when the pump rewinds.
-    pub async fn send_streamed(
+    /// Sends the request over HTTP/2 (a pumped `body` streamed) and waits
+    /// for the response head: `Ok` with the exchange, or `Err` when ALPN
+    /// chose HTTP/1.1, with the connection it made for that (in the pool's
+    /// keeping) when there is one.
+    async fn send_h2(
         &self,
         prepared: &Prepared,
-        pump: &mut BodyPump,
-        timeouts: Timeouts,
-    ) -> Result<AsyncExchange, Error> {
-        let framing = prepared
-            .streamed
-            .expect("send_streamed needs a request from prepare_streamed");
-        let started = Instant::now();
-        let deadlines = Deadlines::start(timeouts, started);
-        self.admit(&prepared.target.origin, &deadlines).await?;
-        // Over HTTP/2 when the request would go so with any other body. ALPN
-        // may hand back the HTTP/1.1 connection it just made (nothing of the
-        // body was pulled then).
-        let adopted = {
-            let mut body = StreamedBody::pumped(pump, framing.length());
-            match self
-                .send_h2(prepared, Some(&mut body), &deadlines, started)
-                .await?
-            {
-                Ok(exchange) => return Ok(exchange),
-                Err(adopted) => adopted,
+        body: &mut AsyncOutgoing<'_>,
+        deadlines: &Deadlines,
+        started: Instant,
+    ) -> Result<Result<AsyncExchange, Option<AsyncPooled>>, Error> {
+        let request = prepared.h2.as_ref().expect("an HTTP/2 form");
+        let mut streamed = match body {
+            AsyncOutgoing::Pumped { pump, framing } => {
+                Some(StreamedBody::pumped(pump, framing.length()))
             }
+            AsyncOutgoing::Bytes(_) => None,
         };
-        let body = AsyncOutgoing::Pumped { pump, framing };
-        let exchange = self
-            .send_h1(prepared, body, deadlines, started, adopted)
+        let inner = &self.inner;
+        let sent = inner
+            .h2
+            .send_streamed(
+                &prepared.key,
+                inner.pool.tls(),
+                request,
+                streamed.as_mut(),
+                deadlines,
+            )
             .await?;
-        Ok(AsyncExchange::h1(exchange))
+        Ok(match sent {
+            Sent::H2(response) => Ok(AsyncExchange::h2(AsyncH2Exchange::new(response, started))),
+            Sent::Http1(transport) => {
+                Err(transport.map(|t| inner.pool.adopt_async(&prepared.key, t)))
+            }
+        })
     }
 
     /// Closes all idle connections, and lets go of the HTTP/2 connections
@@ -298,5 +303,12 @@ impl AsyncClient {
     /// How many idle connections the pool keeps now (for tests and stats).
     pub fn idle_connections(&self) -> usize {
         self.inner.pool.idle_count()
+    }
+}
+
+/// Gives a kept connection the request did not use back to its pool.
+fn give_back(kept: Option<AsyncPooled>) {
+    if let Some(pooled) = kept {
+        pooled.return_to_pool();
     }
 }

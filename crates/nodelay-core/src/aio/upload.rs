@@ -176,7 +176,10 @@ pub(crate) async fn send_streamed(
         // Once the head is out, a readable socket before the next piece
         // means the server answered (or gave up) early (as on the sync path:
         // one zero-timeout poll per piece).
-        if head.is_none() && !conn.is_reusable() {
+        // A body of announced length whose every byte is out is a whole
+        // request: the answer that follows it is the response, not an
+        // early one.
+        if head.is_none() && !writer.is_complete() && !conn.is_reusable() {
             return Ok(false);
         }
         let frame = match chunk {
@@ -231,7 +234,7 @@ async fn unless_answered(
     }
 }
 
-/// The body of a request on the tokio driver, as `AsyncClient::send_h1`
+/// The body of a request on the tokio driver, as `AsyncClient::drive`
 /// writes it behind the head, with the step's outcome for the exchange
 /// sequence (`sequence.rs`).
 pub(crate) enum AsyncOutgoing<'a> {

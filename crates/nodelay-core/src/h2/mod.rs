@@ -1,6 +1,6 @@
 //! The HTTP/2 driver on the process runtime (`crate::runtime`), on the `h2`
 //! crate: one connection per origin shared by every request and thread
-//! ([`pool`]), async send/receive ([`H2Pool::send`], [`H2Response::chunk`])
+//! ([`pool`]), async send/receive ([`H2Pool::send_streamed`], [`H2Response::chunk`])
 //! for async callers, and a blocking face ([`H2Exchange`], run by
 //! `crate::executor`) for the sync client. Settings and bounds are in [`limits`].
 

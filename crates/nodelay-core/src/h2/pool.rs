@@ -222,22 +222,12 @@ impl H2Pool {
     }
 
     /// Sends `request` over HTTP/2 on the connection for `key` (the request's
-    /// origin and route) and waits for the response head.
+    /// origin and route) and waits for the response head; a request made by
+    /// `H2Request::streamed` pulls its body from `body` as it is sent.
     /// Over TLS, when the server's ALPN choice is HTTP/1.1, returns
     /// `Sent::Http1` instead (the origin is remembered as HTTP/1.1-only).
-    pub async fn send(
-        &self,
-        key: &ConnKey,
-        tls: &TlsSetup,
-        request: &H2Request,
-        deadlines: &Deadlines,
-    ) -> Result<Sent, Error> {
-        self.send_streamed(key, tls, request, None, deadlines).await
-    }
-
-    /// [`H2Pool::send`] for a request made by `H2Request::streamed`, its body
-    /// pulled from `body` as it is sent. A request the server did not process
-    /// goes again only when the body can start over (see
+    /// A request the server did not process goes again (`error::unanswered`),
+    /// a streamed one only when its body can start over (see
     /// [`StreamedBody::rewind`]).
     pub async fn send_streamed(
         &self,
