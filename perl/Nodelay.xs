@@ -496,6 +496,103 @@ request_streamed(client, method, url, headers, content_cb, trailer_cb, want_body
         if (content) mXPUSHs(content); else mXPUSHs(newSVpvs(""));
     }
 
+# request_many(client, [[method, url, [name, value, ...], body_or_undef], ...],
+# concurrency, deadline): every request sent at once, at most concurrency in
+# flight (0: the engine's default), each read whole, the whole batch within
+# deadline seconds (negative: none). The calling thread waits in the engine
+# (other ithreads run), running %SIG handlers as a single request does.
+# (0, [[0, response, content] or [code, message], ...]) in input order, or
+# (code, message) when the whole call failed. Requests given the same header
+# arrayref share one converted array (the engine converts it once).
+void
+request_many(client, requests, concurrency, deadline)
+    nodelay_client *client
+    AV *requests
+    UV concurrency
+    NV deadline
+  PREINIT:
+    SSize_t n, i;
+    nodelay_batch_request *reqs = NULL;
+    nodelay_header **owned = NULL;
+    AV *previous = NULL;
+    nodelay_batch *batch = NULL;
+    nodelay_code code;
+    struct nd_wait handlers = {NULL, 0};
+  PPCODE:
+    n = av_len(requests) + 1;
+    Newxz(reqs, n ? n : 1, nodelay_batch_request);
+    Newxz(owned, n ? n : 1, nodelay_header *);
+    for (i = 0; i < n; i++) {
+        SV **item = av_fetch(requests, i, 0);
+        AV *req, *headers;
+        SV **method, **url, **fields, **body;
+        if (!item || !SvROK(*item) || SvTYPE(SvRV(*item)) != SVt_PVAV) {
+            Safefree(reqs);
+            for (i = 0; i < n; i++) Safefree(owned[i]);
+            Safefree(owned);
+            croak("Nodelay::XS::request_many: each request must be an array reference");
+        }
+        req = (AV *)SvRV(*item);
+        method = av_fetch(req, 0, 0);
+        url = av_fetch(req, 1, 0);
+        fields = av_fetch(req, 2, 0);
+        body = av_fetch(req, 3, 0);
+        reqs[i].method = method ? SvPVutf8_nolen(*method) : NULL;
+        reqs[i].url = url ? SvPVutf8_nolen(*url) : NULL;
+        headers = fields && SvROK(*fields) && SvTYPE(SvRV(*fields)) == SVt_PVAV ? (AV *)SvRV(*fields) : NULL;
+        if (headers && headers == previous) {
+            reqs[i].headers = reqs[i - 1].headers;
+            reqs[i].n_headers = reqs[i - 1].n_headers;
+        } else if (headers) {
+            SSize_t count;
+            owned[i] = nd_header_pairs(aTHX_ headers, &count);
+            reqs[i].headers = owned[i];
+            reqs[i].n_headers = (size_t)count;
+        }
+        previous = headers;
+        if (body && SvOK(*body)) {
+            STRLEN len;
+            reqs[i].body = (const uint8_t *)SvPVbyte(*body, len);
+            reqs[i].body_len = len;
+        }
+    }
+    PUTBACK;
+    code = nodelay_request_many(client, reqs, (size_t)n, (size_t)concurrency, (double)deadline,
+                                nd_perl_abort, &handlers, &batch);
+    for (i = 0; i < n; i++) Safefree(owned[i]);
+    Safefree(owned);
+    Safefree(reqs);
+    SPAGAIN;
+    if (code != NODELAY_OK) {
+        const char *message = nodelay_last_error();
+        nd_finish_wait(aTHX_ &handlers);
+        mXPUSHu(code);
+        mXPUSHp(message, strlen(message));
+    } else {
+        AV *outcomes = newAV();
+        size_t count = nodelay_batch_count(batch), k;
+        av_extend(outcomes, (SSize_t)count);
+        for (k = 0; k < count; k++) {
+            nodelay_response *r = NULL;
+            const char *message = NULL;
+            AV *outcome = newAV();
+            nodelay_code got = nodelay_batch_take(batch, k, &r, &message);
+            av_push(outcome, newSVuv(got));
+            if (got == NODELAY_OK) {
+                size_t len = 0;
+                const uint8_t *content = nodelay_response_body(r, &len);
+                av_push(outcome, newSViv(PTR2IV(r)));
+                av_push(outcome, newSVpvn((const char *)content, len));
+            } else {
+                av_push(outcome, newSVpv(message ? message : "", 0));
+            }
+            av_push(outcomes, newRV_noinc((SV *)outcome));
+        }
+        nodelay_batch_free(batch);
+        mXPUSHu(0);
+        mXPUSHs(newRV_noinc((SV *)outcomes));
+    }
+
 unsigned int
 response_status(r)
     nodelay_response *r

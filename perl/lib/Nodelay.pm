@@ -107,8 +107,28 @@ sub new {
 sub request {
     my ($self, $method, $url, $opts) = @_;
     $opts ||= {};
-    # headers: a hashref (an arrayref value sends the field once per value)
-    # or an arrayref of name, value pairs, sent in that order.
+    my ($headers, $body) = $self->_prepare($method, $url, $opts);
+    my $jar = $self->{jar};
+    my $data_callback = $opts->{data_callback};
+    my $want_body = $method ne 'HEAD' && !$data_callback;
+    my ($code, $response, $content) = ref $body eq 'CODE'
+        ? Nodelay::XS::request_streamed($self->{handle}, $method, $url, $headers, $body,
+            _trailer_pairs($opts->{trailer_callback}), $want_body)
+        : Nodelay::XS::request($self->{handle}, $method, $url, $headers, $body, $want_body);
+    Nodelay::X->throw($code, $response, $method, $url) if $code;
+    my $res = Nodelay::Response->_new($response, $content, $method, $url);
+    $jar->extract_cookies($res->as_http_response) if $jar && defined $res->header('Set-Cookie');
+    $res->_stream($data_callback) if $data_callback && $method ne 'HEAD';
+    return $res;
+}
+
+# The header list (name, value, ...) and body a request is sent with: the
+# caller's headers (a hashref, an arrayref value sending the field once per
+# value, or an arrayref of name, value pairs sent in that order), the body
+# of content, form or json with its Content-Type (unless the headers have
+# one), and the Cookie header of a jar object.
+sub _prepare {
+    my ($self, $method, $url, $opts) = @_;
     my @headers;
     my $headers = $opts->{headers} || {};
     if (ref $headers eq 'ARRAY') { @headers = @$headers; $headers = {@headers} }
@@ -130,19 +150,67 @@ sub request {
     }
     push @headers, 'Content-Type', $type
         if $type && !grep { lc $_ eq 'content-type' } keys %$headers;
+    push @headers, _jar_cookie($self->{jar}, $method, $url, $headers) if $self->{jar};
+    return (\@headers, $body);
+}
+
+# get_many(\@urls, concurrency => N, deadline => SECONDS, headers => {...}):
+# GETs every URL with at most N requests in flight (default 32), each read
+# whole, and returns one result per URL in the order given: a
+# Nodelay::Response, or the Nodelay::X object of a request that failed
+# (not thrown). See request_many.
+sub get_many {
+    my ($self, $urls, %opts) = @_;
+    ref $urls eq 'ARRAY' or Nodelay::X->throw(1000, 'get_many needs an array reference of URLs');
+    my %request = exists $opts{headers} ? (headers => delete $opts{headers}) : ();
+    return $self->request_many([map { ['GET', $_, \%request] } @$urls], %opts);
+}
+
+# request_many([[METHOD, URL, {headers, content, form, json}], ...],
+# concurrency => N, deadline => SECONDS): every request sent by the engine at
+# once, at most N in flight (default 32; the client's
+# max_connections_per_host and rate_limit hold too), each read whole; with
+# a deadline the whole batch ends within it (a request still running fails
+# with a Nodelay::X::Timeout naming it). Returns one result per request in
+# the order given: a Nodelay::Response, or the Nodelay::X object of a
+# request that failed (not thrown; the others are unaffected). The calling
+# thread waits in the engine, running %SIG handlers as a single request
+# does: one that dies stops the batch and its error is thrown.
+sub request_many {
+    my ($self, $requests, %opts) = @_;
+    ref $requests eq 'ARRAY' or Nodelay::X->throw(1000, 'request_many needs an array reference of requests');
+    my $concurrency = $opts{concurrency} // 0;
+    Nodelay::X->throw(1000, "concurrency must be an integer of at least 1, not $concurrency")
+        if exists $opts{concurrency} && !($concurrency =~ /\A[0-9]+\z/ && $concurrency >= 1);
+    my $deadline = $opts{deadline} // -1;
+    Nodelay::X->throw(1000, "deadline must be a number of seconds, not $deadline")
+        unless $deadline =~ /\A(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+|-1)\z/;
+    my (@batch, %shared);
+    for my $request (@$requests) {
+        ref $request eq 'ARRAY' && @$request >= 2
+            or Nodelay::X->throw(1000, 'each request must be [METHOD, URL] or [METHOD, URL, {options}]');
+        my ($method, $url, $request_opts) = @$request;
+        $request_opts ||= {};
+        Nodelay::X->throw(1000, 'request_many sends whole bodies: no data_callback or code content')
+            if $request_opts->{data_callback} || ref $request_opts->{content} eq 'CODE';
+        my ($headers, $body) = $self->_prepare($method, $url, $request_opts);
+        # Requests with equal headers share one list: the engine converts it once.
+        $headers = $shared{ join "\0", @$headers } ||= $headers;
+        push @batch, [$method, $url, $headers, $body];
+    }
+    my ($code, $outcomes) = Nodelay::XS::request_many($self->{handle}, \@batch, $concurrency, $deadline);
+    Nodelay::X->throw($code, $outcomes) if $code;
     my $jar = $self->{jar};
-    push @headers, _jar_cookie($jar, $method, $url, $headers) if $jar;
-    my $data_callback = $opts->{data_callback};
-    my $want_body = $method ne 'HEAD' && !$data_callback;
-    my ($code, $response, $content) = ref $body eq 'CODE'
-        ? Nodelay::XS::request_streamed($self->{handle}, $method, $url, \@headers, $body,
-            _trailer_pairs($opts->{trailer_callback}), $want_body)
-        : Nodelay::XS::request($self->{handle}, $method, $url, \@headers, $body, $want_body);
-    Nodelay::X->throw($code, $response, $method, $url) if $code;
-    my $res = Nodelay::Response->_new($response, $content, $method, $url);
-    $jar->extract_cookies($res->as_http_response) if $jar && defined $res->header('Set-Cookie');
-    $res->_stream($data_callback) if $data_callback && $method ne 'HEAD';
-    return $res;
+    my @results;
+    for my $i (0 .. $#batch) {
+        my ($got, $response, $content) = @{ $outcomes->[$i] };
+        my ($method, $url) = @{ $batch[$i] };
+        if ($got) { push @results, Nodelay::X->new($got, $response, $method, $url); next }
+        my $res = Nodelay::Response->_new($response, $content, $method, $url);
+        $jar->extract_cookies($res->as_http_response) if $jar && defined $res->header('Set-Cookie');
+        push @results, $res;
+    }
+    return @results;
 }
 
 # trailer_callback returns a hashref (fields in name order; an arrayref value

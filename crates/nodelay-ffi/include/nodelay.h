@@ -13,6 +13,9 @@
 // error codes) keep the number.
 #define NODELAY_ABI_VERSION 1
 
+// The most requests `nodelay_request_many` keeps in flight at once.
+#define NODELAY_MAX_BATCH_CONCURRENCY 1024
+
 // HTTP/1.1 only.
 #define NODELAY_HTTP2_OFF 0
 
@@ -95,6 +98,10 @@ typedef uint8_t nodelay_json_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// The outcomes of a batch, in the order of its requests: take each with
+// `nodelay_batch_take`, free the batch with `nodelay_batch_free`.
+typedef struct nodelay_batch nodelay_batch;
+
 // A client handle: a connection pool, TLS settings, default timeouts and a
 // cookie jar, shared with the handles `nodelay_client_dup` made from it.
 // Thread-safe: one client may serve every thread of a program.
@@ -105,6 +112,35 @@ typedef struct nodelay_json nodelay_json;
 
 // A response: its head, and its body once read.
 typedef struct nodelay_response nodelay_response;
+
+// One request header: `name_len` bytes at `name`, `value_len` bytes at
+// `value` (UTF-8, no NUL needed). Borrowed for the call only.
+typedef struct nodelay_header {
+  const char *name;
+  size_t name_len;
+  const char *value;
+  size_t value_len;
+} nodelay_header;
+
+// One request of a batch: as the arguments of `nodelay_request` (`method`
+// and `url` NUL-terminated UTF-8, `n_headers` headers at `headers`, a body
+// of `body_len` bytes at `body`, NULL: none). Borrowed for the call only.
+// Requests that share a method, URL or header array (the same pointers)
+// are converted once.
+typedef struct nodelay_batch_request {
+  const char *method;
+  const char *url;
+  const struct nodelay_header *headers;
+  size_t n_headers;
+  const uint8_t *body;
+  size_t body_len;
+} nodelay_batch_request;
+
+// Called on the thread that called the request function; returns nonzero
+// to abandon the request (it then fails with `NODELAY_E_INTERRUPTED` and its
+// connection is closed). It must return normally: never `longjmp`, `croak`
+// or `rb_raise` out of it (the host raises after the call returned).
+typedef int32_t (*nodelay_abort_fn)(void *ctx);
 
 // Client options. Call `nodelay_options_init` first (it sets `size` and
 // every default: nodelay-front's one table of client defaults, which the
@@ -189,21 +225,6 @@ typedef struct nodelay_json_item {
   union nodelay_json_value value;
 } nodelay_json_item;
 
-// One request header: `name_len` bytes at `name`, `value_len` bytes at
-// `value` (UTF-8, no NUL needed). Borrowed for the call only.
-typedef struct nodelay_header {
-  const char *name;
-  size_t name_len;
-  const char *value;
-  size_t value_len;
-} nodelay_header;
-
-// Called on the thread that called the request function; returns nonzero
-// to abandon the request (it then fails with `NODELAY_E_INTERRUPTED` and its
-// connection is closed). It must return normally: never `longjmp`, `croak`
-// or `rb_raise` out of it (the host raises after the call returned).
-typedef int32_t (*nodelay_abort_fn)(void *ctx);
-
 // Gives the next piece of a streamed request body: sets `*data` and
 // `*len` (`*len` = 0: the body ended) and returns 0. The bytes stay the
 // host's and must stay valid until the next call of the source or the end
@@ -240,6 +261,54 @@ extern "C" {
 // The ABI version of the loaded library: a front built against
 // `NODELAY_ABI_VERSION` refuses to run on a library that answers otherwise.
 uint32_t nodelay_abi_version(void);
+
+// Sends the `n` requests at `requests` with at most `concurrency` in flight
+// (0: the default, 32; at most `NODELAY_MAX_BATCH_CONCURRENCY`) and reads
+// each response whole, as `nodelay_request` then `nodelay_response_read`
+// would: the client's `User-Agent`, `Accept-Encoding` and jar `Cookie`
+// added (each unless the request has its own), Set-Cookie fields stored as
+// each response arrives, the client's timeouts, pool, per-host connection
+// limit and rate limit applying to every request. HTTP/1.1 requests go over
+// the client's pool, HTTP/2 ones as streams of its one connection per
+// origin.
+//
+// `deadline` (seconds; negative: none) bounds the whole batch: a request
+// still running then, or starting after it, fails with a timeout code whose
+// message names the deadline. Every request is sent whatever the others'
+// outcome; each has its own.
+//
+// `abort` (may be NULL) is asked on the calling thread every 50 ms while
+// the batch runs (see `nodelay_abort_fn`); a nonzero answer stops every
+// request (connections in use are closed) and the call returns
+// `NODELAY_E_INTERRUPTED` with no batch. On success `*out` holds the
+// outcomes (`nodelay_batch_take`); free it with `nodelay_batch_free`.
+// A malformed argument (a NULL pointer, text that is not UTF-8) fails the
+// whole call with `NODELAY_E_INVALID_ARGUMENT` before anything is sent.
+nodelay_code nodelay_request_many(const struct nodelay_client *client,
+                                  const struct nodelay_batch_request *requests,
+                                  size_t n,
+                                  size_t concurrency,
+                                  double deadline,
+                                  nodelay_abort_fn abort,
+                                  void *abort_ctx,
+                                  struct nodelay_batch **out);
+
+// How many outcomes `batch` holds (the number of requests given).
+size_t nodelay_batch_count(const struct nodelay_batch *batch);
+
+// The outcome of request `index`: `NODELAY_OK` with `*response` its
+// response, whose body is already read (`nodelay_response_body` gives it;
+// it is now the caller's, free it with `nodelay_response_free`; taking it
+// again gives `NODELAY_E_INVALID_ARGUMENT`), or the request's error code
+// with `*message` its message (owned by the batch, valid until it is
+// freed; also the thread's `nodelay_last_error()`). `message` may be NULL.
+nodelay_code nodelay_batch_take(struct nodelay_batch *batch,
+                                size_t index,
+                                struct nodelay_response **response,
+                                const char **message);
+
+// Frees a batch and the responses not taken from it. NULL is ignored.
+void nodelay_batch_free(struct nodelay_batch *batch);
 
 // Makes a client from `options` (NULL: every default). On success `*out`
 // holds the client; free it with `nodelay_client_free`.

@@ -54,6 +54,18 @@ impl ClientState {
         }
     }
 
+    /// The fields the client adds to a request that has none of that name
+    /// (`nodelay_front::assembly::assemble`'s defaults): its `User-Agent`
+    /// and `Accept-Encoding`.
+    pub(crate) fn default_fields(&self) -> impl Iterator<Item = (&str, &str)> {
+        [
+            ("User-Agent", self.user_agent.as_deref()),
+            ("Accept-Encoding", self.accept_encoding.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value?)))
+    }
+
     fn save(&self) -> nodelay_code {
         let (Some(jar), Some(path)) = (&self.jar, &self.cookie_file) else {
             return nodelay_code::NODELAY_OK;

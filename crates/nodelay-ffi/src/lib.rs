@@ -18,6 +18,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod abort;
+mod batch;
 mod client;
 mod code;
 mod json;
@@ -29,6 +30,10 @@ mod stream;
 mod upload;
 
 pub use abort::nodelay_abort_fn;
+pub use batch::{
+    nodelay_batch, nodelay_batch_count, nodelay_batch_free, nodelay_batch_request,
+    nodelay_batch_take, nodelay_request_many, NODELAY_MAX_BATCH_CONCURRENCY,
+};
 pub use client::{
     nodelay_client, nodelay_client_free, nodelay_client_new, nodelay_client_save_cookies,
 };

@@ -167,17 +167,7 @@ pub(crate) fn send<'a>(
         None => None,
     };
     let mut pairs: Vec<(&str, &str)> = given;
-    let defaults = [
-        ("User-Agent", client.user_agent.as_deref()),
-        ("Accept-Encoding", client.accept_encoding.as_deref()),
-    ];
-    assemble(
-        &mut pairs,
-        cookie.as_deref(),
-        defaults
-            .into_iter()
-            .filter_map(|(name, value)| Some((name, value?))),
-    );
+    assemble(&mut pairs, cookie.as_deref(), client.default_fields());
     let engine = &client.client;
     let mut exchange = match body {
         Payload::Whole(body) => {

@@ -45,6 +45,23 @@ impl nodelay_response {
         }
     }
 
+    /// A response read whole elsewhere (by a batch): the head and the
+    /// decoded body, which `nodelay_response_body` gives; nothing is left to
+    /// read.
+    pub(crate) fn whole(head: Head, body: Vec<u8>, max_decoded_size: u64) -> Self {
+        nodelay_response {
+            head,
+            exchange: None,
+            plan: WholeBody::Exact {
+                len: body.len(),
+                buffered: true,
+            },
+            body,
+            max_decoded_size,
+            stream: None,
+        }
+    }
+
     /// The exchange whose body is still to be read.
     fn unread(&mut self) -> Result<&mut Exchange, nodelay_code> {
         self.exchange.as_mut().ok_or_else(|| {

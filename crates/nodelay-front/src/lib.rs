@@ -6,8 +6,8 @@
 //! assembly of a request's header fields ([`assembly`]), the glue between
 //! requests and the cookie jar ([`cookies`]), the response head kept as
 //! received bytes and looked up lazily ([`Head`]), one strategy to read a
-//! whole body ([`body`]), and a stable code for each kind of failure
-//! ([`ErrorCode`]). They live here, written once,
+//! whole body ([`body`]), many whole requests at once ([`batch`]), and a
+//! stable code for each kind of failure ([`ErrorCode`]). They live here, written once,
 //! without any language runtime: a front only converts these values into its
 //! own objects.
 
@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod assembly;
+pub mod batch;
 pub mod body;
 pub mod cookies;
 pub mod defaults;

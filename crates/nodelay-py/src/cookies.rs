@@ -251,6 +251,11 @@ impl CookieJar {
 }
 
 impl CookieJar {
+    /// The engine's jar this object wraps (what a batch reads and fills).
+    pub(crate) fn core(&self) -> &cookies::CookieJar {
+        &self.jar
+    }
+
     /// Stores the Set-Cookie fields of a response head from `url`; True when
     /// the jar changed. No Python objects are built.
     pub(crate) fn store_head(&self, head: &Head, url: Option<&str>) -> bool {

@@ -56,7 +56,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine::form_encode_dict, m)?)?;
     m.add_function(wrap_pyfunction!(response::use_models, m)?)?;
     m.add_function(wrap_pyfunction!(batch::request_many, m)?)?;
-    m.add("MAX_BATCH_CONCURRENCY", batch::MAX_BATCH_CONCURRENCY)?;
+    m.add(
+        "MAX_BATCH_CONCURRENCY",
+        nodelay_front::batch::MAX_BATCH_CONCURRENCY,
+    )?;
     m.add_function(wrap_pyfunction!(json::json_loads, m)?)?;
     m.add_function(wrap_pyfunction!(timing::record_connect_timings, m)?)?;
     m.add_function(wrap_pyfunction!(timing::take_connect_timings, m)?)?;

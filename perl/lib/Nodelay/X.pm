@@ -32,10 +32,11 @@ my %CLASS = (
     18 => 'Nodelay::X::TransportError',    # body source
 );
 
-sub throw {
+# The exception object of an ABI code, of its class.
+sub new {
     my ($class, $code, $message, $method, $url) = @_;
     my $kind = $CLASS{$code} || 'Nodelay::X';
-    die bless {
+    return bless {
         code    => $code,
         name    => Nodelay::XS::code_name($code),
         message => $message,
@@ -43,6 +44,8 @@ sub throw {
         url     => $url,
     }, $kind;
 }
+
+sub throw { die shift->new(@_) }
 
 sub code    { $_[0]{code} }
 sub name    { $_[0]{name} }

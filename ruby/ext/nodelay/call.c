@@ -66,6 +66,10 @@ static void *run(void *arg) {
         c->code = nodelay_response_read_chunk(c->response, c->dst, c->len, &c->got,
                                               should_abort, c);
         break;
+    case CALL_REQUEST_MANY:
+        c->code = nodelay_request_many(c->client, c->requests, c->n_requests, c->concurrency,
+                                       c->deadline, should_abort, c, &c->batch);
+        break;
     }
     return NULL;
 }

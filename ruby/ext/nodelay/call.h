@@ -8,7 +8,14 @@
 #include "nodelay.h"
 
 /* The blocking ABI calls the extension makes. */
-enum call_op { CALL_REQUEST, CALL_REQUEST_BODY, CALL_READ_INTO, CALL_READ, CALL_READ_CHUNK };
+enum call_op {
+    CALL_REQUEST,
+    CALL_REQUEST_BODY,
+    CALL_READ_INTO,
+    CALL_READ,
+    CALL_READ_CHUNK,
+    CALL_REQUEST_MANY,
+};
 
 /* What CALL_REQUEST_BODY did with the body after the head arrived. */
 enum body_state {
@@ -33,6 +40,13 @@ struct call {
     size_t len;
     size_t got;
     enum body_state body;
+    /* CALL_REQUEST_MANY: the requests, the concurrency (0: the default),
+     * the deadline (seconds, negative: none) and the outcomes. */
+    const nodelay_batch_request *requests;
+    size_t n_requests;
+    size_t concurrency;
+    double deadline;
+    nodelay_batch *batch;
     nodelay_code code;
     /* Set by the unblocking function (another thread) or by the abort
      * callback when it saw the thread's own pending interrupts; read by the

@@ -182,6 +182,112 @@ static VALUE client_stream(VALUE self, VALUE method, VALUE url, VALUE headers, V
     return response;
 }
 
+/* A batch whose outcomes become Ruby objects. */
+struct outcomes {
+    VALUE client;
+    nodelay_batch *batch;
+};
+
+/* The Array of a batch's outcomes: each response owned by a Response as
+ * soon as it is taken, a failure as [code, message]. */
+static VALUE take_outcomes(VALUE arg) {
+    struct outcomes *o = (struct outcomes *)arg;
+    size_t count = nodelay_batch_count(o->batch);
+    VALUE list = rb_ary_new_capa((long)count);
+    for (size_t i = 0; i < count; i++) {
+        nodelay_response *r = NULL;
+        const char *message = NULL;
+        nodelay_code code = nodelay_batch_take(o->batch, i, &r, &message);
+        if (code == NODELAY_OK) {
+            VALUE response = nodelay_rb_response_new(r, o->client);
+            struct call whole = {0};
+            whole.body = BODY_WHOLE;
+            nodelay_rb_response_take_body(response, &whole);
+            rb_ary_push(list, response);
+        } else {
+            rb_ary_push(list, rb_assoc_new(UINT2NUM(code), rb_str_new_cstr(message)));
+        }
+    }
+    return list;
+}
+
+/* Frees the batch (and any response not taken: an allocation above failed). */
+static VALUE free_batch(VALUE arg) {
+    nodelay_batch_free(((struct outcomes *)arg)->batch);
+    return Qnil;
+}
+
+/* request_many(requests, concurrency, deadline): every request of
+ * `requests` ([method, url, flat headers or nil, body or nil] each) sent
+ * through one engine call with the GVL released the whole time, at most
+ * `concurrency` in flight (0: the engine's default), the batch within
+ * `deadline` seconds (negative: none). Returns one item per request, in
+ * order: a Nodelay::Response (body read) or [code, message] of a request
+ * that failed. Requests given the same headers Array share one converted
+ * array (the engine converts it once). */
+static VALUE client_request_many(VALUE self, VALUE requests, VALUE concurrency, VALUE deadline) {
+    Check_Type(requests, T_ARRAY);
+    struct call call = {0};
+    call.op = CALL_REQUEST_MANY;
+    call.client = client_of(self);
+    call.concurrency = NUM2SIZET(concurrency);
+    call.deadline = NUM2DBL(deadline);
+    long n = RARRAY_LEN(requests);
+    size_t n_fields = 0;
+    for (long i = 0; i < n; i++) {
+        VALUE request = rb_ary_entry(requests, i);
+        Check_Type(request, T_ARRAY);
+        if (RARRAY_LEN(request) != 4)
+            rb_raise(rb_eArgError, "request_many: each request is [method, url, headers, body]");
+        n_fields += header_count(RARRAY_AREF(request, 2));
+    }
+    /* Everything handed to the engine is frozen and referenced from `keep`
+     * (on this frame's stack) until the call returned. */
+    VALUE keep = rb_ary_new_capa(2 * n + 2 * (long)n_fields);
+    VALUE requests_buf = 0, fields_buf = 0;
+    nodelay_batch_request *batch = ALLOCV_N(nodelay_batch_request, requests_buf, (size_t)n);
+    nodelay_header *fields = ALLOCV_N(nodelay_header, fields_buf, n_fields);
+    VALUE previous = Qundef;
+    for (long i = 0; i < n; i++) {
+        VALUE request = RARRAY_AREF(requests, i);
+        VALUE method = RARRAY_AREF(request, 0), url = RARRAY_AREF(request, 1);
+        VALUE headers = RARRAY_AREF(request, 2), body = RARRAY_AREF(request, 3);
+        method = rb_str_new_frozen(StringValue(method));
+        url = rb_str_new_frozen(StringValue(url));
+        rb_ary_push(keep, method);
+        rb_ary_push(keep, url);
+        batch[i] = (nodelay_batch_request){StringValueCStr(method), StringValueCStr(url), NULL, 0,
+                                           NULL, 0};
+        if (i > 0 && headers == previous) {
+            batch[i].headers = batch[i - 1].headers;
+            batch[i].n_headers = batch[i - 1].n_headers;
+        } else {
+            size_t count = header_count(headers);
+            fill_headers(headers, keep, fields, count);
+            batch[i].headers = fields;
+            batch[i].n_headers = count;
+            fields += count;
+        }
+        previous = headers;
+        if (!NIL_P(body)) {
+            body = rb_str_new_frozen(StringValue(body));
+            rb_ary_push(keep, body);
+            batch[i].body = (const uint8_t *)RSTRING_PTR(body);
+            batch[i].body_len = (size_t)RSTRING_LEN(body);
+        }
+    }
+    call.requests = batch;
+    call.n_requests = (size_t)n;
+    nodelay_rb_call(&call);
+    if (requests_buf) ALLOCV_END(requests_buf);
+    if (fields_buf) ALLOCV_END(fields_buf);
+    RB_GC_GUARD(keep);
+    RB_GC_GUARD(requests);
+    if (!call.batch) nodelay_rb_raise(&call);
+    struct outcomes outcomes = {self, call.batch};
+    return rb_ensure(take_outcomes, (VALUE)&outcomes, free_batch, (VALUE)&outcomes);
+}
+
 /* Writes the cookie jar to its file now. */
 static VALUE client_save_cookies(VALUE self) {
     struct call call = {0};
@@ -208,6 +314,9 @@ void nodelay_rb_init_client(void) {
     rb_define_method(native_class, "initialize", client_initialize, 1);
     rb_define_method(native_class, "request", client_request, 4);
     rb_define_method(native_class, "stream", client_stream, 5);
+    rb_define_method(native_class, "request_many", client_request_many, 3);
+    /* The most requests request_many keeps in flight. */
+    rb_define_const(native_class, "MAX_BATCH_CONCURRENCY", SIZET2NUM(NODELAY_MAX_BATCH_CONCURRENCY));
     rb_define_method(native_class, "save_cookies", client_save_cookies, 0);
     rb_define_method(native_class, "close", client_close, 0);
 }

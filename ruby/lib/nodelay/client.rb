@@ -71,21 +71,52 @@ module Nodelay
     # allocated per piece. Frozen: FrozenError before the request is sent.
     def request(method, path, params: nil, headers: nil, form: nil, json: nil, body: nil, buffer: nil,
                 &block)
-      if (form.nil? ? 0 : 1) + (json.nil? ? 0 : 1) + (body.nil? ? 0 : 1) > 1
-        raise ArgumentError, "give one of form:, json: and body:"
-      end
+      one_body!(form, json, body)
       raise ArgumentError, "buffer: is for a body streamed to a block" if buffer && !block
 
-      if form
-        body = Native.encode_form(form) || URI.encode_www_form(form).freeze
-        type = FORM_TYPE
-      elsif !json.nil?
-        body = JSON.generate(json).freeze
-        type = JSON_TYPE
-      end
+      body, type = encoded_body(form, json) if form || !json.nil?
       # The client's own headers as built once, unless this request adds some.
       flat = headers || type ? fields(headers, type) : @flat_headers
       perform(method, url(path, params), flat, body&.to_s, buffer, &block)
+    end
+
+    # GETs every path of `paths` through one call into the engine and returns
+    # one result per path, in that order: a Response, or the Nodelay::Error
+    # of a request that failed (returned, not raised). See request_many.
+    def get_many(paths, concurrency: nil, deadline: nil, params: nil, headers: nil)
+      raise ArgumentError, "get_many: an Array of paths or URLs" unless paths.is_a?(Array)
+
+      flat = headers ? fields(headers, nil) : @flat_headers
+      requests = paths.map { |path| ["GET", url(path, params), flat, nil] }
+      many(requests, concurrency, deadline)
+    end
+
+    # Sends every request of `requests` ([method, path] or [method, path,
+    # { params:, headers:, form:, json:, body: }]) through one call into the
+    # engine, which runs them at once: at most `concurrency` in flight
+    # (default 32; the client's max_connections_per_host and rate_limit hold
+    # too), each read whole, HTTP/2 ones as streams of one connection. With
+    # `deadline` (seconds) the whole batch ends within it: a request still
+    # running fails with a TimeoutError naming it. The GVL is released the
+    # whole time, and Thread#raise, Timeout.timeout and Ctrl-C stop the batch
+    # as they stop a request. Returns one result per request, in the order
+    # given: a Response, or the Nodelay::Error of a request that failed
+    # (returned, not raised; the others are unaffected).
+    def request_many(requests, concurrency: nil, deadline: nil)
+      raise ArgumentError, "request_many: an Array of requests" unless requests.is_a?(Array)
+
+      prepared = requests.map do |method, path, options|
+        options ||= {}
+        unknown = options.keys - MANY_OPTIONS
+        raise ArgumentError, "request_many: unknown option #{unknown.first.inspect}" unless unknown.empty?
+
+        form, json, body = options.values_at(:form, :json, :body)
+        one_body!(form, json, body)
+        body, type = encoded_body(form, json) if form || !json.nil?
+        flat = options[:headers] || type ? fields(options[:headers], type) : @flat_headers
+        [method.to_s, url(path, options[:params]), flat, body&.to_s]
+      end
+      many(prepared, concurrency, deadline)
     end
 
     # Writes the cookie jar to its file now.
@@ -105,6 +136,36 @@ module Nodelay
         @native.stream(method, target, fields, body, buffer, &block)
       else
         @native.request(method, target, fields, body)
+      end
+    end
+
+    # What a request_many item may carry.
+    MANY_OPTIONS = %i[params headers form json body].freeze
+
+    def one_body!(form, json, body)
+      return unless (form.nil? ? 0 : 1) + (json.nil? ? 0 : 1) + (body.nil? ? 0 : 1) > 1
+
+      raise ArgumentError, "give one of form:, json: and body:"
+    end
+
+    # The body of form: or json: and the Content-Type it implies.
+    def encoded_body(form, json)
+      if form
+        [Native.encode_form(form) || URI.encode_www_form(form).freeze, FORM_TYPE]
+      else
+        [JSON.generate(json).freeze, JSON_TYPE]
+      end
+    end
+
+    # Runs prepared [method, url, flat headers, body] requests as one batch.
+    def many(requests, concurrency, deadline)
+      unless concurrency.nil? || (concurrency.is_a?(Integer) && concurrency.between?(1, Native::MAX_BATCH_CONCURRENCY))
+        raise ArgumentError, "concurrency: an Integer between 1 and #{Native::MAX_BATCH_CONCURRENCY}, not #{concurrency.inspect}"
+      end
+      raise ArgumentError, "deadline: seconds, not #{deadline.inspect}" unless deadline.nil? || (deadline.is_a?(Numeric) && deadline >= 0)
+
+      @native.request_many(requests, concurrency || 0, deadline.nil? ? -1.0 : deadline.to_f).map do |outcome|
+        outcome.is_a?(Array) ? Nodelay.error_for(*outcome) : outcome
       end
     end
 

@@ -88,12 +88,18 @@ module Nodelay
     1002 => InternalError,
   }.freeze
 
-  # Called by the C extension (after the ABI call returned) to raise the
-  # exception of a failed call.
-  def self.raise_code(code, message)
+  # The exception of an ABI code, with its message (the code's name when
+  # empty).
+  def self.error_for(code, message)
     klass = CODES.fetch(code, Error)
     error = klass.new(message.empty? ? code_name(code) : message)
     error.instance_variable_set(:@code, code)
-    raise error
+    error
+  end
+
+  # Called by the C extension (after the ABI call returned) to raise the
+  # exception of a failed call.
+  def self.raise_code(code, message)
+    raise error_for(code, message)
   end
 end

@@ -66,6 +66,17 @@ pub(super) fn stats(stats: &Stats) -> Reply {
     ))
 }
 
+/// `/stats/in-flight`: the requests being answered now (this one included)
+/// and the most answered at once since start: how many requests of a client's
+/// batch the server really saw together.
+pub(super) fn in_flight(stats: &Stats) -> Reply {
+    response::json(format!(
+        "{{\"in_flight\": {}, \"peak_in_flight\": {}}}",
+        stats.in_flight(),
+        stats.peak_in_flight()
+    ))
+}
+
 /// One `(name, values joined by ", ")` entry per distinct header name.
 fn join_repeated(headers: &HeaderMap) -> Vec<(&str, String)> {
     headers

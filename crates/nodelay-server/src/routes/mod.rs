@@ -25,7 +25,9 @@ use crate::state::State;
 pub(crate) async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infallible> {
     state.stats.request_started();
     let is_head = req.method() == Method::HEAD;
+    let answering = state.stats.answering();
     let reply = route(req, &state).await;
+    drop(answering);
     Ok(if is_head { without_body(reply) } else { reply })
 }
 
@@ -108,6 +110,7 @@ async fn route(req: Request<Incoming>, state: &State) -> Reply {
     match path {
         "/headers" => inspect::headers(&req),
         "/stats" => inspect::stats(&state.stats),
+        "/stats/in-flight" => inspect::in_flight(&state.stats),
         "/cookies" => cookies::cookies(&req),
         "/cookies/set" => cookies::set(&req),
         _ => response::not_found(),
@@ -135,7 +138,13 @@ fn is_known_read_route(path: &str) -> bool {
         "/drip/",
         "/redirect/",
     ];
-    const EXACT: [&str; 4] = ["/headers", "/stats", "/cookies", "/cookies/set"];
+    const EXACT: [&str; 5] = [
+        "/headers",
+        "/stats",
+        "/stats/in-flight",
+        "/cookies",
+        "/cookies/set",
+    ];
     PREFIXES.iter().any(|p| path.starts_with(p)) || EXACT.contains(&path)
 }
 

@@ -2,36 +2,35 @@
 //! proxies use (routing, CONNECT tunnels and proxy TLS live in the sync
 //! engine only). Each worker thread drives one request at a time.
 //!
-//! The workers own what they use (an `Arc` of the batch), so Ctrl-C returns at
-//! once: requests not started are never sent, and those in flight finish (or
-//! time out) in the background and are dropped.
+//! The workers own what they use (an `Arc` of the batch), so an abort
+//! returns at once: requests not started are never sent, and those in
+//! flight give up at their next interrupt check (or finish) in the
+//! background and are dropped.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 
 use nodelay_core::{Interrupt, RequestParts};
-use pyo3::exceptions::PyRuntimeError;
-use pyo3::prelude::*;
 
-use super::{header_pairs, wait, Batch, Done, Job, Outcome, Running};
-use crate::head::Head;
+use super::{header_pairs, Batch, Host, Job, Outcome, Running, Started};
+use crate::Head;
 
 /// Stack of a worker thread, in bytes. The engine's call depth is shallow
 /// (no recursion); 256 KiB leaves room for TLS handshakes and decompression
 /// state kept on the stack.
 const WORKER_STACK_BYTES: usize = 256 * 1024;
 
-impl Interrupt for Batch {
-    // Workers never touch the GIL: a signal landing on a worker thread only
-    // matters if the batch is being cancelled (the waiting thread runs the
-    // Python handlers).
+impl<H: Host> Interrupt for Batch<H> {
+    // Workers never run the host's signal handlers: a signal landing on a
+    // worker thread only matters if the batch is being cancelled (the
+    // waiting thread runs the handlers).
     fn should_abort(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }
 }
 
-impl Batch {
+impl<H: Host> Batch<H> {
     /// Worker loop: take the next index, run it, store its outcome.
     fn work(&self) {
         while let Some((index, job)) = self.take_next() {
@@ -40,11 +39,10 @@ impl Batch {
         }
     }
 
-    /// One request, as `Engine.request` does it, without the GIL: the jar's
-    /// Cookie header (unless the request has one), send, read and decode
-    /// the body, store Set-Cookie fields, give the connection back.
+    /// One request without the front's lock: the jar's Cookie header
+    /// (unless the request has one), send, read and decode the body, store
+    /// Set-Cookie fields, give the connection back.
     fn run_blocking(&self, job: &Job) -> Outcome {
-        let engine = self.engine.get();
         let cookie = self.cookie_for(job);
         let pairs = header_pairs(job, cookie.as_deref());
         let body = job.body.as_deref();
@@ -54,26 +52,24 @@ impl Batch {
             headers: &pairs,
             body,
         };
-        let client = &engine.client;
+        let client = self.host.client();
         let prepared = client.prepare(&parts)?;
-        let exchange = client.send(&prepared, body, self.timeouts, self)?;
-        let mut whole = exchange.read_whole(self, engine.max_decoded_size)?;
+        let exchange = client.send(&prepared, body, self.timeouts_now(), self)?;
+        let mut whole = exchange.read_whole(self, self.host.max_decoded_size())?;
         let head = Head::fetched(&mut whole);
-        let (out, elapsed) = (whole.body, whole.elapsed.as_secs_f64());
-        self.store_cookies(&head, job);
-        Ok(Done {
-            head,
-            body: out,
-            elapsed,
-        })
+        let body = std::mem::take(&mut whole.body);
+        Ok(self.done(job, head, body, whole.elapsed))
     }
 }
 
-/// Starts `workers` threads and waits for them with the GIL released; a
-/// Python signal handler's exception (Ctrl-C) cancels the batch and is
-/// returned at once (the workers finish what they are doing in the background).
-pub(super) fn run(py: Python<'_>, batch: &Arc<Batch>, workers: usize) -> PyResult<()> {
-    let running = Running::new(workers);
+/// Starts `workers` threads. When one cannot be started, the batch is
+/// cancelled (the started ones stop after their current request) and the
+/// error is kept for [`Started::spawn_error`].
+pub(super) fn start<H: Host>(
+    batch: &Arc<Batch<H>>,
+    running: Arc<Running>,
+    workers: usize,
+) -> Started<H> {
     for started in 0..workers {
         let worker = Arc::clone(batch);
         let done = Arc::clone(&running);
@@ -83,8 +79,8 @@ pub(super) fn run(py: Python<'_>, batch: &Arc<Batch>, workers: usize) -> PyResul
             .spawn(move || {
                 worker.work();
                 // Release our share of the batch before the caller learns we
-                // are done, so its Python handles are dropped by the caller
-                // (with the GIL) in the usual case.
+                // are done, so that what the host holds is dropped by the
+                // caller in the usual case.
                 drop(worker);
                 done.finished_one();
             });
@@ -93,11 +89,8 @@ pub(super) fn run(py: Python<'_>, batch: &Arc<Batch>, workers: usize) -> PyResul
             for _ in started..workers {
                 running.finished_one();
             }
-            wait(py, &running, &batch.cancel)?;
-            return Err(PyRuntimeError::new_err(format!(
-                "cannot start a thread: {e}"
-            )));
+            return Started::new(batch, running, Vec::new(), Some(e));
         }
     }
-    wait(py, &running, &batch.cancel)
+    Started::new(batch, running, Vec::new(), None)
 }

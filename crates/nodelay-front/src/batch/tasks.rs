@@ -1,33 +1,33 @@
 //! The batch as futures on the process runtime (`nodelay_core::runtime`):
-//! `concurrency` tasks, each taking the next request when its previous one is
-//! done, driven by the runtime's workers (as many as the machine has cores,
-//! at most 4) instead of one OS thread per request in flight. A request is
-//! `nodelay_core::batch::fetch`: HTTP/2 multiplexed on the client's shared
-//! connection, HTTP/1.1 through the client's one pool (its idle connections
-//! are the ones `Client.get` uses, and its `max_connections` bounds both).
+//! one task per runner, each taking the next request when its previous one
+//! is done, driven by the runtime's workers (as many as the machine has
+//! cores, at most 4) instead of one OS thread per request in flight. A
+//! request is `nodelay_core::batch::fetch`: HTTP/2 multiplexed on the
+//! client's shared connection, HTTP/1.1 through the client's one pool (its
+//! idle connections are the ones single requests use, and its
+//! `max_connections` and per-host limit bound both).
 //!
-//! Ctrl-C aborts every task: a dropped request future closes its HTTP/1.1
+//! An abort drops every task: a dropped request future closes its HTTP/1.1
 //! connection (never pooled half-used) or resets its HTTP/2 stream, so
-//! nothing of the batch outlives the `KeyboardInterrupt`.
+//! nothing of the batch outlives the interrupt.
 
 use std::sync::Arc;
 
 use nodelay_core::batch::{fetch, HeldConnection};
 use nodelay_core::runtime::runtime;
 use nodelay_core::{Error, Prepared, RequestParts};
-use pyo3::prelude::*;
 
-use super::{header_pairs, wait, Batch, Done, Job, Outcome, Running, SharedHeaders};
-use crate::head::Head;
+use super::{header_pairs, Batch, Host, Job, Outcome, Running, Started};
+use crate::Head;
 
 /// The request a task prepared last, reused as is for its next job when
-/// that is the same request (same method, URL and header objects, no body,
-/// no cookie from the jar): a batch polling one URL encodes it once per
-/// task instead of once per request.
+/// that is the same request (same method, URL and header list, no body, no
+/// cookie from the jar): a batch polling one URL encodes it once per task
+/// instead of once per request.
 struct LastPrepared {
     method: Arc<str>,
     url: Arc<str>,
-    headers: SharedHeaders,
+    headers: Arc<super::HeaderSet>,
     prepared: Prepared,
 }
 
@@ -40,11 +40,11 @@ impl LastPrepared {
     }
 }
 
-impl Batch {
+impl<H: Host> Batch<H> {
     /// The request of `job` encoded for the wire, with the jar's Cookie
     /// header (unless the request has one).
     fn prepare(&self, job: &Job, cookie: Option<&str>) -> Result<Prepared, Error> {
-        let client = &self.engine.get().client;
+        let client = self.host.client();
         let body = job.body.as_deref();
         if let (None, Some(encoded)) = (cookie, &job.headers.encoded) {
             let parts = RequestParts {
@@ -65,9 +65,9 @@ impl Batch {
         client.prepare(&parts)
     }
 
-    /// One request as `Engine.request` does it, on the runtime: the jar's
-    /// Cookie header (unless the request has one), send, read and decode the
-    /// whole body, store Set-Cookie fields.
+    /// One request on the runtime: the jar's Cookie header (unless the
+    /// request has one), send, read and decode the whole body, store
+    /// Set-Cookie fields.
     async fn run_async(
         &self,
         job: &Job,
@@ -93,31 +93,25 @@ impl Batch {
 
     /// Sends `prepared` (the request of `job`) and reads the whole response.
     async fn send(&self, job: &Job, held: &mut HeldConnection, prepared: &Prepared) -> Outcome {
-        let engine = self.engine.get();
-        let body = job.body.as_deref();
         let mut fetched = fetch(
-            &engine.client,
+            self.host.client(),
             held,
             prepared,
-            body,
-            self.timeouts,
-            engine.max_decoded_size,
+            job.body.as_deref(),
+            self.timeouts_now(),
+            self.host.max_decoded_size(),
         )
         .await?;
         let head = Head::fetched(&mut fetched);
-        self.store_cookies(&head, job);
-        Ok(Done {
-            head,
-            body: fetched.body,
-            elapsed: fetched.elapsed.as_secs_f64(),
-        })
+        let body = std::mem::take(&mut fetched.body);
+        Ok(self.done(job, head, body, fetched.elapsed))
     }
 }
 
 /// One task: requests one after another until none is left, on the
 /// HTTP/1.1 connection it keeps between them (given back to the pool at the
 /// end; closed if the task is aborted).
-async fn drive(batch: Arc<Batch>, running: Arc<Running>) {
+async fn drive<H: Host>(batch: Arc<Batch<H>>, running: Arc<Running>) {
     let mut held = HeldConnection::default();
     let mut last = None;
     while let Some((index, job)) = batch.take_next() {
@@ -126,26 +120,22 @@ async fn drive(batch: Arc<Batch>, running: Arc<Running>) {
     }
     held.release();
     // Release our share of the batch before the caller learns we are done,
-    // so its Python handles are dropped by the caller (with the GIL).
+    // so that what the host holds is dropped by the caller (a Python
+    // binding's objects, with its interpreter lock).
     drop(last);
     drop(batch);
     running.finished_one();
 }
 
-/// Spawns `tasks` runners on the runtime and waits for them with the GIL
-/// released; a Python signal handler's exception (Ctrl-C) aborts them all and
-/// is returned at once.
-pub(super) fn run(py: Python<'_>, batch: &Arc<Batch>, tasks: usize) -> PyResult<()> {
-    let running = Running::new(tasks);
+/// Spawns `tasks` runners on the runtime.
+pub(super) fn start<H: Host>(
+    batch: &Arc<Batch<H>>,
+    running: Arc<Running>,
+    tasks: usize,
+) -> Started<H> {
     let rt = runtime();
-    let handles: Vec<_> = (0..tasks)
+    let handles = (0..tasks)
         .map(|_| rt.spawn(drive(Arc::clone(batch), Arc::clone(&running))))
         .collect();
-    let waited = wait(py, &running, &batch.cancel);
-    if waited.is_err() {
-        for handle in &handles {
-            handle.abort();
-        }
-    }
-    waited
+    Started::new(batch, running, handles, None)
 }
