@@ -295,6 +295,13 @@ impl H1Exchange {
         }
     }
 
+    /// Takes the trailer section of a chunked body read to its end (its
+    /// lines, each ended by CRLF: `nodelay_proto::trailer_fields`); empty
+    /// without one.
+    pub fn take_trailers(&mut self) -> Vec<u8> {
+        self.body.take_trailers()
+    }
+
     /// Ends the exchange: the connection goes back to the pool when the
     /// protocol's verdict allows it (`BodyReader::verdict`: body read whole,
     /// keep-alive, nothing extra buffered), else it is closed.
