@@ -397,6 +397,20 @@ client_save_cookies(client)
     if (code != NODELAY_OK)
         mXPUSHp(nodelay_last_error(), strlen(nodelay_last_error()));
 
+# The peer of the connection the client's latest request used, while it is
+# kept for the next request: (host, port), or () when none is kept.
+void
+client_kept_peer(client)
+    nodelay_client *client
+  PREINIT:
+    char host[NODELAY_PEER_HOST_CAP];
+    uint16_t port = 0;
+  PPCODE:
+    if (nodelay_client_kept_peer(client, host, sizeof host, &port) == NODELAY_OK && host[0]) {
+        mXPUSHp(host, strlen(host));
+        mXPUSHu(port);
+    }
+
 # request(client, method, url, [name, value, ...], body_or_undef, want_body):
 # (0, response, content) or (code, message).
 void
@@ -544,6 +558,22 @@ response_headers(r)
     count = nodelay_response_header_count(r);
     EXTEND(SP, (SSize_t)(2 * count));
     for (i = 0; nodelay_response_header_at(r, i, &name, &name_len, &value, &value_len); i++) {
+        mPUSHp((const char *)name, name_len);
+        mPUSHp((const char *)value, value_len);
+    }
+
+# The trailer fields that followed the body (once read to its end), as name,
+# value pairs in received order.
+void
+response_trailers(r)
+    nodelay_response *r
+  PREINIT:
+    size_t i, count, name_len, value_len;
+    const uint8_t *name, *value;
+  PPCODE:
+    count = nodelay_response_trailer_count(r);
+    EXTEND(SP, (SSize_t)(2 * count));
+    for (i = 0; i < count && nodelay_response_trailer_at(r, i, &name, &name_len, &value, &value_len); i++) {
         mPUSHp((const char *)name, name_len);
         mPUSHp((const char *)value, value_len);
     }

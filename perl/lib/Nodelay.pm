@@ -190,6 +190,17 @@ sub _jar_cookie {
 my $JSON;
 sub _json { $JSON ||= do { require JSON::PP; JSON::PP->new->utf8->canonical } }
 
+# The peer of the connection the latest request used, while it is kept
+# for the next request: (IP address, port) in list context, "address:port"
+# in scalar context (HTTP::Tiny's connected); () / undef when none is kept
+# (it was closed, the request went over HTTP/2, or none was made).
+sub kept_peer {
+    my ($self) = @_;
+    my ($host, $port) = Nodelay::XS::client_kept_peer($self->{handle});
+    return unless defined $host;
+    return wantarray ? ($host, $port) : "$host:$port";
+}
+
 # Writes the cookie jar to its file now (it is also written after every
 # response that changed it, and when the client is destroyed); a jar object
 # is asked to save itself.

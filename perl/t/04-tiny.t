@@ -3,6 +3,7 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 use HTTP::Tiny;
+use IO::Socket::INET;
 use Nodelay::Tiny;
 use TestServer;
 
@@ -152,6 +153,36 @@ subtest 'an HTTP::CookieJar jar, as HTTP::Tiny uses it' => sub {
     }
     is_deeply $seen{'Nodelay::Tiny'}, $seen{'HTTP::Tiny'}, 'same jar contents and the same Cookie sent';
     is_deeply $seen{'HTTP::Tiny'}[3], { cookies => { flavour => 'oat', size => 2 } }, 'the cookies came back';
+};
+
+subtest 'connected, as HTTP::Tiny' => sub {
+    my ($port) = $base =~ /:(\d+)\z/;
+    my $closed = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0) or die $!;
+    my $refused = 'http://127.0.0.1:' . $closed->sockport . '/';
+    close $closed;
+    my %seen;
+    for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+        my $http = $class->new(timeout => 5);
+        my @seen = ('new', scalar $http->connected, [$http->connected]);
+        $http->get("$base/bytes/10");
+        push @seen, 'kept', scalar $http->connected, [$http->connected];
+        $http->get("$base/chunked/100");
+        push @seen, 'chunked', scalar $http->connected;
+        $http->keep_alive(0);
+        push @seen, 'a setting changed', scalar $http->connected;
+        $http->get("$base/bytes/10");
+        push @seen, 'Connection: close', scalar $http->connected;
+        $http->keep_alive(1);
+        $http->max_redirect(3);
+        $http->get("$base/bytes/10");
+        push @seen, 'kept again, max_redirect changed after', scalar $http->connected;
+        $http->get($refused);
+        push @seen, 'refused', scalar $http->connected, [$http->connected];
+        $seen{$class} = \@seen;
+    }
+    is_deeply $seen{'Nodelay::Tiny'}, $seen{'HTTP::Tiny'}, 'the same answers at each step';
+    is $seen{'HTTP::Tiny'}[4], "127.0.0.1:$port", "the reference's kept connection is the server's";
+    is_deeply $seen{'HTTP::Tiny'}[5], ['127.0.0.1', $port], '(host, port) in list context';
 };
 
 subtest 'an empty URL host is localhost' => sub {

@@ -45,6 +45,10 @@ sub header { Nodelay::XS::response_header($_[0]{handle}, $_[1]) }
 # Every header as a list of name, value pairs in received order.
 sub headers { [Nodelay::XS::response_headers($_[0]{handle})] }
 
+# The trailer fields that followed a chunked body (HTTP/1.1), as name, value
+# pairs in received order; empty until the body was read to its end.
+sub trailers { [Nodelay::XS::response_trailers($_[0]{handle})] }
+
 # The body parsed as JSON, as JSON::PP->new->utf8->allow_nonref->decode
 # returns it: hash and array references, character strings, numbers, undef
 # for null, and $JSON::PP::true / $JSON::PP::false. The engine's JSON fast

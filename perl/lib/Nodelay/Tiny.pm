@@ -21,10 +21,12 @@ use constant INTERNAL_REASON => 'Internal Exception';
 
 my %REDIRECT = map { $_ => 1 } 301, 302, 303, 307, 308;
 
+sub _default_agent { 'Nodelay-Tiny/' . $VERSION }
+
 sub new {
     my ($class, %args) = @_;
-    my $agent = $args{agent} // 'Nodelay-Tiny/' . $VERSION;
-    $agent .= 'Nodelay-Tiny/' . $VERSION if $agent =~ / \z/;    # HTTP::Tiny's rule
+    my $agent = $args{agent} // _default_agent();
+    $agent .= _default_agent() if $agent =~ / \z/;    # HTTP::Tiny's rule
     my $self = bless {
         agent           => $agent,
         timeout         => $args{timeout} // DEFAULT_TIMEOUT,
@@ -109,6 +111,7 @@ sub _client_for {
 sub _build_client {
     my ($self) = @_;
     $self->{clients} = {};
+    delete $self->{last_client};
     return;
 }
 
@@ -119,7 +122,8 @@ sub _new_client {
     my $ca = ($self->{SSL_options} || {})->{SSL_ca_file};
     return Nodelay->new(
         timeout => $self->{timeout},
-        agent   => $self->{agent},
+        # The User-Agent is each request's own (_request_fields).
+        agent   => '',
         verify  => $self->{verify_SSL},
         # HTTP::Tiny asks for no content coding; a caller's Accept-Encoding
         # still gets its body decoded by the engine.
@@ -145,18 +149,35 @@ sub _tiny_jar {
 
 sub _croak { require Carp; Carp::croak(@_) }
 
-# HTTP::Tiny's accessors read and write; a new value of a setting the engine
-# client holds makes a new client (as HTTP::Tiny drops its kept connection).
-my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address);
+# HTTP::Tiny's accessors read and write. A new value of a setting the
+# engine client holds makes a new client; as HTTP::Tiny, a changed value of
+# any other setting but these lets go of the kept connection (connected).
+my %CLIENT_SETTING = map { $_ => 1 } qw(timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address);
+my %KEEPS_CONNECTION = map { $_ => 1 } qw(agent timeout cookie_jar default_headers max_redirect max_size);
 for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address keep_alive max_size)) {
     no strict 'refs';
     *{$name} = sub {
         my $self = shift;
         return $self->{$name} unless @_;
-        $self->{$name} = shift;
+        my $value = shift;
+        # HTTP::Tiny's agent rule: one ending with a space gets the default appended.
+        $value .= _default_agent() if $name eq 'agent' && defined $value && $value =~ / \z/;
+        delete $self->{last_client}
+            unless $KEEPS_CONNECTION{$name} || ($value // '') eq ($self->{$name} // '');
+        $self->{$name} = $value;
         $self->_build_client if $CLIENT_SETTING{$name};
         return $self->{$name};
     };
+}
+
+# As HTTP::Tiny: the peer ("address:port", or the two in list context) of
+# the connection the last request left open for the next one, else undef
+# (or ()): none was made, it was closed (keep_alive 0, Connection: close, a
+# failure), or a setting changed since. Through a proxy, the proxy.
+sub connected {
+    my ($self) = @_;
+    my $client = $self->{last_client} or return;
+    return $client->kept_peer;
 }
 
 # As HTTP::Tiny: the TLS support is there (rustls, in the engine) and the
@@ -419,6 +440,9 @@ sub _header_lines {
 
 sub _request_once {
     my ($self, $method, $url, $args) = @_;
+    # As HTTP::Tiny, which lets go of its kept connection when a request
+    # starts: a request that fails before it is sent leaves none connected.
+    delete $self->{last_client};
     my ($target, $userinfo) = _split_credentials($url);
     my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $url, $args, $userinfo) };
     return _internal_error($url, "$@") unless $fields;
@@ -440,16 +464,22 @@ sub _request_once {
             if defined $max_size && $received > $max_size;
         $kept .= $piece;
     };
+    my $client;
     my $res = eval {
-        $self->_client_for($target)->request($method, $target, {
+        $client = $self->_client_for($target);
+        $client->request($method, $target, {
             headers => [map { @$_ } @$fields],
             content => $content,
             ($trailers ? (trailer_callback => $trailers) : ()),
             ($stream ? (data_callback => $stream) : ()),
         });
     };
+    $self->{last_client} = $client;    # undef when it could not be made
     return _internal_error($url, "$@") unless $res;
     $response ||= _head_hash($res, $url);
+    # As HTTP::Tiny: the trailer fields after a chunked body join the
+    # headers (a repeated name becomes an arrayref).
+    _add_fields($response->{headers}, $res->trailers) if exists $response->{headers}{'transfer-encoding'};
     # As HTTP::Tiny's _update_cookie_jar: each Set-Cookie to the jar.
     if (_tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
         $self->{cookie_jar}->add($url, $_) for ref $set ? @$set : $set;
@@ -475,21 +505,28 @@ sub _internal_error {
     };
 }
 
+# Adds the [name, value, ...] fields to HTTP::Tiny's headers hash: names in
+# lower case, a repeated one's values in an arrayref.
+sub _add_fields {
+    my ($h, $pairs) = @_;
+    for (my $i = 0; $i < @$pairs; $i += 2) {
+        my $name = lc $pairs->[$i];
+        if (exists $h->{$name}) {
+            $h->{$name} = [$h->{$name}] unless ref $h->{$name};
+            push @{ $h->{$name} }, $pairs->[$i + 1];
+        }
+        else {
+            $h->{$name} = $pairs->[$i + 1];
+        }
+    }
+    return;
+}
+
 # HTTP::Tiny's response hashref from a response's head (no content yet).
 sub _head_hash {
     my ($res, $url) = @_;
     my %h;
-    my $pairs = $res->headers;
-    for (my $i = 0; $i < @$pairs; $i += 2) {
-        my $name = lc $pairs->[$i];
-        if (exists $h{$name}) {
-            $h{$name} = [$h{$name}] unless ref $h{$name};
-            push @{ $h{$name} }, $pairs->[$i + 1];
-        }
-        else {
-            $h{$name} = $pairs->[$i + 1];
-        }
-    }
+    _add_fields(\%h, $res->headers);
     my $status = $res->status;
     return {
         url      => $url,
