@@ -6,6 +6,7 @@ use HTTP::Tiny;
 use IO::Socket::INET;
 use Nodelay::Tiny;
 use TestServer;
+use Scripted;
 
 my $server = TestServer->start or plan skip_all => 'nodelay-server not built (run make)';
 my $base = $server->url;
@@ -183,6 +184,23 @@ subtest 'connected, as HTTP::Tiny' => sub {
     is_deeply $seen{'Nodelay::Tiny'}, $seen{'HTTP::Tiny'}, 'the same answers at each step';
     is $seen{'HTTP::Tiny'}[4], "127.0.0.1:$port", "the reference's kept connection is the server's";
     is_deeply $seen{'HTTP::Tiny'}[5], ['127.0.0.1', $port], '(host, port) in list context';
+};
+
+subtest 'trailer fields join the headers, as HTTP::Tiny merges them' => sub {
+    my $response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: head\r\n\r\n"
+        . "5\r\nhello\r\n0\r\nX-A: tail\r\nX-Sum: 5\r\n\r\n";
+    my $s = Scripted->start(['recv'], ['send', $response], ['recv'], ['send', $response], ['close']);
+    for my $streamed (0, 1) {
+        my %got;
+        for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+            my $pieces = '';
+            my $res = $class->new(timeout => 5)->get($s->url . '/',
+                $streamed ? { data_callback => sub { $pieces .= $_[0] } } : {});
+            $got{$class} = [$res->{status}, $res->{content}, $pieces, @{ $res->{headers} }{qw(x-a x-sum)}];
+        }
+        is_deeply $got{'Nodelay::Tiny'}, $got{'HTTP::Tiny'}, ($streamed ? 'data_callback' : 'whole') . ': as HTTP::Tiny';
+        is_deeply $got{'HTTP::Tiny'}[3], ['head', 'tail'], 'the reference merged them';
+    }
 };
 
 subtest 'an empty URL host is localhost' => sub {
