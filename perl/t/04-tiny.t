@@ -203,6 +203,18 @@ subtest 'trailer fields join the headers, as HTTP::Tiny merges them' => sub {
     }
 };
 
+subtest "a refused status line, in HTTP::Tiny's words" => sub {
+    for my $line ("HTTP/0 200 OK", "HTTP/1.2 200 OK", "HTTP/2.0 200 OK", "ICY 200 OK", "HTTP/1.1 20 OK", "HTTP/1.1 2x0 OK") {
+        my $s = Scripted->start(['recv'], ['send', "$line\r\nContent-Length: 0\r\n\r\n"], ['close']);
+        my %got;
+        for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+            my $res = $class->new(timeout => 5)->get($s->url . '/');
+            $got{$class} = [$res->{status}, $res->{content}];
+        }
+        is_deeply $got{'Nodelay::Tiny'}, $got{'HTTP::Tiny'}, "$line: $got{'HTTP::Tiny'}[1]";
+    }
+};
+
 subtest 'an empty URL host is localhost' => sub {
     for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
         my $res = $class->new(timeout => 5)->get('http:///nothing');

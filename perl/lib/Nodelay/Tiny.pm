@@ -475,7 +475,7 @@ sub _request_once {
         });
     };
     $self->{last_client} = $client;    # undef when it could not be made
-    return _internal_error($url, "$@") unless $res;
+    return _internal_error($url, _status_line_error($@)) unless $res;
     $response ||= _head_hash($res, $url);
     # As HTTP::Tiny: the trailer fields after a chunked body join the
     # headers (a repeated name becomes an arrayref).
@@ -490,6 +490,26 @@ sub _request_once {
     return $response if $method eq 'HEAD' || $status == 204 || $status == 304;
     $response->{content} = $stream ? $kept // '' : $res->content;
     return $response;
+}
+
+# Backslash escapes of the status line an engine error quotes (Rust's
+# escape_ascii), and what each stands for.
+my %UNESCAPE = (t => "\t", r => "\r", n => "\n", "'" => "'", '"' => '"', '\\' => '\\');
+
+# The text of a failure: for a status line the engine refused (its error
+# quotes the line), HTTP::Tiny's message for that line as its
+# read_response_header words it; else the engine's message.
+sub _status_line_error {
+    my ($error) = @_;
+    return "$error" unless blessed($error) && $error->isa('Nodelay::X::RemoteProtocolError');
+    my ($quoted) = $error->message =~ /\(status line "(.*)"\)\z/s or return "$error";
+    (my $line = $quoted) =~ s/\\(?:x([0-9a-f]{2})|(.))/defined $1 ? chr hex $1 : $UNESCAPE{$2}/ge;
+    $line =~ /\A (HTTP\/(0*\d+\.0*\d+)) [\x09\x20]+ ([0-9]{3}) (?: [\x09\x20]+ ([^\x0D\x0A]*) )? \x0D?\x0A/x
+        or return 'Malformed Status-Line: ' . _printable($line) . "\n";
+    my ($protocol, $version) = ($1, $2);
+    return "Unsupported HTTP protocol: $protocol\n" unless $version =~ /0*1\.0*[01]/;
+    # A line HTTP::Tiny takes (HTTP/01.01) and the engine does not.
+    return "$error";
 }
 
 # HTTP::Tiny's response for a request that failed before an answer.
