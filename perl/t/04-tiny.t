@@ -55,6 +55,17 @@ subtest 'post_form' => sub {
     same_fields($ours, $ref, 'post_form');
     is $ours->{content}, 'list=1&list=2&q=a+b%26c&user=me', 'the body';
     is $tiny->www_form_urlencode([b => 1, a => 2]), $stock->www_form_urlencode([b => 1, a => 2]), 'array order kept';
+    # Byte strings and character strings are both sent as UTF-8 characters;
+    # arrayref values repeat a name in an arrayref too; HTTP::Tiny's croaks.
+    my ($bytes, $chars) = ("caf\xe9", "caf\x{e9} \x{263a}");
+    for my $data ([k => [1, 2], j => undef, $bytes => $chars, '~-._' => '+=/ '], { $bytes => [$bytes, 'x y'], a => '' }) {
+        is $tiny->www_form_urlencode($data), $stock->www_form_urlencode($data), 'www_form_urlencode as HTTP::Tiny';
+    }
+    ok !utf8::is_utf8($bytes), "the caller's byte string is left as it was";
+    for my $bad ([1], [undef, 1]) {
+        my @croaks = map { my $http = $_; eval { $http->www_form_urlencode($bad) }; $@ =~ s/ at .* line \d+\.?\n\z//sr } $stock, $tiny;
+        is $croaks[1], $croaks[0], "the croak: $croaks[0]";
+    }
 };
 
 subtest 'post content' => sub {

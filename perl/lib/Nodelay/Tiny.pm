@@ -213,24 +213,28 @@ sub www_form_urlencode {
     (@_ == 2 && ref $data) or _croak("Usage: \$http->www_form_urlencode(DATAREF)\n");
     ref $data eq 'HASH' || ref $data eq 'ARRAY'
         or _croak("form data must be a hash or array reference\n");
-    my @pairs = ref $data eq 'HASH' ? map { my $k = $_; map { ($k, $_) } ref $data->{$k} eq 'ARRAY' ? @{ $data->{$k} } : $data->{$k} } keys %$data : @$data;
+    # As HTTP::Tiny: name, value pairs (a hashref's in its hash order); an
+    # arrayref value repeats the name; every string is taken as characters
+    # and sent as UTF-8 (a byte string's bytes above 0x7F too); an
+    # arrayref's terms in their order, a hashref's sorted.
+    my @params = ref $data eq 'HASH' ? %$data : @$data;
+    @params % 2 == 0 or _croak("form data reference must have an even number of terms\n");
+    my $plain = 1;
+    for (my $i = 0; $i < @params; $i += 2) {
+        defined $params[$i] or _croak('form data keys must not be undef');
+        $plain &&= ref $params[$i + 1] ne 'ARRAY';
+    }
+    # The usual form (an arrayref of plain pairs) in one call.
+    return Nodelay::XS::form_urlencode(\@params, 1) if $plain && ref $data eq 'ARRAY';
     my @terms;
-    while (my ($k, $v) = splice @pairs, 0, 2) {
-        push @terms, _uri_escape($k) . '=' . _uri_escape($v);
+    while (@params) {
+        my ($key, $value) = splice @params, 0, 2;
+        if (ref $value eq 'ARRAY') { unshift @params, map { ($key => $_) } @$value }
+        else { push @terms, Nodelay::XS::form_urlencode([$key, $value], 1) }
     }
     return join '&', ref $data eq 'ARRAY' ? @terms : sort @terms;
 }
 
-sub _uri_escape {
-    my ($s) = @_;
-    $s = '' unless defined $s;
-    # As HTTP::Tiny: every string is taken as characters and sent as UTF-8
-    # (a byte string's bytes above 0x7F too).
-    utf8::encode($s);
-    $s =~ s/([^A-Za-z0-9\-._~ ])/sprintf '%%%02X', ord $1/ge;
-    $s =~ tr/ /+/;
-    return $s;
-}
 
 # Downloads $url to $file unless the file is as new as the server's copy
 # (If-Modified-Since from its mtime); success for 200 and 304.
@@ -306,6 +310,8 @@ my %HEADER_CASE = map { lc($_) => $_ } qw(
 # HTTP::Tiny sends as Basic credentials.
 sub _split_credentials {
     my ($url) = @_;
+    # The usual URL (a host, no userinfo) as it is, after one anchored match.
+    return ($url, '') unless $url =~ m{\A[a-z][a-z0-9+.-]*://(?:[/?#]|\z|[^/?#]*\@)}i;
     # An empty host is localhost, as HTTP::Tiny reads it.
     $url =~ s{\A([a-z][a-z0-9+.-]*://)(?=[/?#]|\z)}{${1}localhost}i;
     my ($scheme, $userinfo, $rest) = $url =~ m{\A([^:/?#]+://)([^/?#\@]*)\@(.*)\z}s or return ($url, '');
@@ -319,7 +325,7 @@ sub _split_credentials {
 # close without keep_alive, Content-Length 0 for an empty PUT or POST, a
 # default Content-Type for content, Transfer-Encoding: chunked for a content
 # callback without a Content-Length, Basic credentials from the URL. Returns
-# the [name, value] pairs, the content (bytes, or a callback giving the
+# the name, value pairs (flat), the content (bytes, or a callback giving the
 # pieces as HTTP::Tiny's write_body takes them) and the trailer callback;
 # dies with HTTP::Tiny's message for a Host header or an invalid field.
 sub _request_fields {
@@ -398,7 +404,7 @@ sub _trailers {
         ref $fields eq 'HASH'
             or die q/Usage: $handle->write_header_lines(headers, [header_case, prefix])/ . "\n";
         my %value = map { (lc $_ => $fields->{$_}) } keys %$fields;
-        return [map { @$_ } @{ _header_lines(\%value, {}) }];
+        return _header_lines(\%value, {});
     };
 }
 
@@ -417,8 +423,8 @@ sub _printable {
     return $_;
 }
 
-# [name, value] pairs of lower-cased %$value (an arrayref value repeats the
-# field), in name order, each name spelt as HTTP::Tiny spells it: its own
+# The name, value pairs (flat) of lower-cased %$value (an arrayref value
+# repeats the field), in name order, each name spelt as HTTP::Tiny spells it: its own
 # spelling, else the caller's (%$case), else each word capitalised.
 sub _header_lines {
     my ($value, $case) = @_;
@@ -432,7 +438,7 @@ sub _header_lines {
             $line =~ s/\x0D?\x0A\s+/ /g;
             die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
                 unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
-            push @fields, [$spelt, $line];
+            push @fields, $spelt, $line;
         }
     }
     return \@fields;
@@ -467,8 +473,11 @@ sub _request_once {
     my $client;
     my $res = eval {
         $client = $self->_client_for($target);
+        # The usual request (bytes or no body, kept whole): straight to the
+        # shim, without Nodelay::request's option handling.
+        return $client->_request_pairs($method, $target, $fields, $content) unless $stream || ref $content;
         $client->request($method, $target, {
-            headers => [map { @$_ } @$fields],
+            headers => $fields,
             content => $content,
             ($trailers ? (trailer_callback => $trailers) : ()),
             ($stream ? (data_callback => $stream) : ()),
@@ -545,16 +554,14 @@ sub _add_fields {
 # HTTP::Tiny's response hashref from a response's head (no content yet).
 sub _head_hash {
     my ($res, $url) = @_;
-    my %h;
-    _add_fields(\%h, $res->headers);
-    my $status = $res->status;
+    my ($status, $reason, $protocol, $headers) = $res->_head_hash;
     return {
         url      => $url,
         success  => substr($status, 0, 1) eq '2',
         status   => $status,
-        reason   => $res->reason,
-        headers  => \%h,
-        protocol => $res->protocol,
+        reason   => $reason,
+        headers  => $headers,
+        protocol => $protocol,
     };
 }
 
