@@ -199,10 +199,10 @@ sub post_form {
     my ($self, $url, $data, $args) = @_;
     (@_ == 3 || @_ == 4 && ref $args eq 'HASH')
         or _croak("Usage: \$http->post_form(URL, DATAREF, [HASHREF])\n");
-    my %headers = %{ ($args || {})->{headers} || {} };
-    delete $headers{$_} for grep { lc $_ eq 'content-type' } keys %headers;
+    my $given = $args && $args->{headers};
+    my %headers = $given ? map { lc $_ eq 'content-type' ? () : ($_ => $given->{$_}) } keys %$given : ();
     return $self->request('POST', $url, {
-        %{ $args || {} },
+        ($args ? %$args : ()),
         content => $self->www_form_urlencode($data),
         headers => { %headers, 'content-type' => 'application/x-www-form-urlencoded' },
     });
@@ -337,7 +337,7 @@ sub _request_fields {
     }
     die qq/The 'Host' header must not be provided as header option\n/ if exists $value{host};
     # As HTTP::Tiny: an HTTP::CookieJar-like jar's header replaces the caller's.
-    if (_tiny_jar($self->{cookie_jar})) {
+    if ($self->{cookie_jar} && _tiny_jar($self->{cookie_jar})) {
         my $cookies = $self->{cookie_jar}->cookie_header($url);
         $value{cookie} = $cookies if length $cookies;
     }
@@ -413,6 +413,15 @@ sub _trailers {
 my $TOKEN = qr/[\x21\x23-\x27\x2A\x2B\x2D\x2E\x30-\x39\x41-\x5A\x5E-\x7A\x7C\x7E]/;
 my $FIELD_CONTENT = qr/[[:print:]]+ (?: [\x20\x09]+ [[:print:]]+ )*/x;
 
+# Field names already found to be tokens, each with the values already
+# found printable (as sent, after unfolding): the same User-Agent,
+# Content-Type and the like come with every request and are checked once.
+# At most CHECKED_FIELDS_MAX names, and values per name (past it a value is
+# checked each time; past it names start over), so callers that vary them
+# do not grow it.
+use constant CHECKED_FIELDS_MAX => 64;
+my %CHECKED;
+
 # What HTTP::Tiny prints of a refused name or value.
 sub _printable {
     local $_ = shift;
@@ -431,13 +440,22 @@ sub _header_lines {
     my @fields;
     for my $name (sort keys %$value) {
         my $spelt = $HEADER_CASE{$name} // $case->{$name} // ($name =~ s/\b(\w)/\u$1/gr);
-        $spelt =~ /\A $TOKEN+ \z/xo
-            or die 'Invalid HTTP header field name: ' . _printable($spelt) . "\n";
+        my $checked = $CHECKED{$spelt};
+        if (!$checked) {
+            $spelt =~ /\A $TOKEN+ \z/xo
+                or die 'Invalid HTTP header field name: ' . _printable($spelt) . "\n";
+            %CHECKED = () if keys %CHECKED >= CHECKED_FIELDS_MAX;
+            $checked = $CHECKED{$spelt} = {};
+        }
         for my $v (ref $value->{$name} eq 'ARRAY' ? @{ $value->{$name} } : $value->{$name}) {
-            my $line = $v // '';
-            $line =~ s/\x0D?\x0A\s+/ /g;
-            die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
-                unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
+            my $given = $v // '';
+            my $line = $checked->{$given};
+            if (!defined $line) {
+                ($line = $given) =~ s/\x0D?\x0A\s+/ /g;
+                die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
+                    unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
+                $checked->{$given} = $line if keys %$checked < CHECKED_FIELDS_MAX;
+            }
             push @fields, $spelt, $line;
         }
     }
@@ -450,8 +468,6 @@ sub _request_once {
     # starts: a request that fails before it is sent leaves none connected.
     delete $self->{last_client};
     my ($target, $userinfo) = _split_credentials($url);
-    my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $url, $args, $userinfo) };
-    return _internal_error($url, "$@") unless $fields;
     # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
     # response hashref (its head filled in); other statuses keep their body
     # in content. The hashref is made from the head at the first piece.
@@ -471,7 +487,10 @@ sub _request_once {
         $kept .= $piece;
     };
     my $client;
+    # One eval for the request's preparation (HTTP::Tiny's messages for the
+    # fields it refuses) and its sending: either failure is the 599.
     my $res = eval {
+        my ($fields, $content, $trailers) = $self->_request_fields($method, $url, $args, $userinfo);
         $client = $self->_client_for($target);
         # The usual request (bytes or no body, kept whole): straight to the
         # shim, without Nodelay::request's option handling.
@@ -490,7 +509,7 @@ sub _request_once {
     # headers (a repeated name becomes an arrayref).
     _add_fields($response->{headers}, $res->trailers) if exists $response->{headers}{'transfer-encoding'};
     # As HTTP::Tiny's _update_cookie_jar: each Set-Cookie to the jar.
-    if (_tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
+    if ($self->{cookie_jar} && _tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
         $self->{cookie_jar}->add($url, $_) for ref $set ? @$set : $set;
     }
     my $status = $response->{status};
