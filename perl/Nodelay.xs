@@ -743,6 +743,17 @@ form_urlencode(pairs, characters = 0)
     SSize_t n, i;
   CODE:
     n = av_len(pairs) + 1;
+    if (characters) {
+        /* What HTTP::Tiny's www_form_urlencode does more (an odd count, an
+         * undef name, an arrayref value) is left to the Perl caller: undef. */
+        if (n % 2) XSRETURN_UNDEF;
+        for (i = 0; i < n; i += 2) {
+            SV **name = av_fetch(pairs, i, 0);
+            SV **value = av_fetch(pairs, i + 1, 0);
+            if (!name || !SvOK(*name)) XSRETURN_UNDEF;
+            if (value && SvROK(*value) && SvTYPE(SvRV(*value)) == SVt_PVAV) XSRETURN_UNDEF;
+        }
+    }
     RETVAL = newSVpvs("");
     for (i = 0; i < n; i += 2) {
         SV **name = av_fetch(pairs, i, 0);

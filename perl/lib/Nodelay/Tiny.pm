@@ -89,8 +89,6 @@ sub _check_proxy {
 # with a no_proxy suffix), or undef.
 sub _proxy_for {
     my ($self, $url) = @_;
-    # No proxy set (the usual case): no URL parsing per request.
-    return undef unless defined $self->{http_proxy} || defined $self->{https_proxy};
     my ($scheme, $host) = $url =~ m{\A([^:/?#]+)://(?:[^/?#\@]*\@)?([^/?#]*)} or return undef;
     my $proxy = $self->{lc($scheme) . '_proxy'} // return undef;
     $host = lc $host;
@@ -102,6 +100,9 @@ sub _proxy_for {
 # requests), made when first needed; a new setting makes them again.
 sub _client_for {
     my ($self, $url) = @_;
+    # No proxy set (the usual case): the direct client, without a look at the URL.
+    return $self->{clients}{''} ||= $self->_new_client(undef)
+        unless defined $self->{http_proxy} || defined $self->{https_proxy};
     my $proxy = $self->_proxy_for($url);
     return $self->{clients}{ $proxy // '' } ||= $self->_new_client($proxy);
 }
@@ -217,18 +218,18 @@ sub www_form_urlencode {
     # arrayref value repeats the name; every string is taken as characters
     # and sent as UTF-8 (a byte string's bytes above 0x7F too); an
     # arrayref's terms in their order, a hashref's sorted.
+    if (ref $data eq 'ARRAY') {
+        # The usual form (plain pairs) in one call; the XS leaves the rest
+        # (undef) to the loop below.
+        my $encoded = Nodelay::XS::form_urlencode($data, 1);
+        return $encoded if defined $encoded;
+    }
     my @params = ref $data eq 'HASH' ? %$data : @$data;
     @params % 2 == 0 or _croak("form data reference must have an even number of terms\n");
-    my $plain = 1;
-    for (my $i = 0; $i < @params; $i += 2) {
-        defined $params[$i] or _croak('form data keys must not be undef');
-        $plain &&= ref $params[$i + 1] ne 'ARRAY';
-    }
-    # The usual form (an arrayref of plain pairs) in one call.
-    return Nodelay::XS::form_urlencode(\@params, 1) if $plain && ref $data eq 'ARRAY';
     my @terms;
     while (@params) {
         my ($key, $value) = splice @params, 0, 2;
+        defined $key or _croak('form data keys must not be undef');
         if (ref $value eq 'ARRAY') { unshift @params, map { ($key => $_) } @$value }
         else { push @terms, Nodelay::XS::form_urlencode([$key, $value], 1) }
     }
