@@ -416,12 +416,15 @@ my $FIELD_CONTENT = qr/[[:print:]]+ (?: [\x20\x09]+ [[:print:]]+ )*/x;
 
 # Field names already found to be tokens, each with the values already
 # found printable (as sent, after unfolding): the same User-Agent,
-# Content-Type and the like come with every request and are checked once.
+# Content-Type and the like come with every request and are checked once
+# (credentials are not kept: %SECRET).
 # At most CHECKED_FIELDS_MAX names, and values per name (past it a value is
 # checked each time; past it names start over), so callers that vary them
 # do not grow it.
 use constant CHECKED_FIELDS_MAX => 64;
 my %CHECKED;
+# Fields whose values carry credentials: checked each time, never kept.
+my %SECRET = map { $_ => 1 } qw(Authorization Proxy-Authorization Cookie);
 
 # What HTTP::Tiny prints of a refused name or value.
 sub _printable {
@@ -455,7 +458,7 @@ sub _header_lines {
                 ($line = $given) =~ s/\x0D?\x0A\s+/ /g;
                 die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
                     unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
-                $checked->{$given} = $line if keys %$checked < CHECKED_FIELDS_MAX;
+                $checked->{$given} = $line if keys %$checked < CHECKED_FIELDS_MAX && !$SECRET{$spelt};
             }
             push @fields, $spelt, $line;
         }
