@@ -267,13 +267,23 @@ static SV *nd_json_value(pTHX_ const nodelay_json_item *items, size_t *at, SV *y
  * HTTP::Request::Common's POST), then HTTP::Tiny's escapes: A-Z a-z 0-9
  * - . _ ~ kept, a space as '+', every other byte as %XX (upper-case hex);
  * undef is empty. */
-static void nd_form_component(pTHX_ SV *out, SV *sv) {
+static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     static const char hex[] = "0123456789ABCDEF";
     STRLEN len, i;
     const unsigned char *s;
     char *d;
     if (!SvOK(sv)) return;
     s = (const unsigned char *)SvPV(sv, len);
+    if (characters && !SvUTF8(sv)) {
+        /* A byte string taken as characters: its bytes above 0x7F are
+         * Latin-1 characters, sent as their UTF-8 (a copy is upgraded; the
+         * caller's scalar is left as it is). */
+        for (i = 0; i < len && s[i] < 0x80; i++) {}
+        if (i < len) {
+            SV *copy = sv_2mortal(newSVpvn((const char *)s, len));
+            s = (const unsigned char *)SvPVutf8(copy, len);
+        }
+    }
     /* Room for the worst case (every byte escaped), written in place. */
     d = SvGROW(out, SvCUR(out) + 3 * len + 1) + SvCUR(out);
     for (i = 0; i < len; i++) {
@@ -396,6 +406,20 @@ client_save_cookies(client)
     mXPUSHu(code);
     if (code != NODELAY_OK)
         mXPUSHp(nodelay_last_error(), strlen(nodelay_last_error()));
+
+# The peer of the connection the client's latest request used, while it is
+# kept for the next request: (host, port), or () when none is kept.
+void
+client_kept_peer(client)
+    nodelay_client *client
+  PREINIT:
+    char host[NODELAY_PEER_HOST_CAP];
+    uint16_t port = 0;
+  PPCODE:
+    if (nodelay_client_kept_peer(client, host, sizeof host, &port) == NODELAY_OK && host[0]) {
+        mXPUSHp(host, strlen(host));
+        mXPUSHu(port);
+    }
 
 # request(client, method, url, [name, value, ...], body_or_undef, want_body):
 # (0, response, content) or (code, message).
@@ -645,6 +669,22 @@ response_headers(r)
         mPUSHp((const char *)value, value_len);
     }
 
+# The trailer fields that followed the body (once read to its end), as name,
+# value pairs in received order.
+void
+response_trailers(r)
+    nodelay_response *r
+  PREINIT:
+    size_t i, count, name_len, value_len;
+    const uint8_t *name, *value;
+  PPCODE:
+    count = nodelay_response_trailer_count(r);
+    EXTEND(SP, (SSize_t)(2 * count));
+    for (i = 0; i < count && nodelay_response_trailer_at(r, i, &name, &name_len, &value, &value_len); i++) {
+        mPUSHp((const char *)name, name_len);
+        mPUSHp((const char *)value, value_len);
+    }
+
 # The whole head in one call: (status, reason, version, whether a
 # Content-Encoding field is there, then every header as name, value in
 # received order) -- what LWP::Protocol::nodelay builds its HTTP::Response
@@ -669,6 +709,56 @@ response_head(r)
         mPUSHp((const char *)name, name_len);
         mPUSHp((const char *)value, value_len);
     }
+
+# The head as HTTP::Tiny's response hash holds it: (status, reason, version,
+# {headers}), the headers keyed by lower-cased name, a repeated field's
+# values in an arrayref in received order.
+void
+response_head_hash(r)
+    nodelay_response *r
+  PREINIT:
+    size_t i, name_len, value_len, reason_len = 0;
+    const uint8_t *name, *value, *reason;
+    const char *version;
+    HV *headers;
+    char lower[256];
+  PPCODE:
+    headers = newHV();
+    for (i = 0; nodelay_response_header_at(r, i, &name, &name_len, &value, &value_len); i++) {
+        SV *key = name_len <= sizeof lower ? NULL : newSVpvn((const char *)name, name_len);
+        const char *k = (const char *)name;
+        size_t j;
+        SV **old;
+        SV *v = newSVpvn((const char *)value, value_len);
+        if (key) {
+            /* A name longer than the buffer (rare): lower-cased in an SV. */
+            char *p = SvPVX(key);
+            for (j = 0; j < name_len; j++) p[j] = toLOWER(p[j]);
+            k = p;
+        } else {
+            for (j = 0; j < name_len; j++) lower[j] = toLOWER(name[j]);
+            k = lower;
+        }
+        old = hv_fetch(headers, k, (I32)name_len, 0);
+        if (!old) {
+            hv_store(headers, k, (I32)name_len, v, 0);
+        } else if (SvROK(*old) && SvTYPE(SvRV(*old)) == SVt_PVAV) {
+            av_push((AV *)SvRV(*old), v);
+        } else {
+            AV *values = newAV();
+            av_push(values, SvREFCNT_inc(*old));
+            av_push(values, v);
+            hv_store(headers, k, (I32)name_len, newRV_noinc((SV *)values), 0);
+        }
+        SvREFCNT_dec(key);
+    }
+    EXTEND(SP, 4);
+    mPUSHu(nodelay_response_status(r));
+    reason = nodelay_response_reason(r, &reason_len);
+    mPUSHp((const char *)reason, reason_len);
+    version = nodelay_response_version(r);
+    mPUSHp(version, strlen(version));
+    mPUSHs(newRV_noinc((SV *)headers));
 
 # The next piece of the body, decoded, at most cap bytes, read straight into
 # a new scalar: (0, piece), the piece empty at the end; or (code, message).
@@ -743,20 +833,32 @@ json_decode(content)
 # form_urlencode([name, value, ...]): the application/x-www-form-urlencoded
 # body of the pairs, in order (a missing last value is empty).
 SV *
-form_urlencode(pairs)
+form_urlencode(pairs, characters = 0)
     AV *pairs
+    int characters
   PREINIT:
     SSize_t n, i;
   CODE:
     n = av_len(pairs) + 1;
+    if (characters) {
+        /* What HTTP::Tiny's www_form_urlencode does more (an odd count, an
+         * undef name, an arrayref value) is left to the Perl caller: undef. */
+        if (n % 2) XSRETURN_UNDEF;
+        for (i = 0; i < n; i += 2) {
+            SV **name = av_fetch(pairs, i, 0);
+            SV **value = av_fetch(pairs, i + 1, 0);
+            if (!name || !SvOK(*name)) XSRETURN_UNDEF;
+            if (value && SvROK(*value) && SvTYPE(SvRV(*value)) == SVt_PVAV) XSRETURN_UNDEF;
+        }
+    }
     RETVAL = newSVpvs("");
     for (i = 0; i < n; i += 2) {
         SV **name = av_fetch(pairs, i, 0);
         SV **value = i + 1 < n ? av_fetch(pairs, i + 1, 0) : NULL;
         if (i) sv_catpvs(RETVAL, "&");
-        if (name) nd_form_component(aTHX_ RETVAL, *name);
+        if (name) nd_form_component(aTHX_ RETVAL, *name, characters);
         sv_catpvs(RETVAL, "=");
-        if (value) nd_form_component(aTHX_ RETVAL, *value);
+        if (value) nd_form_component(aTHX_ RETVAL, *value, characters);
     }
   OUTPUT:
     RETVAL

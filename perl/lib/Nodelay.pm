@@ -234,9 +234,19 @@ my @NO_HEADERS;
 sub get {
     my ($self, $url, %opts) = @_;
     return $self->request('GET', $url, \%opts) if @_ > 2 || $self->{jar};
-    my ($code, $response, $content) = Nodelay::XS::request($self->{handle}, 'GET', $url, \@NO_HEADERS, undef, 1);
-    Nodelay::X->throw($code, $response, 'GET', $url) if $code;
-    return Nodelay::Response::_new('Nodelay::Response', $response, $content, 'GET', $url);
+    return $self->_request_pairs('GET', $url, \@NO_HEADERS, undef);
+}
+
+# A request with its headers already an arrayref of name, value pairs and
+# its body bytes (or undef), body read whole (none for HEAD): the shim
+# straight away, without request's option handling (a jar object still
+# goes through request). For get and Nodelay::Tiny.
+sub _request_pairs {
+    my ($self, $method, $url, $pairs, $body) = @_;
+    return $self->request($method, $url, { headers => $pairs, content => $body }) if $self->{jar};
+    my ($code, $response, $content) = Nodelay::XS::request($self->{handle}, $method, $url, $pairs, $body, $method ne 'HEAD');
+    Nodelay::X->throw($code, $response, $method, $url) if $code;
+    return Nodelay::Response::_new('Nodelay::Response', $response, $content, $method, $url);
 }
 sub head { my ($self, $url, %opts) = @_; $self->request('HEAD', $url, \%opts) }
 sub post { my ($self, $url, %opts) = @_; $self->request('POST', $url, \%opts) }
@@ -257,6 +267,17 @@ sub _jar_cookie {
 
 my $JSON;
 sub _json { $JSON ||= do { require JSON::PP; JSON::PP->new->utf8->canonical } }
+
+# The peer of the connection the latest request used, while it is kept
+# for the next request: (IP address, port) in list context, "address:port"
+# in scalar context (HTTP::Tiny's connected); () / undef when none is kept
+# (it was closed, the request went over HTTP/2, or none was made).
+sub kept_peer {
+    my ($self) = @_;
+    my ($host, $port) = Nodelay::XS::client_kept_peer($self->{handle});
+    return unless defined $host;
+    return wantarray ? ($host, $port) : "$host:$port";
+}
 
 # Writes the cookie jar to its file now (it is also written after every
 # response that changed it, and when the client is destroyed); a jar object

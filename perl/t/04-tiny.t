@@ -3,8 +3,10 @@ use warnings;
 use lib 't/lib';
 use Test::More;
 use HTTP::Tiny;
+use IO::Socket::INET;
 use Nodelay::Tiny;
 use TestServer;
+use Scripted;
 
 my $server = TestServer->start or plan skip_all => 'nodelay-server not built (run make)';
 my $base = $server->url;
@@ -53,6 +55,17 @@ subtest 'post_form' => sub {
     same_fields($ours, $ref, 'post_form');
     is $ours->{content}, 'list=1&list=2&q=a+b%26c&user=me', 'the body';
     is $tiny->www_form_urlencode([b => 1, a => 2]), $stock->www_form_urlencode([b => 1, a => 2]), 'array order kept';
+    # Byte strings and character strings are both sent as UTF-8 characters;
+    # arrayref values repeat a name in an arrayref too; HTTP::Tiny's croaks.
+    my ($bytes, $chars) = ("caf\xe9", "caf\x{e9} \x{263a}");
+    for my $data ([k => [1, 2], j => undef, $bytes => $chars, '~-._' => '+=/ '], { $bytes => [$bytes, 'x y'], a => '' }) {
+        is $tiny->www_form_urlencode($data), $stock->www_form_urlencode($data), 'www_form_urlencode as HTTP::Tiny';
+    }
+    ok !utf8::is_utf8($bytes), "the caller's byte string is left as it was";
+    for my $bad ([1], [undef, 1]) {
+        my @croaks = map { my $http = $_; eval { $http->www_form_urlencode($bad) }; $@ =~ s/ at .* line \d+\.?\n\z//sr } $stock, $tiny;
+        is $croaks[1], $croaks[0], "the croak: $croaks[0]";
+    }
 };
 
 subtest 'post content' => sub {
@@ -152,6 +165,65 @@ subtest 'an HTTP::CookieJar jar, as HTTP::Tiny uses it' => sub {
     }
     is_deeply $seen{'Nodelay::Tiny'}, $seen{'HTTP::Tiny'}, 'same jar contents and the same Cookie sent';
     is_deeply $seen{'HTTP::Tiny'}[3], { cookies => { flavour => 'oat', size => 2 } }, 'the cookies came back';
+};
+
+subtest 'connected, as HTTP::Tiny' => sub {
+    my ($port) = $base =~ /:(\d+)\z/;
+    my $closed = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0) or die $!;
+    my $refused = 'http://127.0.0.1:' . $closed->sockport . '/';
+    close $closed;
+    my %seen;
+    for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+        my $http = $class->new(timeout => 5);
+        my @seen = ('new', scalar $http->connected, [$http->connected]);
+        $http->get("$base/bytes/10");
+        push @seen, 'kept', scalar $http->connected, [$http->connected];
+        $http->get("$base/chunked/100");
+        push @seen, 'chunked', scalar $http->connected;
+        $http->keep_alive(0);
+        push @seen, 'a setting changed', scalar $http->connected;
+        $http->get("$base/bytes/10");
+        push @seen, 'Connection: close', scalar $http->connected;
+        $http->keep_alive(1);
+        $http->max_redirect(3);
+        $http->get("$base/bytes/10");
+        push @seen, 'kept again, max_redirect changed after', scalar $http->connected;
+        $http->get($refused);
+        push @seen, 'refused', scalar $http->connected, [$http->connected];
+        $seen{$class} = \@seen;
+    }
+    is_deeply $seen{'Nodelay::Tiny'}, $seen{'HTTP::Tiny'}, 'the same answers at each step';
+    is $seen{'HTTP::Tiny'}[4], "127.0.0.1:$port", "the reference's kept connection is the server's";
+    is_deeply $seen{'HTTP::Tiny'}[5], ['127.0.0.1', $port], '(host, port) in list context';
+};
+
+subtest 'trailer fields join the headers, as HTTP::Tiny merges them' => sub {
+    my $response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: head\r\n\r\n"
+        . "5\r\nhello\r\n0\r\nX-A: tail\r\nX-Sum: 5\r\n\r\n";
+    my $s = Scripted->start(['recv'], ['send', $response], ['recv'], ['send', $response], ['close']);
+    for my $streamed (0, 1) {
+        my %got;
+        for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+            my $pieces = '';
+            my $res = $class->new(timeout => 5)->get($s->url . '/',
+                $streamed ? { data_callback => sub { $pieces .= $_[0] } } : {});
+            $got{$class} = [$res->{status}, $res->{content}, $pieces, @{ $res->{headers} }{qw(x-a x-sum)}];
+        }
+        is_deeply $got{'Nodelay::Tiny'}, $got{'HTTP::Tiny'}, ($streamed ? 'data_callback' : 'whole') . ': as HTTP::Tiny';
+        is_deeply $got{'HTTP::Tiny'}[3], ['head', 'tail'], 'the reference merged them';
+    }
+};
+
+subtest "a refused status line, in HTTP::Tiny's words" => sub {
+    for my $line ("HTTP/0 200 OK", "HTTP/1.2 200 OK", "HTTP/2.0 200 OK", "ICY 200 OK", "HTTP/1.1 20 OK", "HTTP/1.1 2x0 OK") {
+        my $s = Scripted->start(['recv'], ['send', "$line\r\nContent-Length: 0\r\n\r\n"], ['close']);
+        my %got;
+        for my $class (qw(HTTP::Tiny Nodelay::Tiny)) {
+            my $res = $class->new(timeout => 5)->get($s->url . '/');
+            $got{$class} = [$res->{status}, $res->{content}];
+        }
+        is_deeply $got{'Nodelay::Tiny'}, $got{'HTTP::Tiny'}, "$line: $got{'HTTP::Tiny'}[1]";
+    }
 };
 
 subtest 'an empty URL host is localhost' => sub {

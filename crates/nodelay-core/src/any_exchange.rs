@@ -140,6 +140,17 @@ impl Exchange {
         by_protocol!(self, x => x.body_ready())
     }
 
+    /// Takes the trailer fields that followed a body read to its end, as
+    /// received lines each ended by CRLF (`nodelay_proto::trailer_fields`
+    /// gives the fields); empty when there were none. HTTP/1.1 only: an
+    /// HTTP/2 response's trailers are not kept.
+    pub fn take_trailers(&mut self) -> Vec<u8> {
+        match self {
+            Exchange::H1(x) => x.take_trailers(),
+            Exchange::H2(_) => Vec::new(),
+        }
+    }
+
     /// Ends the exchange. HTTP/1.1: a fully read body on a keep-alive
     /// connection returns it to the pool, anything else closes it. HTTP/2: the
     /// stream is released (reset with CANCEL if the body was not read to its

@@ -328,6 +328,16 @@ impl Client {
         self.pool.idle_count()
     }
 
+    /// The peer address of the HTTP/1.1 connection the latest request used,
+    /// when it is kept for the next one (idle in the pool, alive); `None`
+    /// when it was closed (`Connection: close`, an error, a body left
+    /// unread), when the request went over HTTP/2, or before any request.
+    /// Through a proxy, the proxy's address. With several threads sending
+    /// at once, "latest" is whichever checkout came last.
+    pub fn kept_peer(&self) -> Option<std::net::SocketAddr> {
+        self.pool.kept_peer()
+    }
+
     /// Whether requests may go through a proxy (the batch API then keeps its
     /// threaded path: the async driver connects directly only).
     pub fn has_proxies(&self) -> bool {

@@ -17,7 +17,10 @@ use nodelay_proto::{
 use crate::deadline::Deadlines;
 use crate::error::{Error, ErrorKind};
 use crate::interrupt::Interrupt;
-use crate::limits::{EXACT_PREALLOC_MAX_BYTES, READ_BUFFER_BYTES, UNKNOWN_BODY_INITIAL_BYTES};
+use crate::limits::{
+    EXACT_PREALLOC_MAX_BYTES, QUOTED_STATUS_LINE_BYTES, READ_BUFFER_BYTES,
+    UNKNOWN_BODY_INITIAL_BYTES,
+};
 use crate::pool::blocking::PooledConn;
 
 /// Writes the request: `wire` holds the head (and a small body); a large
@@ -58,7 +61,10 @@ pub(crate) fn receive_head_with(
     let deadlines = &deadlines.for_head();
     let conn = pooled.conn();
     loop {
-        match reader.advance(conn.buffered()).map_err(remote)? {
+        match reader
+            .advance(conn.buffered())
+            .map_err(|e| refused_head(e, conn.buffered()))?
+        {
             HeadEvent::Final(head) => return Ok(take_head(conn.read_buffer(), head)),
             HeadEvent::Interim(len) => conn.consume(len),
             HeadEvent::NeedMore => {
@@ -92,6 +98,24 @@ pub(crate) fn unanswered(reader: &HeadReader, e: Error) -> Error {
 
 pub(crate) fn remote(e: ProtoError) -> Error {
     Error::protocol(e, ErrorKind::RemoteProtocol)
+}
+
+/// The error for a response head the reader refused in `buffered` (the
+/// response's bytes from its start): a refused status line is quoted in
+/// the message, escaped and cut at `QUOTED_STATUS_LINE_BYTES`, so the
+/// caller sees what the server sent (and a front can word it as its
+/// incumbent does).
+pub(crate) fn refused_head(e: ProtoError, buffered: &[u8]) -> Error {
+    if !e.is_status_line() {
+        return remote(e);
+    }
+    let line_end = buffered
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(buffered.len(), |lf| lf + 1);
+    let line = &buffered[..line_end.min(QUOTED_STATUS_LINE_BYTES)];
+    let message = format!("{e} (status line \"{}\")", line.escape_ascii());
+    Error::new(ErrorKind::RemoteProtocol, message).with_source(e)
 }
 
 /// Reserves room in `out` for the rest of `body` before a read to the end:
@@ -293,6 +317,13 @@ impl H1Exchange {
                 }
             }
         }
+    }
+
+    /// Takes the trailer section of a chunked body read to its end (its
+    /// lines, each ended by CRLF: `nodelay_proto::trailer_fields`); empty
+    /// without one.
+    pub fn take_trailers(&mut self) -> Vec<u8> {
+        self.body.take_trailers()
     }
 
     /// Ends the exchange: the connection goes back to the pool when the

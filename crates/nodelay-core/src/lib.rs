@@ -60,7 +60,7 @@ pub use dial::Dial;
 pub use error::{Error, ErrorKind};
 pub use interrupt::{Interrupt, NeverInterrupt, SIGNAL_CHECK_INTERVAL};
 pub use no_proxy::NoProxy;
-pub use nodelay_proto::{BodyFraming, EncodedHeaders, HeaderSpan, Version};
+pub use nodelay_proto::{trailer_fields, BodyFraming, EncodedHeaders, HeaderSpan, Version};
 pub use pool::RateLimit;
 pub use proxy::ProxySettings;
 pub use request::{prepare, Http2Mode, Prepared, RequestParts};

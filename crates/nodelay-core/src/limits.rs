@@ -64,3 +64,8 @@ pub const DEFAULT_RATE_BURST_WINDOW: Duration = Duration::from_millis(200);
 /// equal) are dropped when a new host comes: memory stays bounded by the
 /// hosts asked within a burst's time, not by every host a crawl visited.
 pub const RATE_BUCKETS_PRUNE_AT: usize = 4096;
+
+/// Bytes of a refused status line an error quotes: a real one (version,
+/// code, a reason phrase) fits, and garbage (an HTTP/0.9 body, another
+/// protocol's greeting) does not fill the message.
+pub const QUOTED_STATUS_LINE_BYTES: usize = 128;

@@ -22,6 +22,8 @@ pub struct BodyStream {
     exchange: Option<Box<Exchange>>,
     interrupt: Arc<dyn Interrupt + Send + Sync>,
     pieces: Pieces,
+    /// The trailer lines that followed the raw body (`Exchange::take_trailers`).
+    trailers: Vec<u8>,
 }
 
 impl BodyStream {
@@ -39,6 +41,7 @@ impl BodyStream {
             exchange: Some(Box::new(exchange)),
             interrupt,
             pieces: Pieces::new(codings, max_decoded_bytes)?,
+            trailers: Vec::new(),
         })
     }
 
@@ -91,12 +94,19 @@ impl BodyStream {
                 self.pieces.got(0, &mut filled);
             }
             if self.pieces.raw_ended() {
-                if let Some(exchange) = self.exchange.take() {
+                if let Some(mut exchange) = self.exchange.take() {
+                    self.trailers = exchange.take_trailers();
                     exchange.finish();
                 }
             }
         }
         Ok(filled)
+    }
+
+    /// The trailer lines that followed the body, once it ended (see
+    /// `Exchange::take_trailers`).
+    pub fn trailers(&self) -> &[u8] {
+        &self.trailers
     }
 
     /// True once the raw body ended (its connection given back or closed)

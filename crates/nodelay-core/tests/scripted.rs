@@ -589,6 +589,38 @@ fn http09_response_is_refused_at_once() {
 }
 
 #[test]
+fn a_refused_status_line_is_quoted_in_the_message() {
+    let cases = [
+        (
+            "HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n",
+            "invalid HTTP version (status line \"HTTP/1.2 200 OK\\r\\n\")",
+        ),
+        (
+            "HTTP/0 200 OK\r\n\r\n",
+            "not an HTTP/1.x status line (status line \"HTTP/0 200 OK\\r\\n\")",
+        ),
+        (
+            "HTTP/1.1 20\x01 OK\r\n\r\n",
+            "(status line \"HTTP/1.1 20\\x01 OK\\r\\n\")",
+        ),
+    ];
+    for (response, quoted) in cases {
+        let server = Server::start(vec![vec![ReadRequest, write(response), Hang]]);
+        let e = expect_error(fetch(&client(), "GET", &server.url("/")));
+        assert_eq!(e.kind(), ErrorKind::RemoteProtocol, "{e:?}");
+        assert!(e.message().ends_with(quoted), "{response:?}: {e}");
+    }
+    // A header line refused is not the status line's fault: no quote.
+    let server = Server::start(vec![vec![
+        ReadRequest,
+        write("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n"),
+        Hang,
+    ]]);
+    let e = expect_error(fetch(&client(), "GET", &server.url("/")));
+    assert!(!e.message().contains("status line"), "{e}");
+}
+
+#[test]
 fn hostile_heads_on_the_wire_are_remote_protocol_errors() {
     let heads = [
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",

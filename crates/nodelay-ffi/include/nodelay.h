@@ -25,6 +25,10 @@
 // `http`: h2c with prior knowledge; `https`: as negotiate.
 #define NODELAY_HTTP2_PRIOR_KNOWLEDGE 2
 
+// Bytes `nodelay_client_kept_peer` needs at `host`: the longest text of an
+// IP address (an IPv6 one, as `INET6_ADDRSTRLEN` counts it) and its NUL.
+#define NODELAY_PEER_HOST_CAP 46
+
 // The result of every fallible call: `NODELAY_OK` (0) or the kind of
 // failure. `nodelay_last_error()` gives the message.
 enum nodelay_code
@@ -362,6 +366,21 @@ const char *nodelay_default_accept_encoding(void);
 // only the fields it knows written, never past the end of its struct.
 void nodelay_options_init_sized(struct nodelay_options *options, size_t size);
 
+// The peer of the HTTP/1.1 connection the client's latest request used,
+// when that connection is kept for the next request (idle in the pool and
+// alive): its IP address as text, NUL-terminated, in `host` (`host_cap`
+// bytes, at least `NODELAY_PEER_HOST_CAP`), and its port in `*port`.
+// Through a proxy, the proxy's. When no connection is kept (it was closed:
+// `Connection: close`, an error, a body not read to its end; the request
+// went over HTTP/2; no request yet) `host` is `""` and `*port` 0. With
+// several threads sending on one client, the latest is whichever request
+// took its connection last. Walks the idle connections: not a call to make
+// per request.
+nodelay_code nodelay_client_kept_peer(const struct nodelay_client *client,
+                                      char *host,
+                                      size_t host_cap,
+                                      uint16_t *port);
+
 // Sends `method` to `url` (NUL-terminated UTF-8) with `n_headers` headers
 // and a body of `body_len` bytes at `body` (NULL: no body; a non-NULL
 // pointer with length 0 is an empty body), then reads the response head.
@@ -424,6 +443,24 @@ int32_t nodelay_response_header_at(const struct nodelay_response *response,
                                    size_t *name_len,
                                    const uint8_t **value,
                                    size_t *value_len);
+
+// How many trailer fields followed the body: 0 until the body was read to
+// its end (whole, or by `nodelay_response_read_chunk` until it gave 0), and
+// for a body without trailers. HTTP/1.1 chunked bodies only (an HTTP/2
+// response's trailers are not kept); a trailer line that is not a field is
+// left out.
+size_t nodelay_response_trailer_count(const struct nodelay_response *response);
+
+// The trailer field at `index` (received order, names spelt as received),
+// as `nodelay_response_header_at` gives a header field: 1 and the four
+// outputs set, or 0 when `index` is out of range. The pointers belong to
+// the response.
+int32_t nodelay_response_trailer_at(const struct nodelay_response *response,
+                                    size_t index,
+                                    const uint8_t **name,
+                                    size_t *name_len,
+                                    const uint8_t **value,
+                                    size_t *value_len);
 
 // The body's length when the server announced it and it needs no decoding,
 // before it is read: the caller may then allocate its own buffer of exactly

@@ -23,6 +23,7 @@ mod client;
 mod code;
 mod json;
 mod options;
+mod peer;
 mod request;
 mod response;
 mod share;
@@ -43,6 +44,7 @@ pub use json::{
     nodelay_json_parse, nodelay_json_value,
 };
 pub use options::{nodelay_options, nodelay_options_init_sized};
+pub use peer::{nodelay_client_kept_peer, NODELAY_PEER_HOST_CAP};
 pub use request::{nodelay_header, nodelay_request};
 pub use response::*;
 pub use share::nodelay_client_dup;

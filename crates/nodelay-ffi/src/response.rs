@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_void};
 
 use nodelay_core::decode::parse_codings;
-use nodelay_core::Exchange;
+use nodelay_core::{trailer_fields, Exchange};
 use nodelay_front::body::{read_exact, read_grown, WholeBody};
 use nodelay_front::Head;
 
@@ -26,6 +26,9 @@ pub struct nodelay_response {
     pub(crate) max_decoded_size: u64,
     /// The body being read by `nodelay_response_read_chunk`.
     pub(crate) stream: Option<Streaming>,
+    /// The trailer lines that followed a body read whole (a streamed one's
+    /// are its stream's).
+    trailers: Vec<u8>,
 }
 
 impl nodelay_response {
@@ -42,6 +45,7 @@ impl nodelay_response {
             body: Vec::new(),
             max_decoded_size,
             stream: None,
+            trailers: Vec::new(),
         }
     }
 
@@ -59,7 +63,19 @@ impl nodelay_response {
             body,
             max_decoded_size,
             stream: None,
+            // A batch reads bodies through core's whole-body read, which
+            // keeps no trailer lines.
+            trailers: Vec::new(),
         }
+    }
+
+    /// The trailer fields that followed the body (none before its end).
+    fn trailer_fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let lines = match &self.stream {
+            Some(streaming) => streaming.trailers(),
+            None => &self.trailers,
+        };
+        trailer_fields(lines)
     }
 
     /// The exchange whose body is still to be read.
@@ -75,7 +91,8 @@ impl nodelay_response {
     /// Ends the exchange after its body was read (a keep-alive connection
     /// goes back to the pool).
     fn finish(&mut self) {
-        if let Some(exchange) = self.exchange.take() {
+        if let Some(mut exchange) = self.exchange.take() {
+            self.trailers = exchange.take_trailers();
             exchange.finish();
         }
     }
@@ -204,6 +221,21 @@ pub unsafe extern "C" fn nodelay_response_header_at(
         return 0;
     };
     // SAFETY: every output is NULL or writable.
+    unsafe { write_field(n, v, name, name_len, value, value_len) };
+    1
+}
+
+/// A field's name and value through the four outputs of
+/// `nodelay_response_header_at` (each NULL or writable).
+unsafe fn write_field(
+    n: &[u8],
+    v: &[u8],
+    name: *mut *const u8,
+    name_len: *mut usize,
+    value: *mut *const u8,
+    value_len: *mut usize,
+) {
+    // SAFETY: the caller's contract.
     unsafe {
         let n = out_slice(n, name_len);
         let v = out_slice(v, value_len);
@@ -214,6 +246,41 @@ pub unsafe extern "C" fn nodelay_response_header_at(
             value.write(v);
         }
     }
+}
+
+/// How many trailer fields followed the body: 0 until the body was read to
+/// its end (whole, or by `nodelay_response_read_chunk` until it gave 0), and
+/// for a body without trailers. HTTP/1.1 chunked bodies only (an HTTP/2
+/// response's trailers are not kept); a trailer line that is not a field is
+/// left out.
+#[no_mangle]
+pub unsafe extern "C" fn nodelay_response_trailer_count(
+    response: *const nodelay_response,
+) -> usize {
+    // SAFETY: a live response or NULL.
+    unsafe { response.as_ref() }.map_or(0, |r| r.trailer_fields().count())
+}
+
+/// The trailer field at `index` (received order, names spelt as received),
+/// as `nodelay_response_header_at` gives a header field: 1 and the four
+/// outputs set, or 0 when `index` is out of range. The pointers belong to
+/// the response.
+#[no_mangle]
+pub unsafe extern "C" fn nodelay_response_trailer_at(
+    response: *const nodelay_response,
+    index: usize,
+    name: *mut *const u8,
+    name_len: *mut usize,
+    value: *mut *const u8,
+    value_len: *mut usize,
+) -> i32 {
+    // SAFETY: a live response or NULL.
+    let Some((n, v)) = (unsafe { response.as_ref() }).and_then(|r| r.trailer_fields().nth(index))
+    else {
+        return 0;
+    };
+    // SAFETY: every output is NULL or writable.
+    unsafe { write_field(n, v, name, name_len, value, value_len) };
     1
 }
 

@@ -68,6 +68,13 @@ pub(crate) struct Streaming {
     abort: Arc<CallAbort>,
 }
 
+impl Streaming {
+    /// The trailer lines that followed the body, once it ended.
+    pub(crate) fn trailers(&self) -> &[u8] {
+        self.stream.trailers()
+    }
+}
+
 /// Reads the next piece of the body, its content codings undone, into the
 /// caller's buffer `dst` of `cap` bytes (`cap` > 0): `*n` is set to the
 /// number of bytes written, 0 once the body has ended (the connection then

@@ -25,6 +25,8 @@ pub struct BodyReader {
     state: State,
     /// Body bytes delivered so far (after de-framing).
     received: u64,
+    /// A chunked body's trailer lines, once it is done (empty without).
+    trailers: Vec<u8>,
 }
 
 impl BodyReader {
@@ -36,7 +38,18 @@ impl BodyReader {
             BodyFraming::Chunked => State::Chunked(ChunkedDecoder::new()),
             BodyFraming::CloseDelimited => State::UntilClose,
         };
-        BodyReader { state, received: 0 }
+        BodyReader {
+            state,
+            received: 0,
+            trailers: Vec::new(),
+        }
+    }
+
+    /// Takes the trailer section of a chunked body read to its end: its
+    /// lines, each ended by CRLF (`chunked::trailer_fields` gives the
+    /// fields); empty for a body without trailers, and before the end.
+    pub fn take_trailers(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.trailers)
     }
 
     /// The body bytes still to come when the server announced them (0 once
@@ -98,6 +111,7 @@ impl BodyReader {
                 })?;
                 self.received += delivered;
                 if decoder.is_done() {
+                    self.trailers = decoder.take_trailers();
                     self.state = State::Done;
                 }
                 used

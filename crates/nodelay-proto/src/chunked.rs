@@ -42,6 +42,10 @@ pub struct ChunkedDecoder {
     size: u64,
     extension_bytes: usize,
     trailer_bytes: usize,
+    /// The trailer section's lines as received, each ended by CRLF (see
+    /// [`trailer_fields`]); empty, and never allocated, for a body without
+    /// trailers. Bounded by `MAX_TRAILER_BYTES` plus the line ends.
+    trailers: Vec<u8>,
 }
 
 impl Default for ChunkedDecoder {
@@ -58,7 +62,14 @@ impl ChunkedDecoder {
             size: 0,
             extension_bytes: 0,
             trailer_bytes: 0,
+            trailers: Vec::new(),
         }
+    }
+
+    /// Takes the trailer section's lines (see [`trailer_fields`]), once the
+    /// message is done; empty when it had none.
+    pub fn take_trailers(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.trailers)
     }
 
     /// True once the last chunk and the trailer section were read.
@@ -156,6 +167,7 @@ impl ChunkedDecoder {
                 b'\n' => return Err(ProtoError::InvalidChunk("bare LF in trailers")),
                 _ => {
                     self.count_trailer_byte()?;
+                    self.trailers.push(b);
                     State::TrailerLine
                 }
             },
@@ -164,11 +176,15 @@ impl ChunkedDecoder {
                 b'\n' | 0 => return Err(ProtoError::InvalidChunk("invalid trailer line")),
                 _ => {
                     self.count_trailer_byte()?;
+                    self.trailers.push(b);
                     State::TrailerLine
                 }
             },
             State::TrailerLineLf => match b {
-                b'\n' => State::TrailerStart,
+                b'\n' => {
+                    self.trailers.extend_from_slice(b"\r\n");
+                    State::TrailerStart
+                }
                 _ => return Err(ProtoError::InvalidChunk("expected LF in trailers")),
             },
             State::FinalLf => match b {
@@ -187,4 +203,23 @@ impl ChunkedDecoder {
         }
         Ok(())
     }
+}
+
+/// The fields of a trailer section kept by [`ChunkedDecoder::take_trailers`]:
+/// each line's name and value (optional whitespace around the value
+/// removed), in received order. A line that is not a field (no colon, an
+/// empty name, whitespace before the colon, a folded continuation) is left
+/// out: trailers are information a recipient may drop (RFC 9110 §6.5.1),
+/// and the body they follow is complete.
+pub fn trailer_fields(trailers: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    trailers.split(|&b| b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r")?;
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (name, value) = (&line[..colon], &line[colon + 1..]);
+        let is_name = !name.is_empty()
+            && name
+                .iter()
+                .all(|&b| b.is_ascii_graphic() && !b"\"(),/:;<=>?@[\\]{}".contains(&b));
+        is_name.then(|| (name, value.trim_ascii()))
+    })
 }

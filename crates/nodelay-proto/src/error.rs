@@ -62,6 +62,32 @@ pub enum ProtoError {
     TrailersNeedChunked,
 }
 
+/// `InvalidHead` reasons that are about the status line itself (its version
+/// or its status code), which [`ProtoError::is_status_line`] recognises.
+pub(crate) const NOT_HTTP1: &str = "not an HTTP/1.x status line";
+pub(crate) const INVALID_VERSION: &str = "invalid HTTP version";
+pub(crate) const UNSUPPORTED_VERSION: &str = "unsupported HTTP version";
+pub(crate) const INVALID_STATUS: &str = "invalid status code";
+pub(crate) const MISSING_STATUS: &str = "missing status code";
+pub(crate) const STATUS_OUT_OF_RANGE: &str = "status code out of range";
+const STATUS_LINE_FAULTS: [&str; 6] = [
+    NOT_HTTP1,
+    INVALID_VERSION,
+    UNSUPPORTED_VERSION,
+    INVALID_STATUS,
+    MISSING_STATUS,
+    STATUS_OUT_OF_RANGE,
+];
+
+impl ProtoError {
+    /// Whether the response's status line was refused (not HTTP/1.x, its
+    /// version, its status code: docs/hostile.md A7), so a driver's error
+    /// may show the line received.
+    pub fn is_status_line(&self) -> bool {
+        matches!(self, Self::InvalidHead(what) if STATUS_LINE_FAULTS.contains(what))
+    }
+}
+
 impl fmt::Display for ProtoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::limits::*;

@@ -2,7 +2,7 @@
 //! arrive in any segmentation, skipping interim (1xx) responses, and knowing
 //! whether anything of a response arrived at all.
 
-use crate::error::ProtoError;
+use crate::error::{ProtoError, NOT_HTTP1};
 use crate::limits::{MAX_HEAD_BYTES, MAX_INTERIM_RESPONSES};
 use crate::response::{parse_response_head, ResponseHead};
 
@@ -92,7 +92,7 @@ impl HeadReader {
         // were segmented, instead of waiting for a blank line.
         let prefix = buffered.len().min(STATUS_LINE_PREFIX.len());
         if buffered[..prefix] != STATUS_LINE_PREFIX[..prefix] {
-            return Err(ProtoError::InvalidHead("not an HTTP/1.x status line"));
+            return Err(ProtoError::InvalidHead(NOT_HTTP1));
         }
         // A head that arrived whole (the usual case) is parsed at once:
         // httparse finds its end while parsing, so the byte-by-byte search

@@ -33,7 +33,7 @@ mod retry;
 mod send;
 
 pub use body::{BodyReader, CloseReason, Reuse};
-pub use chunked::ChunkedDecoder;
+pub use chunked::{trailer_fields, ChunkedDecoder};
 pub use error::ProtoError;
 pub use framing::{BodyFraming, Version};
 pub use head::{find_head_end, HeadEvent, HeadReader, STATUS_LINE_PREFIX};

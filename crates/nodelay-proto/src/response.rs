@@ -1,7 +1,10 @@
 //! Response head parsing with httparse, into offsets over the caller's buffer so
 //! headers stay raw (and cheap) until someone asks for them.
 
-use crate::error::ProtoError;
+use crate::error::{
+    ProtoError, INVALID_STATUS, INVALID_VERSION, MISSING_STATUS, STATUS_OUT_OF_RANGE,
+    UNSUPPORTED_VERSION,
+};
 use crate::framing::{BodyFraming, FramingHeaders, Version};
 use crate::limits::{MAX_HEADERS, MAX_HEADER_LINE_BYTES, MAX_HEAD_BYTES};
 
@@ -90,13 +93,13 @@ fn parse_with_slots<'b>(
     let version = match response.version {
         Some(0) => Version::Http10,
         Some(1) => Version::Http11,
-        _ => return Err(ProtoError::InvalidHead("unsupported HTTP version")),
+        _ => return Err(ProtoError::InvalidHead(UNSUPPORTED_VERSION)),
     };
     let status = response
         .code
-        .ok_or(ProtoError::InvalidHead("missing status code"))?;
+        .ok_or(ProtoError::InvalidHead(MISSING_STATUS))?;
     if !(100..=999).contains(&status) {
-        return Err(ProtoError::InvalidHead("status code out of range"));
+        return Err(ProtoError::InvalidHead(STATUS_OUT_OF_RANGE));
     }
     let base = buf.as_ptr() as usize;
     let span = |s: &[u8]| {
@@ -196,8 +199,8 @@ fn map_httparse_error(e: httparse::Error) -> ProtoError {
     use httparse::Error as E;
     match e {
         E::TooManyHeaders => ProtoError::TooManyHeaders,
-        E::Version => ProtoError::InvalidHead("invalid HTTP version"),
-        E::Status => ProtoError::InvalidHead("invalid status code"),
+        E::Version => ProtoError::InvalidHead(INVALID_VERSION),
+        E::Status => ProtoError::InvalidHead(INVALID_STATUS),
         E::HeaderName => ProtoError::InvalidHead("invalid header name"),
         E::HeaderValue => ProtoError::InvalidHead("invalid header value"),
         E::NewLine => ProtoError::InvalidHead("invalid line ending"),

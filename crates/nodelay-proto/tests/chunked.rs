@@ -3,7 +3,7 @@
 //! and a consumed count that never eats the next response.
 
 use nodelay_proto::limits::{MAX_CHUNK_EXTENSION_BYTES, MAX_CHUNK_SIZE_DIGITS, MAX_TRAILER_BYTES};
-use nodelay_proto::{ChunkedDecoder, ProtoError};
+use nodelay_proto::{trailer_fields, BodyFraming, BodyReader, ChunkedDecoder, ProtoError};
 
 /// What feeding a message produced.
 #[derive(Debug, PartialEq, Eq)]
@@ -100,6 +100,58 @@ fn decodes_extensions_trailers_and_framing_lookalikes_in_data() {
             done: true
         }
     );
+}
+
+/// The trailer fields a chunked body ends with, as the body phase keeps them
+/// when the body is fed in pieces cut at every offset.
+fn trailers_of(message: &[u8]) -> Vec<(String, String)> {
+    let mut kept = None;
+    for cut in 0..=message.len() {
+        let mut reader = BodyReader::new(BodyFraming::Chunked);
+        let mut used = 0;
+        for piece in [&message[..cut], &message[cut..]] {
+            used += reader.read_buffered(piece, &mut |_| {}).unwrap();
+        }
+        assert!(reader.is_done() && used == message.len(), "cut at {cut}");
+        let lines = reader.take_trailers();
+        let fields: Vec<(String, String)> = trailer_fields(&lines)
+            .map(|(n, v)| {
+                let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+                (text(n), text(v))
+            })
+            .collect();
+        assert_eq!(
+            kept.get_or_insert_with(|| fields.clone()),
+            &fields,
+            "cut at {cut}"
+        );
+    }
+    kept.unwrap_or_default()
+}
+
+#[test]
+fn trailer_fields_are_kept_in_received_order() {
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        trailers_of(MESSAGE),
+        pairs(&[("Trailer-One", "x"), ("Trailer-Two", "y")])
+    );
+    // Whitespace around a value goes; an empty value stays a field.
+    assert_eq!(
+        trailers_of(b"1\r\na\r\n0\r\nX-A:  Bar \t\r\nX-E:\r\nX-A: Baz\r\n\r\n"),
+        pairs(&[("X-A", "Bar"), ("X-E", ""), ("X-A", "Baz")])
+    );
+    // Lines that are not fields are left out, the fields around them kept.
+    assert_eq!(
+        trailers_of(b"0\r\nno colon\r\n: no name\r\nX B: space\r\n folded\r\nX-C: Foo\r\n\r\n"),
+        pairs(&[("X-C", "Foo")])
+    );
+    // No trailers: nothing kept.
+    assert_eq!(trailers_of(b"1\r\na\r\n0\r\n\r\n"), pairs(&[]));
 }
 
 #[test]

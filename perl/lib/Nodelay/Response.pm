@@ -45,6 +45,15 @@ sub header { Nodelay::XS::response_header($_[0]{handle}, $_[1]) }
 # Every header as a list of name, value pairs in received order.
 sub headers { [Nodelay::XS::response_headers($_[0]{handle})] }
 
+# The head in one call, as HTTP::Tiny's response hash holds it: status,
+# reason, protocol, and a hashref of the fields by lower-cased name (a
+# repeated one's values in an arrayref).
+sub _head_hash { Nodelay::XS::response_head_hash($_[0]{handle}) }
+
+# The trailer fields that followed a chunked body (HTTP/1.1), as name, value
+# pairs in received order; empty until the body was read to its end.
+sub trailers { [Nodelay::XS::response_trailers($_[0]{handle})] }
+
 # The body parsed as JSON, as JSON::PP->new->utf8->allow_nonref->decode
 # returns it: hash and array references, character strings, numbers, undef
 # for null, and $JSON::PP::true / $JSON::PP::false. The engine's JSON fast

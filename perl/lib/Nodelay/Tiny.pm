@@ -21,10 +21,12 @@ use constant INTERNAL_REASON => 'Internal Exception';
 
 my %REDIRECT = map { $_ => 1 } 301, 302, 303, 307, 308;
 
+sub _default_agent { 'Nodelay-Tiny/' . $VERSION }
+
 sub new {
     my ($class, %args) = @_;
-    my $agent = $args{agent} // 'Nodelay-Tiny/' . $VERSION;
-    $agent .= 'Nodelay-Tiny/' . $VERSION if $agent =~ / \z/;    # HTTP::Tiny's rule
+    my $agent = $args{agent} // _default_agent();
+    $agent .= _default_agent() if $agent =~ / \z/;    # HTTP::Tiny's rule
     my $self = bless {
         agent           => $agent,
         timeout         => $args{timeout} // DEFAULT_TIMEOUT,
@@ -87,8 +89,6 @@ sub _check_proxy {
 # with a no_proxy suffix), or undef.
 sub _proxy_for {
     my ($self, $url) = @_;
-    # No proxy set (the usual case): no URL parsing per request.
-    return undef unless defined $self->{http_proxy} || defined $self->{https_proxy};
     my ($scheme, $host) = $url =~ m{\A([^:/?#]+)://(?:[^/?#\@]*\@)?([^/?#]*)} or return undef;
     my $proxy = $self->{lc($scheme) . '_proxy'} // return undef;
     $host = lc $host;
@@ -100,6 +100,9 @@ sub _proxy_for {
 # requests), made when first needed; a new setting makes them again.
 sub _client_for {
     my ($self, $url) = @_;
+    # No proxy set (the usual case): the direct client, without a look at the URL.
+    return $self->{clients}{''} ||= $self->_new_client(undef)
+        unless defined $self->{http_proxy} || defined $self->{https_proxy};
     my $proxy = $self->_proxy_for($url);
     return $self->{clients}{ $proxy // '' } ||= $self->_new_client($proxy);
 }
@@ -109,6 +112,7 @@ sub _client_for {
 sub _build_client {
     my ($self) = @_;
     $self->{clients} = {};
+    delete $self->{last_client};
     return;
 }
 
@@ -119,7 +123,8 @@ sub _new_client {
     my $ca = ($self->{SSL_options} || {})->{SSL_ca_file};
     return Nodelay->new(
         timeout => $self->{timeout},
-        agent   => $self->{agent},
+        # The User-Agent is each request's own (_request_fields).
+        agent   => '',
         verify  => $self->{verify_SSL},
         # HTTP::Tiny asks for no content coding; a caller's Accept-Encoding
         # still gets its body decoded by the engine.
@@ -145,18 +150,35 @@ sub _tiny_jar {
 
 sub _croak { require Carp; Carp::croak(@_) }
 
-# HTTP::Tiny's accessors read and write; a new value of a setting the engine
-# client holds makes a new client (as HTTP::Tiny drops its kept connection).
-my %CLIENT_SETTING = map { $_ => 1 } qw(agent timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address);
+# HTTP::Tiny's accessors read and write. A new value of a setting the
+# engine client holds makes a new client; as HTTP::Tiny, a changed value of
+# any other setting but these lets go of the kept connection (connected).
+my %CLIENT_SETTING = map { $_ => 1 } qw(timeout verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address);
+my %KEEPS_CONNECTION = map { $_ => 1 } qw(agent timeout cookie_jar default_headers max_redirect max_size);
 for my $name (qw(agent timeout max_redirect default_headers verify_SSL SSL_options proxy http_proxy https_proxy no_proxy cookie_jar local_address keep_alive max_size)) {
     no strict 'refs';
     *{$name} = sub {
         my $self = shift;
         return $self->{$name} unless @_;
-        $self->{$name} = shift;
+        my $value = shift;
+        # HTTP::Tiny's agent rule: one ending with a space gets the default appended.
+        $value .= _default_agent() if $name eq 'agent' && defined $value && $value =~ / \z/;
+        delete $self->{last_client}
+            unless $KEEPS_CONNECTION{$name} || ($value // '') eq ($self->{$name} // '');
+        $self->{$name} = $value;
         $self->_build_client if $CLIENT_SETTING{$name};
         return $self->{$name};
     };
+}
+
+# As HTTP::Tiny: the peer ("address:port", or the two in list context) of
+# the connection the last request left open for the next one, else undef
+# (or ()): none was made, it was closed (keep_alive 0, Connection: close, a
+# failure), or a setting changed since. Through a proxy, the proxy.
+sub connected {
+    my ($self) = @_;
+    my $client = $self->{last_client} or return;
+    return $client->kept_peer;
 }
 
 # As HTTP::Tiny: the TLS support is there (rustls, in the engine) and the
@@ -178,10 +200,10 @@ sub post_form {
     my ($self, $url, $data, $args) = @_;
     (@_ == 3 || @_ == 4 && ref $args eq 'HASH')
         or _croak("Usage: \$http->post_form(URL, DATAREF, [HASHREF])\n");
-    my %headers = %{ ($args || {})->{headers} || {} };
-    delete $headers{$_} for grep { lc $_ eq 'content-type' } keys %headers;
+    my $given = $args && $args->{headers};
+    my %headers = $given ? map { lc $_ eq 'content-type' ? () : ($_ => $given->{$_}) } keys %$given : ();
     return $self->request('POST', $url, {
-        %{ $args || {} },
+        ($args ? %$args : ()),
         content => $self->www_form_urlencode($data),
         headers => { %headers, 'content-type' => 'application/x-www-form-urlencoded' },
     });
@@ -192,24 +214,28 @@ sub www_form_urlencode {
     (@_ == 2 && ref $data) or _croak("Usage: \$http->www_form_urlencode(DATAREF)\n");
     ref $data eq 'HASH' || ref $data eq 'ARRAY'
         or _croak("form data must be a hash or array reference\n");
-    my @pairs = ref $data eq 'HASH' ? map { my $k = $_; map { ($k, $_) } ref $data->{$k} eq 'ARRAY' ? @{ $data->{$k} } : $data->{$k} } keys %$data : @$data;
+    # As HTTP::Tiny: name, value pairs (a hashref's in its hash order); an
+    # arrayref value repeats the name; every string is taken as characters
+    # and sent as UTF-8 (a byte string's bytes above 0x7F too); an
+    # arrayref's terms in their order, a hashref's sorted.
+    if (ref $data eq 'ARRAY') {
+        # The usual form (plain pairs) in one call; the XS leaves the rest
+        # (undef) to the loop below.
+        my $encoded = Nodelay::XS::form_urlencode($data, 1);
+        return $encoded if defined $encoded;
+    }
+    my @params = ref $data eq 'HASH' ? %$data : @$data;
+    @params % 2 == 0 or _croak("form data reference must have an even number of terms\n");
     my @terms;
-    while (my ($k, $v) = splice @pairs, 0, 2) {
-        push @terms, _uri_escape($k) . '=' . _uri_escape($v);
+    while (@params) {
+        my ($key, $value) = splice @params, 0, 2;
+        defined $key or _croak('form data keys must not be undef');
+        if (ref $value eq 'ARRAY') { unshift @params, map { ($key => $_) } @$value }
+        else { push @terms, Nodelay::XS::form_urlencode([$key, $value], 1) }
     }
     return join '&', ref $data eq 'ARRAY' ? @terms : sort @terms;
 }
 
-sub _uri_escape {
-    my ($s) = @_;
-    $s = '' unless defined $s;
-    # As HTTP::Tiny: every string is taken as characters and sent as UTF-8
-    # (a byte string's bytes above 0x7F too).
-    utf8::encode($s);
-    $s =~ s/([^A-Za-z0-9\-._~ ])/sprintf '%%%02X', ord $1/ge;
-    $s =~ tr/ /+/;
-    return $s;
-}
 
 # Downloads $url to $file unless the file is as new as the server's copy
 # (If-Modified-Since from its mtime); success for 200 and 304.
@@ -285,6 +311,8 @@ my %HEADER_CASE = map { lc($_) => $_ } qw(
 # HTTP::Tiny sends as Basic credentials.
 sub _split_credentials {
     my ($url) = @_;
+    # The usual URL (a host, no userinfo) as it is, after one anchored match.
+    return ($url, '') unless $url =~ m{\A[a-z][a-z0-9+.-]*://(?:[/?#]|\z|[^/?#]*\@)}i;
     # An empty host is localhost, as HTTP::Tiny reads it.
     $url =~ s{\A([a-z][a-z0-9+.-]*://)(?=[/?#]|\z)}{${1}localhost}i;
     my ($scheme, $userinfo, $rest) = $url =~ m{\A([^:/?#]+://)([^/?#\@]*)\@(.*)\z}s or return ($url, '');
@@ -298,7 +326,7 @@ sub _split_credentials {
 # close without keep_alive, Content-Length 0 for an empty PUT or POST, a
 # default Content-Type for content, Transfer-Encoding: chunked for a content
 # callback without a Content-Length, Basic credentials from the URL. Returns
-# the [name, value] pairs, the content (bytes, or a callback giving the
+# the name, value pairs (flat), the content (bytes, or a callback giving the
 # pieces as HTTP::Tiny's write_body takes them) and the trailer callback;
 # dies with HTTP::Tiny's message for a Host header or an invalid field.
 sub _request_fields {
@@ -310,7 +338,7 @@ sub _request_fields {
     }
     die qq/The 'Host' header must not be provided as header option\n/ if exists $value{host};
     # As HTTP::Tiny: an HTTP::CookieJar-like jar's header replaces the caller's.
-    if (_tiny_jar($self->{cookie_jar})) {
+    if ($self->{cookie_jar} && _tiny_jar($self->{cookie_jar})) {
         my $cookies = $self->{cookie_jar}->cookie_header($url);
         $value{cookie} = $cookies if length $cookies;
     }
@@ -377,7 +405,7 @@ sub _trailers {
         ref $fields eq 'HASH'
             or die q/Usage: $handle->write_header_lines(headers, [header_case, prefix])/ . "\n";
         my %value = map { (lc $_ => $fields->{$_}) } keys %$fields;
-        return [map { @$_ } @{ _header_lines(\%value, {}) }];
+        return _header_lines(\%value, {});
     };
 }
 
@@ -385,6 +413,18 @@ sub _trailers {
 # is printable (a line fold already unwrapped to a space).
 my $TOKEN = qr/[\x21\x23-\x27\x2A\x2B\x2D\x2E\x30-\x39\x41-\x5A\x5E-\x7A\x7C\x7E]/;
 my $FIELD_CONTENT = qr/[[:print:]]+ (?: [\x20\x09]+ [[:print:]]+ )*/x;
+
+# Field names already found to be tokens, each with the values already
+# found printable (as sent, after unfolding): the same User-Agent,
+# Content-Type and the like come with every request and are checked once
+# (credentials are not kept: %SECRET).
+# At most CHECKED_FIELDS_MAX names, and values per name (past it a value is
+# checked each time; past it names start over), so callers that vary them
+# do not grow it.
+use constant CHECKED_FIELDS_MAX => 64;
+my %CHECKED;
+# Fields whose values carry credentials: checked each time, never kept.
+my %SECRET = map { $_ => 1 } qw(Authorization Proxy-Authorization Cookie);
 
 # What HTTP::Tiny prints of a refused name or value.
 sub _printable {
@@ -396,22 +436,31 @@ sub _printable {
     return $_;
 }
 
-# [name, value] pairs of lower-cased %$value (an arrayref value repeats the
-# field), in name order, each name spelt as HTTP::Tiny spells it: its own
+# The name, value pairs (flat) of lower-cased %$value (an arrayref value
+# repeats the field), in name order, each name spelt as HTTP::Tiny spells it: its own
 # spelling, else the caller's (%$case), else each word capitalised.
 sub _header_lines {
     my ($value, $case) = @_;
     my @fields;
     for my $name (sort keys %$value) {
         my $spelt = $HEADER_CASE{$name} // $case->{$name} // ($name =~ s/\b(\w)/\u$1/gr);
-        $spelt =~ /\A $TOKEN+ \z/xo
-            or die 'Invalid HTTP header field name: ' . _printable($spelt) . "\n";
+        my $checked = $CHECKED{$spelt};
+        if (!$checked) {
+            $spelt =~ /\A $TOKEN+ \z/xo
+                or die 'Invalid HTTP header field name: ' . _printable($spelt) . "\n";
+            %CHECKED = () if keys %CHECKED >= CHECKED_FIELDS_MAX;
+            $checked = $CHECKED{$spelt} = {};
+        }
         for my $v (ref $value->{$name} eq 'ARRAY' ? @{ $value->{$name} } : $value->{$name}) {
-            my $line = $v // '';
-            $line =~ s/\x0D?\x0A\s+/ /g;
-            die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
-                unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
-            push @fields, [$spelt, $line];
+            my $given = $v // '';
+            my $line = $checked->{$given};
+            if (!defined $line) {
+                ($line = $given) =~ s/\x0D?\x0A\s+/ /g;
+                die "Invalid HTTP header field value ($spelt): " . _printable($line) . "\n"
+                    unless $line eq '' || $line =~ /\A $FIELD_CONTENT \z/xo;
+                $checked->{$given} = $line if keys %$checked < CHECKED_FIELDS_MAX && !$SECRET{$spelt};
+            }
+            push @fields, $spelt, $line;
         }
     }
     return \@fields;
@@ -419,9 +468,10 @@ sub _header_lines {
 
 sub _request_once {
     my ($self, $method, $url, $args) = @_;
+    # As HTTP::Tiny, which lets go of its kept connection when a request
+    # starts: a request that fails before it is sent leaves none connected.
+    delete $self->{last_client};
     my ($target, $userinfo) = _split_credentials($url);
-    my ($fields, $content, $trailers) = eval { $self->_request_fields($method, $url, $args, $userinfo) };
-    return _internal_error($url, "$@") unless $fields;
     # As HTTP::Tiny: a data_callback gets the pieces of a 2xx body with the
     # response hashref (its head filled in); other statuses keep their body
     # in content. The hashref is made from the head at the first piece.
@@ -440,18 +490,30 @@ sub _request_once {
             if defined $max_size && $received > $max_size;
         $kept .= $piece;
     };
+    my $client;
+    # One eval for the request's preparation (HTTP::Tiny's messages for the
+    # fields it refuses) and its sending: either failure is the 599.
     my $res = eval {
-        $self->_client_for($target)->request($method, $target, {
-            headers => [map { @$_ } @$fields],
+        my ($fields, $content, $trailers) = $self->_request_fields($method, $url, $args, $userinfo);
+        $client = $self->_client_for($target);
+        # The usual request (bytes or no body, kept whole): straight to the
+        # shim, without Nodelay::request's option handling.
+        return $client->_request_pairs($method, $target, $fields, $content) unless $stream || ref $content;
+        $client->request($method, $target, {
+            headers => $fields,
             content => $content,
             ($trailers ? (trailer_callback => $trailers) : ()),
             ($stream ? (data_callback => $stream) : ()),
         });
     };
-    return _internal_error($url, "$@") unless $res;
+    $self->{last_client} = $client;    # undef when it could not be made
+    return _internal_error($url, _status_line_error($@)) unless $res;
     $response ||= _head_hash($res, $url);
+    # As HTTP::Tiny: the trailer fields after a chunked body join the
+    # headers (a repeated name becomes an arrayref).
+    _add_fields($response->{headers}, $res->trailers) if exists $response->{headers}{'transfer-encoding'};
     # As HTTP::Tiny's _update_cookie_jar: each Set-Cookie to the jar.
-    if (_tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
+    if ($self->{cookie_jar} && _tiny_jar($self->{cookie_jar}) && defined(my $set = $response->{headers}{'set-cookie'})) {
         $self->{cookie_jar}->add($url, $_) for ref $set ? @$set : $set;
     }
     my $status = $response->{status};
@@ -460,6 +522,26 @@ sub _request_once {
     return $response if $method eq 'HEAD' || $status == 204 || $status == 304;
     $response->{content} = $stream ? $kept // '' : $res->content;
     return $response;
+}
+
+# Backslash escapes of the status line an engine error quotes (Rust's
+# escape_ascii), and what each stands for.
+my %UNESCAPE = (t => "\t", r => "\r", n => "\n", "'" => "'", '"' => '"', '\\' => '\\');
+
+# The text of a failure: for a status line the engine refused (its error
+# quotes the line), HTTP::Tiny's message for that line as its
+# read_response_header words it; else the engine's message.
+sub _status_line_error {
+    my ($error) = @_;
+    return "$error" unless blessed($error) && $error->isa('Nodelay::X::RemoteProtocolError');
+    my ($quoted) = $error->message =~ /\(status line "(.*)"\)\z/s or return "$error";
+    (my $line = $quoted) =~ s/\\(?:x([0-9a-f]{2})|(.))/defined $1 ? chr hex $1 : $UNESCAPE{$2}/ge;
+    $line =~ /\A (HTTP\/(0*\d+\.0*\d+)) [\x09\x20]+ ([0-9]{3}) (?: [\x09\x20]+ ([^\x0D\x0A]*) )? \x0D?\x0A/x
+        or return 'Malformed Status-Line: ' . _printable($line) . "\n";
+    my ($protocol, $version) = ($1, $2);
+    return "Unsupported HTTP protocol: $protocol\n" unless $version =~ /0*1\.0*[01]/;
+    # A line HTTP::Tiny takes (HTTP/01.01) and the engine does not.
+    return "$error";
 }
 
 # HTTP::Tiny's response for a request that failed before an answer.
@@ -475,29 +557,34 @@ sub _internal_error {
     };
 }
 
+# Adds the [name, value, ...] fields to HTTP::Tiny's headers hash: names in
+# lower case, a repeated one's values in an arrayref.
+sub _add_fields {
+    my ($h, $pairs) = @_;
+    for (my $i = 0; $i < @$pairs; $i += 2) {
+        my $name = lc $pairs->[$i];
+        if (exists $h->{$name}) {
+            $h->{$name} = [$h->{$name}] unless ref $h->{$name};
+            push @{ $h->{$name} }, $pairs->[$i + 1];
+        }
+        else {
+            $h->{$name} = $pairs->[$i + 1];
+        }
+    }
+    return;
+}
+
 # HTTP::Tiny's response hashref from a response's head (no content yet).
 sub _head_hash {
     my ($res, $url) = @_;
-    my %h;
-    my $pairs = $res->headers;
-    for (my $i = 0; $i < @$pairs; $i += 2) {
-        my $name = lc $pairs->[$i];
-        if (exists $h{$name}) {
-            $h{$name} = [$h{$name}] unless ref $h{$name};
-            push @{ $h{$name} }, $pairs->[$i + 1];
-        }
-        else {
-            $h{$name} = $pairs->[$i + 1];
-        }
-    }
-    my $status = $res->status;
+    my ($status, $reason, $protocol, $headers) = $res->_head_hash;
     return {
         url      => $url,
         success  => substr($status, 0, 1) eq '2',
         status   => $status,
-        reason   => $res->reason,
-        headers  => \%h,
-        protocol => $res->protocol,
+        reason   => $reason,
+        headers  => $headers,
+        protocol => $protocol,
     };
 }
 

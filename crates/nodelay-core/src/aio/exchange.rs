@@ -12,7 +12,7 @@ use crate::aio::pool::AsyncPooled;
 use crate::deadline::Deadlines;
 use crate::error::Error;
 use crate::exchange::{
-    drain_buffered, next_read, presize, remote, take_head, unanswered, NextRead,
+    drain_buffered, next_read, presize, refused_head, remote, take_head, unanswered, NextRead,
 };
 use crate::limits::READ_BUFFER_BYTES;
 
@@ -27,7 +27,10 @@ pub(crate) async fn receive_head_with(
     let deadlines = &deadlines.for_head();
     let conn = pooled.conn();
     loop {
-        match reader.advance(conn.buffered()).map_err(remote)? {
+        match reader
+            .advance(conn.buffered())
+            .map_err(|e| refused_head(e, conn.buffered()))?
+        {
             HeadEvent::Final(head) => return Ok(take_head(conn.read_buffer(), head)),
             HeadEvent::Interim(len) => conn.consume(len),
             HeadEvent::NeedMore => {

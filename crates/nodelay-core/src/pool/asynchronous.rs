@@ -128,6 +128,7 @@ impl Pool {
         generation: u64,
         watch: Option<Watch>,
     ) -> AsyncPooled {
+        self.used(conn.raw_fd());
         AsyncPooled {
             conn: Some(conn),
             reused,

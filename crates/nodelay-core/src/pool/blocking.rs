@@ -73,8 +73,10 @@ impl Pool {
         generation: u64,
         watch: Option<Watch>,
     ) -> PooledConn {
+        let fd = conn.transport().tcp().as_raw_fd();
+        self.used(fd);
         PooledConn {
-            fd: conn.transport().tcp().as_raw_fd(),
+            fd,
             conn: Some(conn),
             reused,
             pool: Arc::clone(self),

@@ -21,8 +21,9 @@ mod handover;
 mod rate;
 mod state;
 
-use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -63,7 +64,17 @@ pub(crate) struct Pool {
     /// The rate limit's buckets, under a lock of their own (a request takes
     /// it once, before its checkout); `None` without a rate limit.
     rates: Option<Mutex<Rates<Origin>>>,
+    /// The socket of the HTTP/1.1 connection the latest checkout took
+    /// (`NO_CONNECTION`: none yet, or one is being made), so [`Pool::kept_peer`] can tell whether it went back idle.
+    /// A descriptor names one open socket at a time, and every connection of
+    /// this pool is made by a checkout, which writes it here: one relaxed
+    /// store per request, the lookup left to the rare caller who asks.
+    last_used: AtomicI32,
 }
+
+/// `Pool::last_used` when no connection is the latest checkout's (never a
+/// descriptor).
+const NO_CONNECTION: RawFd = -1;
 
 /// An idle connection, in the form of the driver that used it last.
 pub(crate) enum Driven {
@@ -76,6 +87,16 @@ pub(crate) enum Driven {
 pub(crate) struct Idle {
     conn: Driven,
     watch: Option<Watch>,
+}
+
+impl Driven {
+    /// The connection's socket.
+    fn fd(&self) -> RawFd {
+        match self {
+            Driven::Blocking(conn) => conn.transport().tcp().as_raw_fd(),
+            Driven::Async(conn) => conn.raw_fd(),
+        }
+    }
 }
 
 impl Idle {
@@ -141,7 +162,39 @@ impl Pool {
             rates: config.rate.map(|limit| Mutex::new(Rates::new(limit))),
             config,
             tls,
+            last_used: AtomicI32::new(NO_CONNECTION),
         }
+    }
+
+    /// Records that a checkout took the connection on socket `fd`
+    /// (`NO_CONNECTION`: it is connecting a new one).
+    fn used(&self, fd: RawFd) {
+        self.last_used.store(fd, Ordering::Relaxed);
+    }
+
+    /// The peer address (the server's, or the proxy's the connection goes
+    /// through) of the HTTP/1.1 connection the latest request used, when
+    /// that connection is idle in the pool now, alive and unexpired (kept
+    /// for the next request); `None` otherwise (it was closed, it is in use,
+    /// the request went over HTTP/2, or no request was made). Walks the
+    /// idle connections: for callers that ask once in a while (HTTP::Tiny's
+    /// `connected`), not per request.
+    pub fn kept_peer(&self) -> Option<SocketAddr> {
+        let fd = self.last_used.load(Ordering::Relaxed);
+        if fd == NO_CONNECTION {
+            return None;
+        }
+        let state = self.lock();
+        let idle = state.find_idle(Instant::now(), |idle| {
+            idle.conn.fd() == fd && !idle.peer_closed()
+        })?;
+        // SAFETY: `fd` is the socket of `idle`, which stays open while the
+        // lock is held (nothing takes it out of the pool meanwhile).
+        let socket = unsafe { BorrowedFd::borrow_raw(idle.conn.fd()) };
+        socket2::SockRef::from(&socket)
+            .peer_addr()
+            .ok()?
+            .as_socket()
     }
 
     fn lock(&self) -> MutexGuard<'_, PoolState<ConnKey, Idle>> {
@@ -228,6 +281,8 @@ impl Pool {
                 Step::Connect(evicted) => {
                     drop(state);
                     drop(evicted);
+                    // No connection is this request's until one is made.
+                    self.used(NO_CONNECTION);
                     return Claim::Connect(generation);
                 }
                 Step::Wait(bound) => return Claim::Wait(on_wait(state), bound),

@@ -214,6 +214,17 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         Some(Popped::Fresh(entry.conn))
     }
 
+    /// The first idle connection, of any origin, that is unexpired at `now`
+    /// and `matches`.
+    pub fn find_idle(&self, now: Instant, matches: impl Fn(&C) -> bool) -> Option<&C> {
+        let expiry = self.config.keepalive_expiry;
+        self.idle
+            .values()
+            .flatten()
+            .find(|entry| !entry.expired(now, expiry) && matches(&entry.conn))
+            .map(|entry| &entry.conn)
+    }
+
     /// Takes a slot for a new connection to `key`: a free one, or one freed
     /// by evicting the least recently used idle connection of any origin.
     /// When `key`'s origin is at `max_per_host`, only one of its own idle

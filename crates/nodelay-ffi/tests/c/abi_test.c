@@ -85,7 +85,35 @@ static void get_chunked(nodelay_client *c, const char *base) {
     size_t len = 0;
     nodelay_response_body(r, &len);
     CHECK(len == 500);
+    CHECK(nodelay_response_trailer_count(r) == 0); /* ended by 0 CRLF CRLF */
+    CHECK(nodelay_response_trailer_at(r, 0, NULL, NULL, NULL, NULL) == 0);
     nodelay_response_free(r);
+}
+
+/* The connection a request left kept is reported with its peer; one closed
+ * (the server's Connection: close) is not. */
+static void kept_peer(const char *base) {
+    nodelay_client *c = client_with(5.0, NULL);
+    char host[NODELAY_PEER_HOST_CAP];
+    uint16_t port = 1;
+    CHECK(nodelay_client_kept_peer(c, host, sizeof host, &port) == NODELAY_OK);
+    CHECK(host[0] == 0 && port == 0); /* no request yet */
+    get_known_length(c, base);
+    CHECK(nodelay_client_kept_peer(c, host, sizeof host, &port) == NODELAY_OK);
+    CHECK(strcmp(host, "127.0.0.1") == 0);
+    CHECK(port == (uint16_t)atoi(strrchr(base, ':') + 1));
+    nodelay_response *r = NULL;
+    static const nodelay_header close_it[] = {{"Connection", 10, "close", 5}};
+    CHECK(nodelay_request(c, "GET", url(base, "/bytes/5"), close_it, 1, NULL, 0, NULL, NULL, &r) ==
+          NODELAY_OK);
+    if (r) {
+        CHECK(nodelay_response_read(r, NULL, NULL) == NODELAY_OK);
+        nodelay_response_free(r);
+    }
+    CHECK(nodelay_client_kept_peer(c, host, sizeof host, &port) == NODELAY_OK);
+    CHECK(host[0] == 0 && port == 0);
+    CHECK(nodelay_client_kept_peer(c, host, 8, &port) == NODELAY_E_INVALID_ARGUMENT);
+    nodelay_client_free(c);
 }
 
 /* A host language's signal handling: the handler only sets a flag (as
@@ -391,6 +419,7 @@ int main(int argc, char **argv) {
     cookies(base, argv[3]);
     dup_shares_the_client(base);
     options_from_an_older_header(base);
+    kept_peer(base);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
