@@ -59,6 +59,9 @@ is given, and picks length or chunked itself only when there are none)."""
 
 _DEFAULT_PORTS = HTTP_DEFAULT_PORTS
 
+_SOCKS = "socks"
+"""How the schemes of SOCKS proxy URLs begin (socks5, socks5h, socks4, socks4a)."""
+
 
 class EngineSource(Protocol):
     """Where an ``EnginePool`` gets its engine (the adapter: one engine per TLS and
@@ -128,6 +131,7 @@ class EnginePool:
         "key_file",
         "port",
         "proxy",
+        "proxy_is_socks",
         "scheme",
     )
 
@@ -144,6 +148,7 @@ class EnginePool:
         self.host = host
         self.port = port if port is not None else _DEFAULT_PORTS.get(scheme)
         self.proxy = proxy
+        self.proxy_is_socks = proxy is not None and proxy.lower().startswith(_SOCKS)
         netloc = f"[{host}]" if ":" in host else host
         # A port the URL leaves out stays out (it would show in Host).
         self._origin = f"{scheme}://{netloc}" if port is None else f"{scheme}://{netloc}:{port}"
@@ -262,7 +267,13 @@ _URLLIB3_ERRORS: dict[type[BaseException], Callable[[Exception, EnginePool], Exc
         None,
         f"Read timed out. ({exc})",
     ),
-    nd.ProxyError: lambda exc, pool: ProxyError("Unable to connect to proxy", exc),
+    nd.ProxyError: lambda exc, pool: (
+        # urllib3's SOCKS connections raise every SOCKS failure (refusal, credentials)
+        # as a failure to connect; an HTTP proxy's is its ProxyError.
+        NewConnectionError(pool, f"Failed to establish a new connection: {exc}")  # type: ignore[arg-type]
+        if pool.proxy_is_socks
+        else ProxyError("Unable to connect to proxy", exc)
+    ),
     nd.TLSError: lambda exc, pool: SSLError(str(exc)),
     nd.ConnectError: lambda exc, pool: NewConnectionError(pool, str(exc)),  # type: ignore[arg-type]
     nd.LocalProtocolError: lambda exc, pool: InvalidHeader(str(exc)),

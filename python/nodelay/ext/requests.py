@@ -7,10 +7,10 @@ auth, hooks, environment settings such as proxies, ``NO_PROXY`` and ``REQUESTS_C
 and urllib3's ``HTTPResponse`` as ``Response.raw`` (content decoding, ``stream``,
 ``read(decode_content=...)``). The adapter replaces only the connection pool that ``send``
 asks for (``get_connection_with_tls_context``) with an ``EnginePool`` that sends through
-nodelay's engine. Tools that patch ``HTTPAdapter.send`` or ``Session.send`` (responses,
-requests-mock, OpenTelemetry) therefore see every request; a tool that replaced
-urllib3's connection classes (vcrpy) gets the request through urllib3 itself, since that
-is the layer it records and replays.
+nodelay's engine, through any proxy requests picked (http, https, SOCKS). Tools that
+patch ``HTTPAdapter.send`` or ``Session.send`` (responses, requests-mock, OpenTelemetry)
+therefore see every request; a tool that replaced urllib3's connection classes (vcrpy)
+gets the request through urllib3 itself, since that is the layer it records and replays.
 
 docs/requests-adapter.md describes the adapter, what it honours and the measurements.
 """
@@ -71,12 +71,6 @@ def _urllib3_connections_replaced() -> bool:
     )
 
 
-def _is_socks(proxy: str | None) -> bool:
-    """Whether ``proxy`` is a SOCKS proxy, which the engine does not speak: urllib3 (with
-    PySocks) carries those requests, as under requests."""
-    return proxy is not None and proxy.lower().startswith("socks")
-
-
 def _directory_bundle(directory: str) -> str:
     """The certificates of a CA directory (``verify=<dir>``, OpenSSL's ``capath``) as one
     PEM bundle file, which is what the engine takes."""
@@ -135,10 +129,10 @@ class Adapter(requests.adapters.HTTPAdapter):
         proxies: dict[str, str] | None = None,
         cert: Any = None,
     ) -> Any:
-        """An ``EnginePool`` for the request's origin and proxy; urllib3's pool when its
-        connection classes were replaced or the proxy is a SOCKS one."""
+        """An ``EnginePool`` for the request's origin and proxy (http, https or SOCKS);
+        urllib3's pool when its connection classes were replaced."""
         proxy = requests.utils.select_proxy(request.url or "", proxies) if proxies else None
-        if _urllib3_connections_replaced() or _is_socks(proxy):
+        if _urllib3_connections_replaced():
             return super().get_connection_with_tls_context(request, verify, proxies, cert)
         url = request.url or ""
         # The URL up to the end of its authority (and whatever follows it before the first
