@@ -60,7 +60,8 @@ class EngineResponse(HTTPResponse):
         headers = HTTPHeaderDict()
         content_length: str | None = None
         coded = chunked = False
-        for name, value in stream.latin1_headers():
+        fields = stream.latin1_headers()
+        for name, value in fields:
             headers.add(name, value)
             lower = name.lower()
             if lower == "content-length":
@@ -69,7 +70,7 @@ class EngineResponse(HTTPResponse):
                 coded = True
             elif lower == "transfer-encoding":
                 chunked = True
-        body = EngineBody(stream)
+        body = EngineBody(stream, fields)
         status = stream.status
         # BaseHTTPResponse's attributes.
         self.headers = headers
