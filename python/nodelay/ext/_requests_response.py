@@ -14,8 +14,8 @@ the path every request takes:
 Both keep urllib3's observable state (``length_remaining``, ``tell()``, ``data``, the
 cached body, ``isclosed()``) and its errors: a failure while reading goes through urllib3's
 own ``_error_catcher``, so it becomes the same ``ReadTimeoutError`` / ``ProtocolError`` /
-``SSLError`` urllib3 raises. tests/test_ext_requests_response.py compares each against a
-plain ``HTTPResponse`` over the same bytes.
+``SSLError`` urllib3 raises. tests/test_ext_requests_response.py compares each with the
+response urllib3 itself makes (over http.client) from the same bytes.
 """
 
 from __future__ import annotations
