@@ -11,6 +11,8 @@ starts passing fails the run until it is taken off the list.
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 import requests.sessions
 from nodelay.ext.requests import Adapter
@@ -58,6 +60,24 @@ ENVIRONMENT: dict[str, str] = {
 reported as failures of the run as released, where they fail the same way)."""
 
 
+_SOCKS5_NEEDS_DNS_PREFIX = "tests/test_lowlevel.py::test_use_proxy_from_environment["
+_SOCKS5_NEEDS_DNS = (
+    "with a socks5:// proxy the engine resolves the target (httpbin.org) before it "
+    "connects to the proxy, where PySocks resolves it after its greeting; this machine "
+    "cannot resolve httpbin.org, so no connection reaches the test's fake proxy "
+    "(tests/test_ext_requests_socks.py covers the adapter's SOCKS)"
+)
+"""Tests skipped only where ``httpbin.org`` does not resolve (``_resolves``)."""
+
+
+def _resolves(host: str) -> bool:
+    try:
+        socket.getaddrinfo(host, 80)
+    except OSError:
+        return False
+    return True
+
+
 def pytest_configure(config: pytest.Config) -> None:
     requests.sessions.HTTPAdapter = Adapter  # type: ignore[misc]
 
@@ -67,6 +87,10 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    needs_dns = [item for item in items if item.nodeid.startswith(_SOCKS5_NEEDS_DNS_PREFIX)]
+    if needs_dns and not _resolves("httpbin.org"):
+        for item in needs_dns:
+            item.add_marker(pytest.mark.skip(reason=_SOCKS5_NEEDS_DNS))
     for item in items:
         reason = KNOWN_DIFFERENCES.get(item.nodeid)
         if reason is not None:

@@ -284,6 +284,31 @@ def test_tls_verify(session: requests.Session, tls_server: _core.TestServer, tes
     assert session.get(url, verify=False).content == expected_bytes(10)
 
 
+def test_verify_differs_per_request_across_threads(
+    session: requests.Session, tls_server: _core.TestServer, test_ca: str
+) -> None:
+    """Requests to one origin with different ``verify`` values at once: each is checked
+    (or not) as its own call says, whatever the others do meanwhile."""
+    url = f"https://localhost:{tls_server.port}/bytes/10"
+    outcomes: dict[str, list[str]] = {"default": [], "test-ca": [], "off": []}
+    verify: dict[str, Any] = {"default": True, "test-ca": test_ca, "off": False}
+
+    def run(kind: str) -> None:
+        for _ in range(10):
+            try:
+                session.get(url, verify=verify[kind]).raise_for_status()
+                outcomes[kind].append("ok")
+            except requests.exceptions.SSLError:
+                outcomes[kind].append("ssl-error")
+
+    threads = [threading.Thread(target=run, args=(kind,)) for kind in outcomes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes == {"default": ["ssl-error"] * 10, "test-ca": ["ok"] * 10, "off": ["ok"] * 10}
+
+
 def test_tls_verify_directory(
     session: requests.Session, tls_server: _core.TestServer, test_ca: str, tmp_path: Any
 ) -> None:

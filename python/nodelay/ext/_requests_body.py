@@ -37,10 +37,12 @@ class EngineBody:
     ``http.client.HTTPResponse`` that urllib3 and requests touch (``msg``, ``isclosed``,
     ``read``, ``read1``, ``close``)."""
 
-    __slots__ = ("_msg", "_stream")
+    __slots__ = ("_fields", "_msg", "_stream")
 
-    def __init__(self, stream: RawStream) -> None:
+    def __init__(self, stream: RawStream, fields: list[tuple[str, str]]) -> None:
+        """``fields``: the stream's ``latin1_headers()``, which the response read already."""
         self._stream = stream
+        self._fields = fields
         self._msg: http.client.HTTPMessage | None = None
 
     @property
@@ -49,7 +51,7 @@ class EngineBody:
         them); built on first use."""
         if self._msg is None:
             msg = http.client.HTTPMessage()
-            for name, value in self._stream.latin1_headers():
+            for name, value in self._fields:
                 msg.set_raw(name, value)  # as parsed: no policy checks of each name
             self._msg = msg
         return self._msg

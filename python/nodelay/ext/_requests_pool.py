@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from urllib3 import HTTPHeaderDict
+from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import (
     ConnectTimeoutError,
     EmptyPoolError,
@@ -42,10 +42,10 @@ from .. import _exceptions as nd
 from .._upload import encode_content
 from .._urls import HTTP_DEFAULT_PORTS
 from ._engine import ENGINE_ERRORS, mapped_error
-from ._requests_body import EngineBody
+from ._requests_response import EngineResponse
 
 if TYPE_CHECKING:
-    from .._core import Engine, RawStream, TimeoutTuple, Upload
+    from .._core import Engine, TimeoutTuple, Upload
 
 __all__ = ["EnginePool", "EngineSource"]
 
@@ -59,8 +59,8 @@ is given, and picks length or chunked itself only when there are none)."""
 
 _DEFAULT_PORTS = HTTP_DEFAULT_PORTS
 
-_HTTP_VERSIONS = {"HTTP/1.0": 10, "HTTP/1.1": 11, "HTTP/2": 20, "HTTP/2.0": 20}
-"""``RawStream.version`` → ``HTTPResponse.version`` (http.client's numbers)."""
+_SOCKS = "socks"
+"""How the schemes of SOCKS proxy URLs begin (socks5, socks5h, socks4, socks4a)."""
 
 
 class EngineSource(Protocol):
@@ -131,6 +131,7 @@ class EnginePool:
         "key_file",
         "port",
         "proxy",
+        "proxy_is_socks",
         "scheme",
     )
 
@@ -147,6 +148,7 @@ class EnginePool:
         self.host = host
         self.port = port if port is not None else _DEFAULT_PORTS.get(scheme)
         self.proxy = proxy
+        self.proxy_is_socks = proxy is not None and proxy.lower().startswith(_SOCKS)
         netloc = f"[{host}]" if ":" in host else host
         # A port the URL leaves out stays out (it would show in Host).
         self._origin = f"{scheme}://{netloc}" if port is None else f"{scheme}://{netloc}:{port}"
@@ -217,7 +219,7 @@ class EnginePool:
                 )
                 retries.sleep()
             else:
-                response = self._response(stream, method, url, retries, decode_content)
+                response = EngineResponse(stream, method, url, retries, decode_content)
                 if not retries.is_retry(method, response.status, "retry-after" in response.headers):
                     if preload_content:
                         response.read(cache_content=True, decode_content=decode_content)
@@ -235,35 +237,21 @@ class EnginePool:
                 rewind_body(body, body_pos)
 
     def _headers(self, method: str, headers: Any, body: Any) -> list[tuple[str, str]]:
+        # requests' CaseInsensitiveDict keeps (name as set, value) pairs in ``_store``:
+        # read there, they cost no lookup per field.
+        fields: Any
+        if type(headers) is CaseInsensitiveDict:
+            fields = headers._store.values()
+        else:
+            fields = headers.items() if headers else ()
         sent = [
             (n, v) if type(n) is str and type(v) is str else (_header_text(n), _header_text(v))
-            for n, v in (headers or {}).items()
+            for n, v in fields
         ]
         if body is None and method.upper() not in _METHODS_NOT_EXPECTING_BODY:
             if not any(name.lower() in _FRAMING_HEADERS for name, _ in sent):
                 sent.append(("Content-Length", "0"))
         return sent
-
-    def _response(
-        self, stream: RawStream, method: str, url: str, retries: Retry, decode_content: bool
-    ) -> HTTPResponse:
-        body = EngineBody(stream)
-        return HTTPResponse(
-            body=body,  # type: ignore[arg-type]
-            # Each byte one Latin-1 character, as http.client gives header fields
-            # (requests re-encodes Location that way before decoding it as UTF-8).
-            headers=HTTPHeaderDict(stream.latin1_headers()),
-            status=stream.status,
-            version=_HTTP_VERSIONS.get(stream.version, 11),
-            version_string=stream.version,
-            reason=stream.reason,
-            preload_content=False,
-            decode_content=decode_content,
-            original_response=body,  # type: ignore[arg-type]
-            retries=retries,
-            request_method=method,
-            request_url=url,
-        )
 
     def close(self) -> None:
         """Nothing to close: connections belong to the adapter's engines."""
@@ -279,7 +267,13 @@ _URLLIB3_ERRORS: dict[type[BaseException], Callable[[Exception, EnginePool], Exc
         None,
         f"Read timed out. ({exc})",
     ),
-    nd.ProxyError: lambda exc, pool: ProxyError("Unable to connect to proxy", exc),
+    nd.ProxyError: lambda exc, pool: (
+        # urllib3's SOCKS connections raise every SOCKS failure (refusal, credentials)
+        # as a failure to connect; an HTTP proxy's is its ProxyError.
+        NewConnectionError(pool, f"Failed to establish a new connection: {exc}")  # type: ignore[arg-type]
+        if pool.proxy_is_socks
+        else ProxyError("Unable to connect to proxy", exc)
+    ),
     nd.TLSError: lambda exc, pool: SSLError(str(exc)),
     nd.ConnectError: lambda exc, pool: NewConnectionError(pool, str(exc)),  # type: ignore[arg-type]
     nd.LocalProtocolError: lambda exc, pool: InvalidHeader(str(exc)),

@@ -7,10 +7,10 @@ auth, hooks, environment settings such as proxies, ``NO_PROXY`` and ``REQUESTS_C
 and urllib3's ``HTTPResponse`` as ``Response.raw`` (content decoding, ``stream``,
 ``read(decode_content=...)``). The adapter replaces only the connection pool that ``send``
 asks for (``get_connection_with_tls_context``) with an ``EnginePool`` that sends through
-nodelay's engine. Tools that patch ``HTTPAdapter.send`` or ``Session.send`` (responses,
-requests-mock, OpenTelemetry) therefore see every request; a tool that replaced
-urllib3's connection classes (vcrpy) gets the request through urllib3 itself, since that
-is the layer it records and replays.
+nodelay's engine, through any proxy requests picked (http, https, SOCKS). Tools that
+patch ``HTTPAdapter.send`` or ``Session.send`` (responses, requests-mock, OpenTelemetry)
+therefore see every request; a tool that replaced urllib3's connection classes (vcrpy)
+gets the request through urllib3 itself, since that is the layer it records and replays.
 
 docs/requests-adapter.md describes the adapter, what it honours and the measurements.
 """
@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Adapter", "Session"]
 
+MAX_POOLS_PER_ADAPTER = 256
+"""Origins (with their TLS and proxy settings) an adapter keeps an ``EnginePool`` handle
+for, so a request to a known one parses no URL; past this the handles are dropped and made
+again (each is a few attributes; connections belong to the engines)."""
+
 MAX_ENGINES_PER_ADAPTER = 8
 """Distinct TLS and proxy settings an adapter keeps an engine (a connection pool) for; the
 least recently used one is closed past this (urllib3's PoolManager keeps 10 pools)."""
@@ -64,12 +69,6 @@ def _urllib3_connections_replaced() -> bool:
         connectionpool.HTTPConnectionPool.ConnectionCls.__module__.startswith(_URLLIB3)
         and connectionpool.HTTPSConnectionPool.ConnectionCls.__module__.startswith(_URLLIB3)
     )
-
-
-def _is_socks(proxy: str | None) -> bool:
-    """Whether ``proxy`` is a SOCKS proxy, which the engine does not speak: urllib3 (with
-    PySocks) carries those requests, as under requests."""
-    return proxy is not None and proxy.lower().startswith("socks")
 
 
 def _directory_bundle(directory: str) -> str:
@@ -114,11 +113,13 @@ class Adapter(requests.adapters.HTTPAdapter):
         self._http2 = http2
         self._engines: OrderedDict[tuple[Any, ...], _core.Engine] = OrderedDict()
         self._engines_lock = threading.Lock()
+        self._pools: dict[tuple[Any, ...], EnginePool] = {}
         super().__init__(pool_connections, pool_maxsize, max_retries, pool_block)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._engines = OrderedDict()
         self._engines_lock = threading.Lock()
+        self._pools = {}
         super().__setstate__(state)
 
     def get_connection_with_tls_context(
@@ -128,12 +129,27 @@ class Adapter(requests.adapters.HTTPAdapter):
         proxies: dict[str, str] | None = None,
         cert: Any = None,
     ) -> Any:
-        """An ``EnginePool`` for the request's origin and proxy; urllib3's pool when its
-        connection classes were replaced or the proxy is a SOCKS one."""
+        """An ``EnginePool`` for the request's origin and proxy (http, https or SOCKS);
+        urllib3's pool when its connection classes were replaced."""
         proxy = requests.utils.select_proxy(request.url or "", proxies) if proxies else None
-        if _urllib3_connections_replaced() or _is_socks(proxy):
+        if _urllib3_connections_replaced():
             return super().get_connection_with_tls_context(request, verify, proxies, cert)
         url = request.url or ""
+        # The URL up to the end of its authority (and whatever follows it before the first
+        # "/") names the origin; with the settings cert_verify applies, it names the pool.
+        key = (*url.split("/", 3)[:3], proxy, verify, cert)
+        try:
+            pool = self._pools.get(key)
+        except TypeError:  # a verify or cert value that cannot be a key (a list)
+            return self._new_pool(request, url, proxy)
+        if pool is None:
+            pool = self._new_pool(request, url, proxy)
+            if len(self._pools) >= MAX_POOLS_PER_ADAPTER:
+                self._pools.clear()
+            self._pools[key] = pool
+        return pool
+
+    def _new_pool(self, request: PreparedRequest, url: str, proxy: str | None) -> EnginePool:
         parts = urlsplit(url)
         try:
             port = parts.port
@@ -148,6 +164,15 @@ class Adapter(requests.adapters.HTTPAdapter):
                     "Please check proxy URL. It is malformed and could be missing the host."
                 )
         return EnginePool(self, parts.scheme.lower(), parts.hostname, port, proxy or None)
+
+    def request_url(self, request: PreparedRequest, proxies: dict[str, str] | None) -> str:
+        """requests' choice of the URL to send; with no proxies at all it is the path,
+        which is taken without parsing the URL for a proxy that cannot be there."""
+        if not proxies:
+            path = request.path_url
+            if not path.startswith("//"):  # requests versions differ on "//" paths
+                return path
+        return super().request_url(request, proxies)
 
     def engine_for(self, pool: EnginePool) -> _core.Engine:
         """The engine for the TLS settings ``cert_verify`` gave ``pool`` and its proxy,
@@ -191,6 +216,7 @@ class Adapter(requests.adapters.HTTPAdapter):
     def close(self) -> None:
         """Close every pooled connection (the engines' and urllib3's)."""
         super().close()
+        self._pools.clear()
         with self._engines_lock:
             engines = list(self._engines.values())
             self._engines.clear()
