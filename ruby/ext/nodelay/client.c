@@ -90,20 +90,31 @@ static size_t header_count(VALUE flat) {
     return (size_t)RARRAY_LEN(flat) / 2;
 }
 
-/* Fills `headers` (room for header_count(flat)) from the Strings of `flat`.
- * Each String is frozen first (a shared frozen copy when the caller's is
- * not), so no other thread can change its bytes while the GVL is released;
- * `keep` holds them. */
-static void fill_headers(VALUE flat, VALUE keep, nodelay_header *headers, size_t n) {
+/* A String of `flat` whose bytes no other thread can change while the GVL
+ * is released: the element itself when `flat` is frozen and it is a frozen
+ * String (what Nodelay::Client builds once per client), else a frozen copy
+ * (shared with the caller's String when it is not frozen), which is pushed
+ * to `*keep` (made when first needed) to live until the call returns. */
+static VALUE header_string(VALUE flat, long i, VALUE *keep) {
+    VALUE v = RARRAY_AREF(flat, i);
+    if (OBJ_FROZEN(flat) && RB_TYPE_P(v, T_STRING) && OBJ_FROZEN(v)) return v;
+    v = rb_str_new_frozen(StringValue(v));
+    if (NIL_P(*keep)) *keep = rb_ary_new_capa(RARRAY_LEN(flat));
+    rb_ary_push(*keep, v);
+    return v;
+}
+
+/* Fills `headers` (room for header_count(flat)) from the Strings of `flat`;
+ * returns what holds the copies made (nil when none was needed). */
+static VALUE fill_headers(VALUE flat, nodelay_header *headers, size_t n) {
+    VALUE keep = Qnil;
     for (size_t i = 0; i < n; i++) {
-        VALUE name = RARRAY_AREF(flat, 2 * i), value = RARRAY_AREF(flat, 2 * i + 1);
-        name = rb_str_new_frozen(StringValue(name));
-        value = rb_str_new_frozen(StringValue(value));
-        rb_ary_push(keep, name);
-        rb_ary_push(keep, value);
+        VALUE name = header_string(flat, 2 * (long)i, &keep);
+        VALUE value = header_string(flat, 2 * (long)i + 1, &keep);
         headers[i] = (nodelay_header){RSTRING_PTR(name), (size_t)RSTRING_LEN(name),
                                       RSTRING_PTR(value), (size_t)RSTRING_LEN(value)};
     }
+    return keep;
 }
 
 /* A body of at most this many bytes (announced, not coded) is read into a
@@ -130,9 +141,8 @@ static VALUE send_request(VALUE self, VALUE method, VALUE url, VALUE headers, VA
     VALUE buf = 0;
     /* On this frame's stack (or heap when large) for the call's duration. */
     call.n_headers = header_count(headers);
-    VALUE keep = call.n_headers ? rb_ary_new_capa(2 * (long)call.n_headers) : Qnil;
     nodelay_header *fields = ALLOCV_N(nodelay_header, buf, call.n_headers);
-    fill_headers(headers, keep, fields, call.n_headers);
+    VALUE keep = fill_headers(headers, fields, call.n_headers);
     call.headers = fields;
     if (!NIL_P(body)) {
         body = rb_str_new_frozen(StringValue(body));
@@ -142,6 +152,7 @@ static VALUE send_request(VALUE self, VALUE method, VALUE url, VALUE headers, VA
     nodelay_rb_call(&call);
     if (buf) ALLOCV_END(buf);
     RB_GC_GUARD(keep);
+    RB_GC_GUARD(headers);
     RB_GC_GUARD(body);
     RB_GC_GUARD(url);
     RB_GC_GUARD(method);
