@@ -230,17 +230,28 @@ test-ruby: socks-deps
 
 # Faraday's shared adapter specs (spec/support of the ruby-faraday version Debian ships) in
 # Faraday's own setup, WebMock included, for its Net::HTTP adapter and for nodelay's
-# (ruby/xt/faraday-specs.sh; fails when the nodelay run fails an example). The sources come
-# from the Debian source package, or from FARADAY_SRC= (an unpacked Faraday release of the
-# installed version); a mirror without them skips the run, saying so.
+# (ruby/xt/faraday-specs.sh; fails when either run fails an example). The sources come from
+# FARADAY_SRC= (an unpacked Faraday release of the installed version), else from the Debian
+# source package, else from FARADAY_SPECS, the spec files of Faraday's v1.1.0 release kept in
+# the repository (this mirror answers 404 for ruby-faraday 1.1.0's tarball); an installed
+# Faraday of another version with no sources from apt fails the target.
 RUBY_SPEC_DEBS := ruby-rspec ruby-multipart-parser ruby-rack
 FARADAY_SRC ?=
+FARADAY_SPECS_VERSION := 1.1.0
+FARADAY_SPECS := $(CURDIR)/ruby/xt/faraday-$(FARADAY_SPECS_VERSION)-spec
 .PHONY: faraday-specs
 faraday-specs:
 	$(MAKE) perl-deps PERL_DEBS="$(RUBY_SPEC_DEBS)" DEPS_FOR=faraday-specs
-	@src="$(FARADAY_SRC)"; \
-	if [ -z "$$src" ]; then src=$$(perl/xt/debian-source.sh ruby-faraday $(INCUMBENTS)/faraday) \
-		|| { echo "faraday-specs: skipped: no ruby-faraday sources from apt (set FARADAY_SRC=DIR)"; exit 0; }; fi; \
+	@ruby -rfaraday -rwebmock -rrspec/core -e '' 2>/dev/null \
+		|| { echo "faraday-specs: skipped: Faraday, WebMock or RSpec is not installed"; exit 0; }; \
+	src="$(FARADAY_SRC)"; \
+	if [ -z "$$src" ] && ! src=$$(perl/xt/debian-source.sh ruby-faraday $(INCUMBENTS)/faraday); then \
+		installed=$$(ruby -rfaraday -e 'print Faraday::VERSION'); \
+		[ "$$installed" = "$(FARADAY_SPECS_VERSION)" ] || { echo "faraday-specs: Faraday $$installed is installed," \
+			"apt gives no sources for it, and the repository keeps only $(FARADAY_SPECS_VERSION)'s specs"; exit 1; }; \
+		echo "faraday-specs: no ruby-faraday sources from apt: Faraday $$installed's specs from $(FARADAY_SPECS)"; \
+		src=$(FARADAY_SPECS); \
+	fi; \
 	RUBYLIB=$(CURDIR)/ruby/lib:$(abspath $(RUBY_BUILD)) ruby/xt/faraday-specs.sh "$$src"
 
 # The gem as it is shipped (docs/ruby.md): build/gem/nodelay-*.gem carries the engine's Rust

@@ -60,10 +60,31 @@ class TestClient < Minitest::Test
       { "flag" => nil, "many" => %w[a b] },
       { "utf16".encode("UTF-16LE") => "x" },
       {},
+      # Longer than the encoder's 1 KiB buffer, %XX escapes straddling its end.
+      { "long" => "é ~" * 400, "k" * 700 => "v" * 1500 },
+      (1..300).map { |i| ["f#{i}", "é #{i}"] },
     ]
     forms.each do |form|
       assert_equal URI.encode_www_form(form).b, @client.post("/echo", form: form).body, form.inspect
     end
+  end
+
+  # A form or JSON body's Content-Type goes with the client's own headers,
+  # and yields to a Content-Type among them or among the request's.
+  def test_body_types_with_client_headers
+    client = Nodelay::Client.new(base_url: TestServer.url, headers: { "X-Default" => "d" })
+    [[{ form: { a: 1 } }, "application/x-www-form-urlencoded"], [{ json: [1] }, "application/json"]].each do |body, type|
+      r = client.post("/anything", **body)
+      assert_match(/"content-type", "#{Regexp.escape(type)}"/i, r.body)
+      assert_match(/"x-default", "d"/i, r.body)
+      r = client.post("/anything", **body, headers: { "content-type" => "text/x-mine" })
+      assert_match(/"content-type", "text\/x-mine"/i, r.body)
+      refute_includes r.body, type
+    end
+    typed = Nodelay::Client.new(base_url: TestServer.url, headers: { "Content-Type" => "text/x-client" })
+    r = typed.post("/anything", form: { a: 1 })
+    assert_match(/"content-type", "text\/x-client"/i, r.body)
+    refute_includes r.body, "urlencoded"
   end
 
   def test_head_has_no_body

@@ -1,8 +1,10 @@
 #!/bin/sh
 # faraday-specs.sh FARADAY_SRC: Faraday's shared adapter specs (its spec/support,
 # the version Debian ships) in Faraday's own setup, for its Net::HTTP adapter
-# and for nodelay's, one after the other; prints each run's counts. The gem
-# comes from RUBYLIB (ruby/lib and the built extension).
+# and for nodelay's, one after the other; prints each run's counts and fails
+# when either run fails. FARADAY_SRC is a directory with Faraday's spec/
+# (unpacked sources, or ruby/xt/faraday-1.1.0-spec). The gem comes from
+# RUBYLIB (ruby/lib and the built extension).
 set -eu
 src=$1
 here=$(cd "$(dirname "$0")" && pwd)

@@ -48,6 +48,10 @@ struct call {
     double deadline;
     nodelay_batch *batch;
     nodelay_code code;
+    /* The Strings whose bytes the engine reads during the call, pinned by
+     * being held where the GC marks conservatively (client.c, fill_headers);
+     * kept here so that no store into them is optimised away. */
+    const VALUE *pinned;
     /* Set by the unblocking function (another thread) or by the abort
      * callback when it saw the thread's own pending interrupts; read by the
      * abort callback (this call's thread). */

@@ -90,17 +90,29 @@ static size_t header_count(VALUE flat) {
     return (size_t)RARRAY_LEN(flat) / 2;
 }
 
-/* Fills `headers` (room for header_count(flat)) from the Strings of `flat`.
- * Each String is frozen first (a shared frozen copy when the caller's is
- * not), so no other thread can change its bytes while the GVL is released;
- * `keep` holds them. */
-static void fill_headers(VALUE flat, VALUE keep, nodelay_header *headers, size_t n) {
+/* A String of `flat` whose bytes no other thread can change while the GVL
+ * is released: the element itself when `flat` is frozen and it is a frozen
+ * String (what Nodelay::Client builds once per client), else a frozen copy
+ * (shared with the caller's String when it is not frozen). */
+static VALUE header_string(VALUE flat, long i) {
+    VALUE v = RARRAY_AREF(flat, i);
+    if (OBJ_FROZEN(flat) && RB_TYPE_P(v, T_STRING) && OBJ_FROZEN(v)) return v;
+    return rb_str_new_frozen(StringValue(v));
+}
+
+/* Fills `headers` (room for header_count(flat)) from the Strings of `flat`,
+ * and `pins` (room for twice as many) with those Strings. The engine reads
+ * their bytes while the GVL is released, when another thread may run the GC
+ * and compaction: a short String keeps its bytes inside its object, which
+ * compaction moves unless it is pinned. An element of an Array is not;
+ * `pins` lives on the caller's stack or in its ALLOCV buffer, which the GC
+ * marks conservatively, and so pins (and keeps alive) what it holds. */
+static void fill_headers(VALUE flat, nodelay_header *headers, size_t n, VALUE *pins) {
     for (size_t i = 0; i < n; i++) {
-        VALUE name = RARRAY_AREF(flat, 2 * i), value = RARRAY_AREF(flat, 2 * i + 1);
-        name = rb_str_new_frozen(StringValue(name));
-        value = rb_str_new_frozen(StringValue(value));
-        rb_ary_push(keep, name);
-        rb_ary_push(keep, value);
+        VALUE name = header_string(flat, 2 * (long)i);
+        VALUE value = header_string(flat, 2 * (long)i + 1);
+        pins[2 * i] = name;
+        pins[2 * i + 1] = value;
         headers[i] = (nodelay_header){RSTRING_PTR(name), (size_t)RSTRING_LEN(name),
                                       RSTRING_PTR(value), (size_t)RSTRING_LEN(value)};
     }
@@ -127,13 +139,14 @@ static VALUE send_request(VALUE self, VALUE method, VALUE url, VALUE headers, VA
     call.method = StringValueCStr(method);
     url = rb_str_new_frozen(StringValue(url));
     call.url = StringValueCStr(url);
-    VALUE buf = 0;
+    VALUE buf = 0, pins_buf = 0;
     /* On this frame's stack (or heap when large) for the call's duration. */
     call.n_headers = header_count(headers);
-    VALUE keep = call.n_headers ? rb_ary_new_capa(2 * (long)call.n_headers) : Qnil;
     nodelay_header *fields = ALLOCV_N(nodelay_header, buf, call.n_headers);
-    fill_headers(headers, keep, fields, call.n_headers);
+    VALUE *pins = ALLOCV_N(VALUE, pins_buf, 2 * call.n_headers);
+    fill_headers(headers, fields, call.n_headers, pins);
     call.headers = fields;
+    call.pinned = pins;
     if (!NIL_P(body)) {
         body = rb_str_new_frozen(StringValue(body));
         call.body_ptr = (const uint8_t *)RSTRING_PTR(body);
@@ -141,7 +154,8 @@ static VALUE send_request(VALUE self, VALUE method, VALUE url, VALUE headers, VA
     }
     nodelay_rb_call(&call);
     if (buf) ALLOCV_END(buf);
-    RB_GC_GUARD(keep);
+    if (pins_buf) ALLOCV_END(pins_buf);
+    RB_GC_GUARD(headers);
     RB_GC_GUARD(body);
     RB_GC_GUARD(url);
     RB_GC_GUARD(method);
@@ -241,12 +255,14 @@ static VALUE client_request_many(VALUE self, VALUE requests, VALUE concurrency, 
             rb_raise(rb_eArgError, "request_many: each request is [method, url, headers, body]");
         n_fields += header_count(RARRAY_AREF(request, 2));
     }
-    /* Everything handed to the engine is frozen and referenced from `keep`
-     * (on this frame's stack) until the call returned. */
-    VALUE keep = rb_ary_new_capa(2 * n + 2 * (long)n_fields);
-    VALUE requests_buf = 0, fields_buf = 0;
+    /* Everything handed to the engine is frozen and held in `pins` (method,
+     * url and body of each request, then the header Strings; see
+     * fill_headers) until the call returned. */
+    VALUE requests_buf = 0, fields_buf = 0, pins_buf = 0;
     nodelay_batch_request *batch = ALLOCV_N(nodelay_batch_request, requests_buf, (size_t)n);
     nodelay_header *fields = ALLOCV_N(nodelay_header, fields_buf, n_fields);
+    VALUE *pins = ALLOCV_N(VALUE, pins_buf, 3 * (size_t)n + 2 * n_fields);
+    VALUE *header_pins = pins + 3 * n;
     VALUE previous = Qundef;
     for (long i = 0; i < n; i++) {
         VALUE request = RARRAY_AREF(requests, i);
@@ -254,8 +270,9 @@ static VALUE client_request_many(VALUE self, VALUE requests, VALUE concurrency, 
         VALUE headers = RARRAY_AREF(request, 2), body = RARRAY_AREF(request, 3);
         method = rb_str_new_frozen(StringValue(method));
         url = rb_str_new_frozen(StringValue(url));
-        rb_ary_push(keep, method);
-        rb_ary_push(keep, url);
+        pins[3 * i] = method;
+        pins[3 * i + 1] = url;
+        pins[3 * i + 2] = Qnil;
         batch[i] = (nodelay_batch_request){StringValueCStr(method), StringValueCStr(url), NULL, 0,
                                            NULL, 0};
         if (i > 0 && headers == previous) {
@@ -263,25 +280,27 @@ static VALUE client_request_many(VALUE self, VALUE requests, VALUE concurrency, 
             batch[i].n_headers = batch[i - 1].n_headers;
         } else {
             size_t count = header_count(headers);
-            fill_headers(headers, keep, fields, count);
+            fill_headers(headers, fields, count, header_pins);
             batch[i].headers = fields;
             batch[i].n_headers = count;
             fields += count;
+            header_pins += 2 * count;
         }
         previous = headers;
         if (!NIL_P(body)) {
             body = rb_str_new_frozen(StringValue(body));
-            rb_ary_push(keep, body);
+            pins[3 * i + 2] = body;
             batch[i].body = (const uint8_t *)RSTRING_PTR(body);
             batch[i].body_len = (size_t)RSTRING_LEN(body);
         }
     }
     call.requests = batch;
     call.n_requests = (size_t)n;
+    call.pinned = pins;
     nodelay_rb_call(&call);
     if (requests_buf) ALLOCV_END(requests_buf);
     if (fields_buf) ALLOCV_END(fields_buf);
-    RB_GC_GUARD(keep);
+    if (pins_buf) ALLOCV_END(pins_buf);
     RB_GC_GUARD(requests);
     if (!call.batch) nodelay_rb_raise(&call);
     struct outcomes outcomes = {self, call.batch};
