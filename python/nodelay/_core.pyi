@@ -448,7 +448,10 @@ def form_encode_dict(data: dict[object, object]) -> bytes | None:
 
 def use_models(
     response_type: type[Response],
-    fill: Callable[[Response, RawResponse, object, int, bytes], Response],
+    fill: Callable[
+        [Response, RawResponse, tuple[str, str, list[tuple[str, str]], object], int, bytes],
+        Response,
+    ],
     request: Callable[[str, str, list[tuple[str, str]], object], Request],
 ) -> None:
     """Tell the engine how ``Engine.fetch`` builds its ``Response``: an instance of
