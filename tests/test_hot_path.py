@@ -184,16 +184,23 @@ def test_the_engine_built_response_is_the_python_one(
 def test_the_engine_depends_on_constructors_not_on_a_class_layout(
     client: nodelay.Client, server: _core.TestServer
 ) -> None:
-    """``_core.use_models`` takes two callables (no class, no slot layout); the first ones
-    registered (``nodelay._models``'s) stay: a later call is ignored."""
+    """``_core.use_models`` takes the response class (only made as ``object.__new__``
+    makes an instance, no slot layout) and two callables; the first ones registered
+    (``nodelay._models``'s) stay: a later call is ignored."""
 
-    def other_response(raw: _core.RawResponse, request: object) -> nodelay.Response:
+    def other_fill(
+        response: nodelay.Response,
+        raw: _core.RawResponse,
+        request: object,
+        status: int,
+        content: bytes,
+    ) -> nodelay.Response:
         raise AssertionError("a later use_models call must be ignored")
 
     def other_request(method: str, url: str, pairs: object, body: object) -> nodelay.Request:
         raise AssertionError("a later use_models call must be ignored")
 
-    _core.use_models(other_response, other_request)
+    _core.use_models(nodelay.Response, other_fill, other_request)
     r = client.get(f"{server.url}/bytes/202")
     assert type(r) is nodelay.Response and r.status_code == 200 and len(r.content) == 202
 

@@ -27,7 +27,7 @@ from ._flow import (
     redirect_flow,
     steps,
 )
-from ._models import Request, Response, _response_from_raw
+from ._models import Request, Response
 from ._redirects import REDIRECT_STATUSES
 from ._streaming import AsyncStreamRaw
 
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     AsyncRequestContent: TypeAlias = "RequestContent | AsyncIterable[bytes]"
 
 __all__ = ["AsyncClient"]
+
+_whole_response = _core.whole_response
 
 
 def _check_keywords(name: str, kwargs: Mapping[str, object], allowed: frozenset[str]) -> None:
@@ -362,8 +364,8 @@ class AsyncClient(BaseClient):
                 raise
             if jar.extract(raw):  # False at once when no Set-Cookie
                 self._cookies._changed()
-            response = _response_from_raw(raw, ("GET", url, sent, None))
-            if self.follow_redirects and raw.status in REDIRECT_STATUSES:
+            response = _whole_response(raw, ("GET", url, sent, None))
+            if self.follow_redirects and response.status_code in REDIRECT_STATUSES:
                 flow = redirect_flow(self.max_redirects, response, "GET", url, pairs, None)
                 # The first hop's time counts against Timeout(total=) too.
                 started = time.monotonic() - raw.elapsed

@@ -447,12 +447,22 @@ def form_encode_dict(data: dict[object, object]) -> bytes | None:
     ``None`` for any other dict (normalise it into pairs first)."""
 
 def use_models(
-    response: Callable[[RawResponse, tuple[str, str, list[tuple[str, str]], object]], Response],
+    response_type: type[Response],
+    fill: Callable[
+        [Response, RawResponse, tuple[str, str, list[tuple[str, str]], object], int, bytes],
+        Response,
+    ],
     request: Callable[[str, str, list[tuple[str, str]], object], Request],
 ) -> None:
-    """Tell the engine how ``Engine.fetch`` builds its ``Response`` from a ``RawResponse`` and
-    the request reference ``(method, url, headers, body)``, and the ``Request`` an error is
+    """Tell the engine how ``Engine.fetch`` builds its ``Response``: an instance of
+    ``response_type`` made as ``object.__new__`` makes one (the class must keep
+    ``object.__new__``), then ``fill(response, raw, request, status, content)`` with the
+    request reference ``(method, url, headers, body)``; and the ``Request`` an error is
     about (``nodelay._models`` calls it once at import; later calls are ignored)."""
+
+def whole_response(raw: RawResponse, request: object) -> Response:
+    """The ``Response`` for ``raw`` and its request (a reference ``(method, url, headers,
+    body)``, a ``Request`` or ``None``), made as ``Engine.fetch`` makes it."""
 
 def serve(
     host: str = "127.0.0.1",

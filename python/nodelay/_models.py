@@ -834,23 +834,20 @@ _STREAMED = (StreamRaw, AsyncStreamRaw)
 _STREAMED_ANY = (StreamRaw, AsyncStreamRaw, IterStream)
 
 
-def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> Response:
-    """Wrap an engine response (the hot path: one allocation, plain slot stores).
-
-    ``request`` may be ``(method, url, pairs, body)``: the ``Request`` object is then only
-    built if someone asks for it.
-    """
-    self: Response
-    if type(raw) is _RAW_RESPONSE:  # the body read whole
-        self = _object_new(Response)
-        self.content = raw.content
-    elif isinstance(raw, _STREAMED):  # the body still on the connection
-        self = _object_new(_StreamedResponse)
-    else:
-        self = _object_new(Response)
-        self.content = raw.content
+def _fill_response(
+    self: Response,
+    raw: _RawLike,
+    request: Request | _RequestRef | None,
+    status: int,
+    content: bytes | None,
+) -> Response:
+    """Set the fields of ``self``, a response made by ``object.__new__`` (no field set
+    yet), for the engine response ``raw``: the one place they are first set. ``content``
+    is None for a streamed response (``_StreamedResponse.content`` reads the body)."""
+    if content is not None:
+        self.content = content
     self._raw = raw
-    self.status_code = raw.status
+    self.status_code = status
     self._request = request
     self._headers = None
     self._history = None
@@ -859,9 +856,24 @@ def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> 
     return self
 
 
-# ``Engine.fetch`` (the client's hot path) returns the final ``Response``: the engine calls
-# these two constructors, so it depends on their signatures only, never on a class layout.
-_core.use_models(_response_from_raw, Request._make)
+def _response_from_raw(raw: _RawLike, request: Request | _RequestRef | None) -> Response:
+    """Wrap an engine response (one allocation, plain slot stores).
+
+    ``request`` may be ``(method, url, pairs, body)``: the ``Request`` object is then only
+    built if someone asks for it.
+    """
+    if type(raw) is _RAW_RESPONSE:  # the body read whole: allocated by the engine
+        return _whole_response(raw, request)
+    if isinstance(raw, _STREAMED):  # the body still on the connection
+        return _fill_response(_object_new(_StreamedResponse), raw, request, raw.status, None)
+    return _fill_response(_object_new(Response), raw, request, raw.status, raw.content)
+
+
+# ``Engine.fetch`` (the client's hot path) returns the final ``Response``: the engine makes
+# it as ``object.__new__(Response)`` does and calls these two functions, so it depends on
+# their signatures only, never on a class layout.
+_core.use_models(Response, _fill_response, Request._make)
+_whole_response = _core.whole_response
 
 
 def _unpickle_response(

@@ -86,7 +86,12 @@ impl HeadReader {
     /// Looks at the unconsumed bytes `buffered` (all of them, from the
     /// start of the response).
     pub fn advance(&mut self, buffered: &[u8]) -> Result<HeadEvent, ProtoError> {
-        self.received_any |= !buffered.is_empty();
+        if buffered.is_empty() {
+            // The call before the first read of an exchange (nothing
+            // buffered yet): no parse attempt to pay for.
+            return Ok(HeadEvent::NeedMore);
+        }
+        self.received_any = true;
         // A response that is not HTTP/1.x (HTTP/0.9, garbage, a leading empty
         // line) is refused as soon as its first bytes show it, however they
         // were segmented, instead of waiting for a blank line.

@@ -104,7 +104,7 @@ impl Engine {
         if jar.get().store_head(raw.head(), Some(url.to_str()?)) {
             cookies.call_method0(intern!(py, "_changed"))?;
         }
-        build_response(Bound::new(py, raw)?, request)
+        build_response(Bound::new(py, raw)?, request.into_any())
     }
 
     /// Sends one request and returns once the response head arrived; the body
@@ -328,7 +328,7 @@ pub(crate) fn form_encode<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let items: Vec<Bound<'py, PyAny>> = pairs.iter().collect();
     let strings = str_pairs(&items, "form data")?;
-    Ok(PyBytes::new(py, &nodelay_core::form::urlencode(strings)))
+    form_bytes(py, &strings)
 }
 
 /// `form_encode(param_pairs(data))` for a dict whose keys and values are all
@@ -350,8 +350,13 @@ pub(crate) fn form_encode_dict<'py>(
         };
         strings.push((name.to_str()?, value.to_str()?));
     }
-    Ok(Some(PyBytes::new(
-        py,
-        &nodelay_core::form::urlencode(strings),
-    )))
+    form_bytes(py, &strings).map(Some)
+}
+
+/// `pairs` form-encoded straight into a `bytes` object of the encoded
+/// length (no intermediate buffer, no copy).
+fn form_bytes<'py>(py: Python<'py>, pairs: &[(&str, &str)]) -> PyResult<Bound<'py, PyBytes>> {
+    let (bytes, view) = uninit_bytes(py, nodelay_core::form::urlencoded_len(pairs))?;
+    nodelay_core::form::urlencode_into(pairs, view);
+    Ok(bytes)
 }

@@ -55,6 +55,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine::form_encode, m)?)?;
     m.add_function(wrap_pyfunction!(engine::form_encode_dict, m)?)?;
     m.add_function(wrap_pyfunction!(response::use_models, m)?)?;
+    m.add_function(wrap_pyfunction!(response::whole_response, m)?)?;
     m.add_function(wrap_pyfunction!(batch::request_many, m)?)?;
     m.add(
         "MAX_BATCH_CONCURRENCY",

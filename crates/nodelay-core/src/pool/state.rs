@@ -205,7 +205,11 @@ impl<K: Eq + Hash + Clone, C> PoolState<K, C> {
         let stack = self.idle.get_mut(key)?;
         // The top fits in all but rare cases: one look.
         let at = stack.iter().rposition(|entry| fits(&entry.conn))?;
-        let entry = stack.remove(at);
+        let entry = if at + 1 == stack.len() {
+            stack.pop()?
+        } else {
+            stack.remove(at)
+        };
         self.idle_count -= 1;
         if entry.expired(now, self.config.keepalive_expiry) {
             self.closed(key);
