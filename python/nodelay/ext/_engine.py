@@ -199,6 +199,8 @@ async def aread_pieces(stream: _core.AsyncRawStream) -> AsyncIterator[bytes]:
     try:
         while piece := await stream.read(READ_MAX_BYTES, READ_MIN_BYTES, False):
             yield piece
+            if stream.is_closed:  # the last piece ended the body: no read left
+                return
     finally:
         stream.close()
 

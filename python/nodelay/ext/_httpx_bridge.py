@@ -53,7 +53,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from types import ModuleType
-    from typing import Any, ClassVar, TypeAlias
+    from typing import Any, ClassVar, NoReturn, TypeAlias
 
     from .. import _core
     from .._core import TimeoutTuple
@@ -111,8 +111,10 @@ class Binding:
         # the library: the pieces its own method wraps the pool's answer in.
         default = importlib.import_module(f"{library.__name__}._transports.default")
         self.map_httpcore_exceptions: Any = default.map_httpcore_exceptions
-        self.response_stream: Any = default.ResponseStream
-        self.async_response_stream: Any = default.AsyncResponseStream
+        self.pieces: Any = type("Pieces", (_DirectPieces, library.SyncByteStream), {})
+        self.async_pieces: Any = type(
+            "AsyncPieces", (_AsyncDirectPieces, library.AsyncByteStream), {}
+        )
         self.headers = _headers_builder(library.Headers)
         self.transport_class: type = library.HTTPTransport
         self.async_transport_class: type = library.AsyncHTTPTransport
@@ -263,18 +265,37 @@ def _trace_prefix(stream: Any) -> str:
     return "http2" if stream.version == "HTTP/2" else "http11"
 
 
-class _Pieces:
-    """A response body read from the engine as the library iterates it (httpcore's
-    response stream shape: iterable, with ``close()``). With a ``trace`` extension, the
-    body's reading and closing are reported as httpcore names them."""
+class _Body:
+    """What both response bodies (``_Pieces``, ``_AsyncPieces``) share: the engine stream,
+    the request's ``trace`` extension, and how a failure is raised."""
 
     __slots__ = ("_binding", "_request", "_stream", "_trace")
 
-    def __init__(self, stream: _core.RawStream, binding: Binding, request: Any) -> None:
+    def __init__(self, stream: Any, binding: Binding, request: Any) -> None:
         self._stream = stream
         self._binding = binding
         self._request = request
         self._trace = request.extensions.get("trace")
+
+    def _raise(self, mapped: BaseException, error: BaseException) -> NoReturn:
+        """Raise httpcore's exception for an engine failure (``mapped``)."""
+        raise mapped from error
+
+
+def _raise_as_library(binding: Binding, mapped: BaseException, error: BaseException) -> NoReturn:
+    """Raise the library's exception for httpcore's (``mapped``), by the library's own
+    rule: what its ``ResponseStream`` raises when httpcore's stream raises ``mapped``."""
+    with binding.map_httpcore_exceptions():
+        raise mapped from error
+
+
+class _Pieces(_Body):
+    """A response body read from the engine as the library iterates it (httpcore's
+    response stream shape: iterable, with ``close()``). With a ``trace`` extension, the
+    body's reading and closing are reported as httpcore names them."""
+
+    __slots__ = ()
+    _stream: _core.RawStream
 
     def _event(self, name: str, info: dict[str, Any]) -> None:
         if self._trace is not None:
@@ -290,7 +311,7 @@ class _Pieces:
             mapped = self._binding.error(error)
             if traced:
                 self._event("receive_response_body.failed", {"exception": mapped})
-            raise mapped from error
+            self._raise(mapped, error)
         if traced:
             self._event("receive_response_body.complete", {"return_value": None})
 
@@ -303,37 +324,60 @@ class _Pieces:
         self._event("response_closed.complete", {"return_value": None})
 
 
-class _AsyncPieces:
+class _AsyncPieces(_Body):
     """``_Pieces`` for the asyncio engine (``__aiter__`` and ``aclose()``; an async
     ``trace`` callback is awaited, as httpcore does)."""
 
-    __slots__ = ("_binding", "_request", "_stream", "_trace")
-
-    def __init__(self, stream: _core.AsyncRawStream, binding: Binding, request: Any) -> None:
-        self._stream = stream
-        self._binding = binding
-        self._request = request
-        self._trace = request.extensions.get("trace")
+    __slots__ = ()
+    _stream: _core.AsyncRawStream
 
     async def _event(self, name: str, info: dict[str, Any]) -> None:
         if self._trace is not None:
             await self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        await self._event("receive_response_body.started", {"request": self._request})
+        traced = self._trace is not None  # the events' dicts are made only for a tracer
+        if traced:
+            await self._event("receive_response_body.started", {"request": self._request})
         try:
             async for piece in _engine.aread_pieces(self._stream):
                 yield piece
         except _FAILURES as error:
             mapped = self._binding.error(error)
-            await self._event("receive_response_body.failed", {"exception": mapped})
-            raise mapped from error
-        await self._event("receive_response_body.complete", {"return_value": None})
+            if traced:
+                await self._event("receive_response_body.failed", {"exception": mapped})
+            self._raise(mapped, error)
+        if traced:
+            await self._event("receive_response_body.complete", {"return_value": None})
 
     async def aclose(self) -> None:
+        if self._trace is None:
+            self._stream.close()
+            return
         await self._event("response_closed.started", {})
         self._stream.close()
         await self._event("response_closed.complete", {"return_value": None})
+
+
+class _DirectPieces(_Pieces):
+    """The response stream of the direct path (``TransportMixin.handle_request``): raises
+    the library's exceptions, mapped from httpcore's by the library's own rule, as the
+    library's ``ResponseStream`` over ``_Pieces`` would. ``Binding`` makes it a subclass of
+    the library's ``SyncByteStream`` (``Response`` checks that)."""
+
+    __slots__ = ()
+
+    def _raise(self, mapped: BaseException, error: BaseException) -> NoReturn:
+        _raise_as_library(self._binding, mapped, error)
+
+
+class _AsyncDirectPieces(_AsyncPieces):
+    """``_DirectPieces`` for the asyncio engine (an ``AsyncByteStream`` of the library)."""
+
+    __slots__ = ()
+
+    def _raise(self, mapped: BaseException, error: BaseException) -> NoReturn:
+        _raise_as_library(self._binding, mapped, error)
 
 
 def _head_info(stream: Any) -> dict[str, Any]:
@@ -396,8 +440,7 @@ def _detour(library_class: type, name: str, shipped: Any, request: Any) -> Any:
 
 def _library_response(binding: Binding, stream: Any, content: Any) -> Any:
     """The library's ``Response`` for an engine stream, as its ``handle_request`` makes
-    it from httpcore's answer (``content`` wrapped in the library's response stream,
-    which maps httpcore's exceptions to the library's)."""
+    it from httpcore's answer (``content``: the body, raising the library's exceptions)."""
     return binding.library.Response(
         status_code=stream.status,
         headers=binding.headers(stream.raw_headers()),
@@ -520,7 +563,7 @@ class TransportMixin:
         except _FAILURES as error:
             with binding.map_httpcore_exceptions():
                 raise binding.error(error) from error
-        content = binding.response_stream(_Pieces(stream, binding, request))
+        content = binding.pieces(stream, binding, request)
         return _library_response(binding, stream, content)
 
     @staticmethod
@@ -575,7 +618,7 @@ class AsyncTransportMixin(TransportMixin):
         except _FAILURES as error:
             with binding.map_httpcore_exceptions():
                 raise binding.error(error) from error
-        content = binding.async_response_stream(_AsyncPieces(stream, binding, request))
+        content = binding.async_pieces(stream, binding, request)
         return _library_response(binding, stream, content)
 
     @staticmethod
