@@ -339,14 +339,21 @@ class _AsyncPieces(_Body):
         traced = self._trace is not None  # the events' dicts are made only for a tracer
         if traced:
             await self._event("receive_response_body.started", {"request": self._request})
+        stream = self._stream
         try:
-            async for piece in _engine.aread_pieces(self._stream):
+            # ``_engine.read_pieces``' loop, written out here: one async generator less
+            # per response (each registers with the event loop's generator hooks).
+            while piece := await stream.read(_engine.READ_MAX_BYTES, _engine.READ_MIN_BYTES, False):
                 yield piece
+                if stream.is_closed:  # the last piece ended the body: no read left
+                    break
         except _FAILURES as error:
             mapped = self._binding.error(error)
             if traced:
                 await self._event("receive_response_body.failed", {"exception": mapped})
             self._raise(mapped, error)
+        finally:
+            stream.close()
         if traced:
             await self._event("receive_response_body.complete", {"return_value": None})
 
