@@ -217,6 +217,25 @@ def test_get(side: Side, server: _core.TestServer) -> None:
     assert response.json() == json.loads(response.content)
 
 
+def test_a_small_async_body_ends_with_its_one_read(server: _core.TestServer) -> None:
+    """The asyncio engine reports the end of a body with its last piece (``is_closed``),
+    as the blocking one does, so the bridge reads a small body once; the connection is
+    back in the pool by then."""
+    from nodelay.ext import _engine
+
+    async def read_once() -> tuple[bytes, bool, int]:
+        engine = _core.AsyncEngine(_engine.engine_options())
+        timeout = (5.0, 5.0, 5.0, 5.0, None)
+        stream = await engine.open("GET", f"{server.url}/bytes/202", [], None, timeout)
+        piece = await stream.read(_engine.READ_MAX_BYTES, _engine.READ_MIN_BYTES, False)
+        return piece, stream.is_closed, engine.idle_connections()
+
+    piece, ended, idle = asyncio.run(read_once())
+    assert piece == expected_bytes(202)
+    assert ended
+    assert idle == 1
+
+
 def test_async_get(side: Side, server: _core.TestServer) -> None:
     async def main() -> Any:
         async with side.AsyncClient() as client:
