@@ -25,6 +25,7 @@ Failures are raised as httpcore's exception classes, which the library's
 from __future__ import annotations
 
 import importlib
+import sys
 import types
 
 from .._exceptions import (
@@ -445,6 +446,14 @@ def _detour(library_class: type, name: str, shipped: Any, request: Any) -> Any:
     return library_method
 
 
+def _import_httpcore(binding: Binding) -> None:
+    """Import the library's httpcore if it is not loaded (it may have been unloaded): the
+    library's ``handle_request`` imports it on each request, so after a request it is
+    always loaded, whatever the transport (httpx's own suite checks that)."""
+    if binding.httpcore.__name__ not in sys.modules:
+        importlib.import_module(binding.httpcore.__name__)
+
+
 def _library_response(binding: Binding, stream: Any, content: Any) -> Any:
     """The library's ``Response`` for an engine stream, as its ``handle_request`` makes
     it from httpcore's answer (``content``: the body, raising the library's exceptions)."""
@@ -565,6 +574,7 @@ class TransportMixin:
         if library_method is not None:
             return library_method(self, request)
         assert isinstance(request.stream, binding.library.SyncByteStream)  # the library's check
+        _import_httpcore(binding)
         try:
             stream = self._pool.open(_library_parts(request), request)
         except _FAILURES as error:
@@ -620,6 +630,7 @@ class AsyncTransportMixin(TransportMixin):
         if library_method is not None:
             return await library_method(self, request)
         assert isinstance(request.stream, binding.library.AsyncByteStream)  # the library's check
+        _import_httpcore(binding)
         try:
             stream = await self._pool.open(_library_parts(request), request)
         except _FAILURES as error:
