@@ -113,9 +113,66 @@ def test_classes_are_the_librarys(ext: ModuleType) -> None:
     with ext.Client() as client:
         assert isinstance(client, lib.Client)
         assert type(client._transport) is ext.Transport
-    # handle_request is the library's own: tools that patch it on the class see nodelay's
-    assert ext.Transport.handle_request is lib.HTTPTransport.handle_request
-    assert ext.AsyncTransport.handle_async_request is lib.AsyncHTTPTransport.handle_async_request
+
+
+def test_a_patched_library_method_sees_every_request(
+    ext: ModuleType, server: _core.TestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tools patch ``HTTPTransport.handle_request`` on the library's class (pytest-httpx,
+    vcrpy, OpenTelemetry): requests sent through nodelay's transports go through it."""
+    lib = importlib.import_module(ext.__name__.rsplit(".", 1)[1])
+    seen: list[str] = []
+    shipped = lib.HTTPTransport.handle_request
+    shipped_async = lib.AsyncHTTPTransport.handle_async_request
+
+    def handle_request(transport: Any, request: Any) -> Any:
+        seen.append(f"sync {request.url.path}")
+        return shipped(transport, request)
+
+    async def handle_async_request(transport: Any, request: Any) -> Any:
+        seen.append(f"async {request.url.path}")
+        return await shipped_async(transport, request)
+
+    with ext.Client() as client:
+        assert client.get(f"{server.url}/bytes/3").content == expected_bytes(3)
+        monkeypatch.setattr(lib.HTTPTransport, "handle_request", handle_request)
+        assert client.get(f"{server.url}/bytes/4").content == expected_bytes(4)
+        monkeypatch.setattr(lib.AsyncHTTPTransport, "handle_async_request", handle_async_request)
+
+        async def fetch() -> bytes:
+            async with ext.AsyncClient() as aclient:
+                return (await aclient.get(f"{server.url}/bytes/5")).content
+
+        assert asyncio.run(fetch()) == expected_bytes(5)
+        monkeypatch.undo()
+        assert client.get(f"{server.url}/bytes/6").content == expected_bytes(6)
+    assert seen == ["sync /bytes/4", "async /bytes/5"]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_a_method_patched_before_import_sees_every_request(
+    library: str, server: _core.TestServer
+) -> None:
+    """A tool that patched the library's class before nodelay.ext was imported is honoured
+    as well (the transport then always calls the patched method)."""
+    program = f"""
+import {library} as lib
+seen = []
+shipped = lib.HTTPTransport.handle_request
+def handle_request(transport, request):
+    seen.append(request.url.path)
+    return shipped(transport, request)
+lib.HTTPTransport.handle_request = handle_request
+import nodelay.ext.{library} as ext
+with ext.Client() as client:
+    assert client.get("{server.url}/bytes/7").status_code == 200
+print(seen)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['/bytes/7']"
 
 
 def test_proxy_transports_are_nodelays(ext: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,6 +215,25 @@ def test_get(side: Side, server: _core.TestServer) -> None:
     assert response.extensions["http_version"] == b"HTTP/1.1"
     assert response.headers["content-type"] == "application/json"
     assert response.json() == json.loads(response.content)
+
+
+def test_a_small_async_body_ends_with_its_one_read(server: _core.TestServer) -> None:
+    """The asyncio engine reports the end of a body with its last piece (``is_closed``),
+    as the blocking one does, so the bridge reads a small body once; the connection is
+    back in the pool by then."""
+    from nodelay.ext import _engine
+
+    async def read_once() -> tuple[bytes, bool, int]:
+        engine = _core.AsyncEngine(_engine.engine_options())
+        timeout = (5.0, 5.0, 5.0, 5.0, None)
+        stream = await engine.open("GET", f"{server.url}/bytes/202", [], None, timeout)
+        piece = await stream.read(_engine.READ_MAX_BYTES, _engine.READ_MIN_BYTES, False)
+        return piece, stream.is_closed, engine.idle_connections()
+
+    piece, ended, idle = asyncio.run(read_once())
+    assert piece == expected_bytes(202)
+    assert ended
+    assert idle == 1
 
 
 def test_async_get(side: Side, server: _core.TestServer) -> None:

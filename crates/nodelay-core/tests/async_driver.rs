@@ -89,6 +89,32 @@ async fn stream(client: &AsyncClient, url: &str, decode: bool) -> Result<Vec<Vec
 // ---------------------------------------------------------------- embedded server
 
 #[test]
+fn a_small_body_ends_with_its_one_piece() {
+    // The last bytes of a Content-Length body end it at once: the stream
+    // reports its end and the connection is back in the pool, no read left.
+    let server = server();
+    let client = client();
+    let url = format!("{}/bytes/202", server.url());
+    block_on(async {
+        let prepared = prepare(&RequestParts {
+            method: "GET",
+            url: &url,
+            headers: &[],
+            body: None,
+        })
+        .unwrap();
+        let exchange = client.send(&prepared, None, timeouts()).await.unwrap();
+        let mut body = AsyncBodyStream::new(exchange, &[], 1 << 30).unwrap();
+        assert!(!body.is_ended());
+        let piece = body.read(256 * 1024, 64 * 1024).await.unwrap();
+        assert_eq!(piece, pattern(202));
+        assert!(body.is_ended());
+        assert_eq!(client.idle_connections(), 1);
+        assert!(body.read(256 * 1024, 64 * 1024).await.unwrap().is_empty());
+    });
+}
+
+#[test]
 fn sequential_gets_reuse_one_connection() {
     let server = server();
     let client = client();

@@ -2,10 +2,11 @@
 
 A bridge turns its library's request into plain values (method, absolute URL, header
 pairs, a body, a timeout tuple), sends them with ``open_stream`` / ``aopen_stream``, reads
-the body with ``read_pieces`` / ``aread_pieces`` (raw: the library decodes content codings
-itself) and, when the engine raises, looks the nodelay exception up in its own table with
-``mapped_error``. The engine sends exactly what it is given: no cookies, no redirects, no
-default headers but ``Host`` and the body's framing when they are missing.
+the body with ``read_pieces`` (raw: the library decodes content codings itself; an async
+bridge reads ``READ_MAX_BYTES`` pieces the same way) and, when the engine raises, looks
+the nodelay exception up in its own table with ``mapped_error``. The engine sends exactly
+what it is given: no cookies, no redirects, no default headers but ``Host`` and the
+body's framing when they are missing.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .._transports import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop
-    from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+    from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
     from typing import Any, TypeAlias
 
     from .._core import TimeoutTuple
@@ -46,7 +47,6 @@ __all__ = [
     "READ_MIN_BYTES",
     "AsyncBody",
     "aopen_stream",
-    "aread_pieces",
     "engine_options",
     "extension_timeouts",
     "header_pairs",
@@ -190,15 +190,6 @@ def read_pieces(stream: _core.RawStream) -> Iterator[bytes]:
             yield piece
             if stream.is_closed:  # the last piece ended the body: no read left
                 return
-    finally:
-        stream.close()
-
-
-async def aread_pieces(stream: _core.AsyncRawStream) -> AsyncIterator[bytes]:
-    """``read_pieces`` on the asyncio engine."""
-    try:
-        while piece := await stream.read(READ_MAX_BYTES, READ_MIN_BYTES, False):
-            yield piece
     finally:
         stream.close()
 

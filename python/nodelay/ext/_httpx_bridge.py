@@ -4,21 +4,29 @@
 Where the engine sits: ``httpx.HTTPTransport.handle_request`` turns an ``httpx.Request``
 into an ``httpcore.Request``, hands it to ``self._pool`` and wraps the answer in an
 ``httpx.Response``, mapping httpcore's exceptions to httpx's. ``Transport`` subclasses the
-library's ``HTTPTransport``, keeps that method as it is and puts the engine in place of the
-httpcore pool (``EnginePool``). Tools that patch ``HTTPTransport.handle_request`` on the
-class (pytest-httpx, vcrpy, OpenTelemetry's instrumentor) therefore see every request sent
-through a nodelay transport, as they see the library's own. The cost of going through
-httpcore's request object is measured in docs/httpx-transport.md.
+library's ``HTTPTransport`` and puts the engine in place of the httpcore pool
+(``EnginePool``). Its ``handle_request`` does what the library's does without the
+``httpcore.Request`` in between (the pool reads the library's request itself), as long as
+the library's method is the one the library shipped; once a tool has patched it on the
+class (pytest-httpx, vcrpy, OpenTelemetry's instrumentor), every request goes through the
+patched method, which ends in the library's own ``handle_request`` over the engine pool.
+So those tools see every request sent through a nodelay transport, as they see the
+library's own.
 
-The pool speaks httpcore's API: it takes an ``httpcore.Request`` (the library's request
-stream as its content) and answers with what ``HTTPTransport`` reads of an
+The pool speaks httpcore's API as well: it takes an ``httpcore.Request`` (the library's
+request stream as its content) and answers with what ``HTTPTransport`` reads of an
 ``httpcore.Response`` (``_PoolResponse``), its content read from the engine as the caller
 iterates it, content codings kept (the library decodes them).
 Failures are raised as httpcore's exception classes, which the library's
-``HTTPTransport`` maps to its own.
+``HTTPTransport`` maps to its own (the direct path maps them with the library's own
+``map_httpcore_exceptions``, so both paths raise the same classes).
 """
 
 from __future__ import annotations
+
+import importlib
+import sys
+import types
 
 from .._exceptions import (
     ConnectError,
@@ -46,9 +54,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from types import ModuleType
-    from typing import Any, ClassVar
+    from typing import Any, ClassVar, NoReturn, TypeAlias
 
     from .. import _core
+    from .._core import TimeoutTuple
+
+    _Parts: TypeAlias = tuple[str, str, list[tuple[str, str]], TimeoutTuple]
+    """A request as the engine takes it: method, absolute URL, header pairs, timeouts."""
 
 __all__ = [
     "AsyncClientMixin",
@@ -96,6 +108,21 @@ class Binding:
             StreamConsumed: library.StreamConsumed,
             RequestError: library.TransportError,
         }
+        # What the direct path of ``handle_request`` / ``handle_async_request`` uses of
+        # the library: the pieces its own method wraps the pool's answer in.
+        default = importlib.import_module(f"{library.__name__}._transports.default")
+        self.map_httpcore_exceptions: Any = default.map_httpcore_exceptions
+        self.pieces: Any = type("Pieces", (_DirectPieces, library.SyncByteStream), {})
+        self.async_pieces: Any = type(
+            "AsyncPieces", (_AsyncDirectPieces, library.AsyncByteStream), {}
+        )
+        self.headers = _headers_builder(library.Headers)
+        self.transport_class: type = library.HTTPTransport
+        self.async_transport_class: type = library.AsyncHTTPTransport
+        self.shipped_handle_request = _shipped(library.HTTPTransport, "handle_request", default)
+        self.shipped_handle_async_request = _shipped(
+            library.AsyncHTTPTransport, "handle_async_request", default
+        )
 
     def error(self, error: BaseException) -> BaseException:
         """The exception to raise for an engine failure (its message kept)."""
@@ -164,14 +191,46 @@ class Binding:
         return str(url)
 
 
-def _target_url(url: Any) -> str:
-    """An ``httpcore.URL`` as the absolute URL string the engine takes."""
-    host: bytes = url.host
+def _shipped(cls: type, name: str, module: ModuleType) -> Any:
+    """``cls.name`` as the library shipped it (a plain function defined in ``module``),
+    or ``None`` when a tool had already replaced it when nodelay was imported (the
+    transports then always go through the replacement)."""
+    method = cls.__dict__.get(name)
+    if isinstance(method, types.FunctionType) and method.__code__.co_filename == module.__file__:
+        return method
+    return None
+
+
+def _headers_builder(headers_class: Any) -> Any:
+    """A function making the library's ``Headers`` from the engine's header fields (bytes
+    pairs, in their final form), without the per-field checks of the constructor: the
+    ``(name, lowercased name, value)`` list the constructor would make, set in place.
+    Used only when the class keeps that list where the constructor puts it (checked
+    once here); otherwise the pairs are handed to the constructor."""
+    sample = [(b"Content-Type", b"text/plain")]
+    made = headers_class(sample)
+    if getattr(made, "_list", None) != [(b"Content-Type", b"content-type", b"text/plain")]:
+        return headers_class
+    if getattr(made, "_encoding", False) is not None:
+        return headers_class
+    new = headers_class.__new__
+
+    def build(raw: list[tuple[bytes, bytes]]) -> Any:
+        headers = new(headers_class)
+        headers._list = [(name, name.lower(), value) for name, value in raw]
+        headers._encoding = None
+        return headers
+
+    return build
+
+
+def _target_url(scheme: bytes, host: bytes, port: int | None, target: bytes) -> str:
+    """A URL's parts (as ``httpcore.URL`` has them) as the absolute URL string the
+    engine takes."""
     if b":" in host:  # an IPv6 literal: httpcore keeps it without brackets
         host = b"[" + host + b"]"
-    port = b"" if url.port is None else b":%d" % url.port
-    target: bytes = url.scheme + b"://" + host + port + url.target
-    return target.decode("ascii")
+    port_part = b"" if port is None else b":%d" % port
+    return (scheme + b"://" + host + port_part + target).decode("ascii")
 
 
 def _body(request: Any, byte_stream: Any) -> _engine.Body:
@@ -207,18 +266,37 @@ def _trace_prefix(stream: Any) -> str:
     return "http2" if stream.version == "HTTP/2" else "http11"
 
 
-class _Pieces:
-    """A response body read from the engine as the library iterates it (httpcore's
-    response stream shape: iterable, with ``close()``). With a ``trace`` extension, the
-    body's reading and closing are reported as httpcore names them."""
+class _Body:
+    """What both response bodies (``_Pieces``, ``_AsyncPieces``) share: the engine stream,
+    the request's ``trace`` extension, and how a failure is raised."""
 
     __slots__ = ("_binding", "_request", "_stream", "_trace")
 
-    def __init__(self, stream: _core.RawStream, binding: Binding, request: Any) -> None:
+    def __init__(self, stream: Any, binding: Binding, request: Any) -> None:
         self._stream = stream
         self._binding = binding
         self._request = request
         self._trace = request.extensions.get("trace")
+
+    def _raise(self, mapped: BaseException, error: BaseException) -> NoReturn:
+        """Raise httpcore's exception for an engine failure (``mapped``)."""
+        raise mapped from error
+
+
+def _raise_as_library(binding: Binding, mapped: BaseException, error: BaseException) -> NoReturn:
+    """Raise the library's exception for httpcore's (``mapped``), by the library's own
+    rule: what its ``ResponseStream`` raises when httpcore's stream raises ``mapped``."""
+    with binding.map_httpcore_exceptions():
+        raise mapped from error
+
+
+class _Pieces(_Body):
+    """A response body read from the engine as the library iterates it (httpcore's
+    response stream shape: iterable, with ``close()``). With a ``trace`` extension, the
+    body's reading and closing are reported as httpcore names them."""
+
+    __slots__ = ()
+    _stream: _core.RawStream
 
     def _event(self, name: str, info: dict[str, Any]) -> None:
         if self._trace is not None:
@@ -234,7 +312,7 @@ class _Pieces:
             mapped = self._binding.error(error)
             if traced:
                 self._event("receive_response_body.failed", {"exception": mapped})
-            raise mapped from error
+            self._raise(mapped, error)
         if traced:
             self._event("receive_response_body.complete", {"return_value": None})
 
@@ -247,37 +325,67 @@ class _Pieces:
         self._event("response_closed.complete", {"return_value": None})
 
 
-class _AsyncPieces:
+class _AsyncPieces(_Body):
     """``_Pieces`` for the asyncio engine (``__aiter__`` and ``aclose()``; an async
     ``trace`` callback is awaited, as httpcore does)."""
 
-    __slots__ = ("_binding", "_request", "_stream", "_trace")
-
-    def __init__(self, stream: _core.AsyncRawStream, binding: Binding, request: Any) -> None:
-        self._stream = stream
-        self._binding = binding
-        self._request = request
-        self._trace = request.extensions.get("trace")
+    __slots__ = ()
+    _stream: _core.AsyncRawStream
 
     async def _event(self, name: str, info: dict[str, Any]) -> None:
         if self._trace is not None:
             await self._trace(f"{_trace_prefix(self._stream)}.{name}", info)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        await self._event("receive_response_body.started", {"request": self._request})
+        traced = self._trace is not None  # the events' dicts are made only for a tracer
+        if traced:
+            await self._event("receive_response_body.started", {"request": self._request})
+        stream = self._stream
         try:
-            async for piece in _engine.aread_pieces(self._stream):
+            # ``_engine.read_pieces``' loop, written out here: one async generator less
+            # per response (each registers with the event loop's generator hooks).
+            while piece := await stream.read(_engine.READ_MAX_BYTES, _engine.READ_MIN_BYTES, False):
                 yield piece
+                if stream.is_closed:  # the last piece ended the body: no read left
+                    break
         except _FAILURES as error:
             mapped = self._binding.error(error)
-            await self._event("receive_response_body.failed", {"exception": mapped})
-            raise mapped from error
-        await self._event("receive_response_body.complete", {"return_value": None})
+            if traced:
+                await self._event("receive_response_body.failed", {"exception": mapped})
+            self._raise(mapped, error)
+        finally:
+            stream.close()
+        if traced:
+            await self._event("receive_response_body.complete", {"return_value": None})
 
     async def aclose(self) -> None:
+        if self._trace is None:
+            self._stream.close()
+            return
         await self._event("response_closed.started", {})
         self._stream.close()
         await self._event("response_closed.complete", {"return_value": None})
+
+
+class _DirectPieces(_Pieces):
+    """The response stream of the direct path (``TransportMixin.handle_request``): raises
+    the library's exceptions, mapped from httpcore's by the library's own rule, as the
+    library's ``ResponseStream`` over ``_Pieces`` would. ``Binding`` makes it a subclass of
+    the library's ``SyncByteStream`` (``Response`` checks that)."""
+
+    __slots__ = ()
+
+    def _raise(self, mapped: BaseException, error: BaseException) -> NoReturn:
+        _raise_as_library(self._binding, mapped, error)
+
+
+class _AsyncDirectPieces(_AsyncPieces):
+    """``_DirectPieces`` for the asyncio engine (an ``AsyncByteStream`` of the library)."""
+
+    __slots__ = ()
+
+    def _raise(self, mapped: BaseException, error: BaseException) -> NoReturn:
+        _raise_as_library(self._binding, mapped, error)
 
 
 def _head_info(stream: Any) -> dict[str, Any]:
@@ -303,21 +411,68 @@ class _PoolResponse:
         self.extensions = extensions
 
 
+def _core_parts(request: Any) -> _Parts:
+    """The parts of an ``httpcore.Request``."""
+    url = request.url
+    return (
+        request.method.decode("ascii"),
+        _target_url(url.scheme, url.host, url.port, url.target),
+        _engine.header_pairs(request.headers),
+        _engine.extension_timeouts(request.extensions.get("timeout")),
+    )
+
+
+def _library_parts(request: Any) -> _Parts:
+    """The parts of the library's ``Request``: the values its ``handle_request`` puts in
+    an ``httpcore.Request`` (the URL's scheme, host, port and target; no userinfo, no
+    fragment)."""
+    url = request.url
+    return (
+        request.method,
+        _target_url(url.raw_scheme, url.raw_host, url.port, url.raw_path),
+        _engine.header_pairs(request.headers.raw),
+        _engine.extension_timeouts(request.extensions.get("timeout")),
+    )
+
+
+def _detour(library_class: type, name: str, shipped: Any, request: Any) -> Any:
+    """``None`` when a transport may serve ``request`` by the direct path, else the
+    library's method ``name`` to call instead: a tool patched it on the library's class,
+    or the request has what httpcore refuses (a method that is not ASCII), so the
+    library's own method gives the library's own answer."""
+    library_method = getattr(library_class, name)
+    if library_method is shipped and request.method.isascii():
+        return None
+    return library_method
+
+
+def _import_httpcore(binding: Binding) -> None:
+    """Import the library's httpcore if it is not loaded (it may have been unloaded): the
+    library's ``handle_request`` imports it on each request, so after a request it is
+    always loaded, whatever the transport (httpx's own suite checks that)."""
+    if binding.httpcore.__name__ not in sys.modules:
+        importlib.import_module(binding.httpcore.__name__)
+
+
+def _library_response(binding: Binding, stream: Any, content: Any) -> Any:
+    """The library's ``Response`` for an engine stream, as its ``handle_request`` makes
+    it from httpcore's answer (``content``: the body, raising the library's exceptions)."""
+    return binding.library.Response(
+        status_code=stream.status,
+        headers=binding.headers(stream.raw_headers()),
+        stream=content,
+        extensions=_extensions(stream),
+    )
+
+
 class _PoolBase:
-    """What both pools share: the engine, connection retries, and the way a request's
-    parts are read from an ``httpcore.Request``."""
+    """What both pools share: the engine, connection retries, the binding."""
 
     def __init__(self, engine: Any, retries: int, binding: Binding) -> None:
         self._engine = engine
         self._retries = retries
         self._binding = binding
         self._byte_stream: Any = binding.library.ByteStream
-
-    def _parts(self, request: Any) -> tuple[str, str, list[tuple[str, str]], Any]:
-        method = request.method.decode("ascii")
-        headers = _engine.header_pairs(request.headers)
-        timeout = _engine.extension_timeouts(request.extensions.get("timeout"))
-        return method, _target_url(request.url), headers, timeout
 
     def _response(self, stream: Any, content: Any) -> _PoolResponse:
         return _PoolResponse(stream.status, stream.raw_headers(), content, _extensions(stream))
@@ -326,18 +481,24 @@ class _PoolBase:
 class EnginePool(_PoolBase):
     """The engine in the place of ``HTTPTransport._pool`` (httpcore's ``ConnectionPool``)."""
 
-    def handle_request(self, request: Any) -> Any:
-        method, url, headers, timeout = self._parts(request)
+    def open(self, parts: _Parts, request: Any) -> _core.RawStream:
+        """Send ``request`` (``parts`` read from it; its ``stream`` is the library's) and
+        return once the response head arrived; the engine's exceptions pass as they are."""
+        method, url, headers, timeout = parts
         body = _body(request, self._byte_stream)
-        try:
-            stream = _engine.open_stream(
-                self._engine, method, url, headers, body, timeout, self._retries
-            )
-        except _FAILURES as error:
-            raise self._binding.error(error) from error
+        stream = _engine.open_stream(
+            self._engine, method, url, headers, body, timeout, self._retries
+        )
         trace = request.extensions.get("trace")
         if trace is not None:
             trace(f"{_trace_prefix(stream)}.receive_response_headers.complete", _head_info(stream))
+        return stream
+
+    def handle_request(self, request: Any) -> Any:
+        try:
+            stream = self.open(_core_parts(request), request)
+        except _FAILURES as error:
+            raise self._binding.error(error) from error
         return self._response(stream, _Pieces(stream, self._binding, request))
 
     def close(self) -> None:
@@ -353,8 +514,10 @@ class EnginePool(_PoolBase):
 class AsyncEnginePool(_PoolBase):
     """The asyncio engine in the place of ``AsyncHTTPTransport._pool``."""
 
-    async def handle_async_request(self, request: Any) -> Any:
-        method, url, headers, timeout = self._parts(request)
+    async def open(self, parts: _Parts, request: Any) -> _core.AsyncRawStream:
+        """``EnginePool.open`` on the asyncio engine (an async trace callback is awaited,
+        an async iterable body streamed)."""
+        method, url, headers, timeout = parts
         upload = None
         body: _engine.Body
         if isinstance(request.stream, self._byte_stream):
@@ -368,8 +531,6 @@ class AsyncEnginePool(_PoolBase):
             stream = await _engine.aopen_stream(
                 self._engine, method, url, headers, body, timeout, self._retries
             )
-        except _FAILURES as error:
-            raise self._binding.error(error) from error
         finally:
             if upload is not None:
                 upload.close()
@@ -377,6 +538,13 @@ class AsyncEnginePool(_PoolBase):
         if trace is not None:
             name = f"{_trace_prefix(stream)}.receive_response_headers.complete"
             await trace(name, _head_info(stream))
+        return stream
+
+    async def handle_async_request(self, request: Any) -> Any:
+        try:
+            stream = await self.open(_core_parts(request), request)
+        except _FAILURES as error:
+            raise self._binding.error(error) from error
         return self._response(stream, _AsyncPieces(stream, self._binding, request))
 
     async def aclose(self) -> None:
@@ -391,11 +559,29 @@ class AsyncEnginePool(_PoolBase):
 
 class TransportMixin:
     """``Transport``: the library's ``HTTPTransport`` with the engine as its pool. Its
-    ``handle_request``, ``close`` and context manager are the library's own.
+    ``close`` and context manager are the library's own; ``handle_request`` is the
+    library's without the ``httpcore.Request`` in between (unless ``_detour`` says otherwise).
     ``AsyncTransportMixin`` is the same with the asyncio engine (``_pool_class``)."""
 
     _binding: ClassVar[Binding]
     _pool: Any
+
+    def handle_request(self, request: Any) -> Any:
+        binding = self._binding
+        library_method = _detour(
+            binding.transport_class, "handle_request", binding.shipped_handle_request, request
+        )
+        if library_method is not None:
+            return library_method(self, request)
+        assert isinstance(request.stream, binding.library.SyncByteStream)  # the library's check
+        _import_httpcore(binding)
+        try:
+            stream = self._pool.open(_library_parts(request), request)
+        except _FAILURES as error:
+            with binding.map_httpcore_exceptions():
+                raise binding.error(error) from error
+        content = binding.pieces(stream, binding, request)
+        return _library_response(binding, stream, content)
 
     @staticmethod
     def _pool_class(options: _core.EngineOptions, retries: int, binding: Binding) -> Any:
@@ -432,6 +618,26 @@ class AsyncTransportMixin(TransportMixin):
     """``AsyncTransport``: the library's ``AsyncHTTPTransport`` with the asyncio engine as
     its pool (``handle_async_request``, ``aclose`` and the async context manager are the
     library's own)."""
+
+    async def handle_async_request(self, request: Any) -> Any:
+        binding = self._binding
+        library_method = _detour(
+            binding.async_transport_class,
+            "handle_async_request",
+            binding.shipped_handle_async_request,
+            request,
+        )
+        if library_method is not None:
+            return await library_method(self, request)
+        assert isinstance(request.stream, binding.library.AsyncByteStream)  # the library's check
+        _import_httpcore(binding)
+        try:
+            stream = await self._pool.open(_library_parts(request), request)
+        except _FAILURES as error:
+            with binding.map_httpcore_exceptions():
+                raise binding.error(error) from error
+        content = binding.async_pieces(stream, binding, request)
+        return _library_response(binding, stream, content)
 
     @staticmethod
     def _pool_class(options: _core.EngineOptions, retries: int, binding: Binding) -> Any:

@@ -108,13 +108,26 @@ impl AsyncBodyStream {
                 }
             };
             self.pieces.got(n, &mut filled);
-            if n == 0 {
+            // As on the blocking driver (`stream.rs`): the last bytes of a
+            // body whose framing says it is complete end the raw body at
+            // once, so the connection goes back with this piece and the
+            // caller sees the end (`is_ended`) without one more read.
+            if n > 0 && exchange.is_complete() {
+                self.pieces.got(0, &mut filled);
+            }
+            if self.pieces.raw_ended() {
                 if let Some(exchange) = self.exchange.take() {
                     exchange.finish();
                 }
             }
         }
         Ok(filled)
+    }
+
+    /// True once the raw body ended (its connection given back or closed)
+    /// and every decoded byte was handed out: the next read returns empty.
+    pub fn is_ended(&self) -> bool {
+        self.exchange.is_none() && self.pieces.is_drained()
     }
 }
 

@@ -190,10 +190,7 @@ impl Complete for Piece {
         {
             let mut body = lock(&slot);
             if matches!(*body, Body::Reading) {
-                *body = match &piece {
-                    Ok(p) if !p.is_empty() => Body::Idle(stream),
-                    _ => Body::Finished,
-                };
+                *body = after_read(stream, &piece);
             }
         }
         let piece = piece.map_err(|e| error(py, e, url))?;
@@ -202,6 +199,17 @@ impl Complete for Piece {
 
     fn body_len(&self) -> usize {
         self.piece.as_ref().map_or(0, Vec::len)
+    }
+}
+
+/// Where the body stands after a read: idle for the next read, or finished
+/// when the read failed, found the end, or handed out the last piece (then
+/// the connection went back with it, and `is_closed` tells the caller no read
+/// is left, as `RawStream` does).
+fn after_read(stream: Box<AsyncBodyStream>, piece: &Result<Vec<u8>, Error>) -> Body {
+    match piece {
+        Ok(p) if !p.is_empty() && !stream.is_ended() => Body::Idle(stream),
+        _ => Body::Finished,
     }
 }
 
