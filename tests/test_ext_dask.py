@@ -24,6 +24,7 @@ dask_bag = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
 
 from nodelay.ext import dask as nd  # noqa: E402  # after the skips
+from nodelay.ext._jobs import close_worker_clients  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +167,8 @@ def worker_sockets_to(cluster: Any, port: int) -> dict[str, int]:
 def test_no_descriptors_grow_across_jobs(cluster: Any, server: _core.TestServer) -> None:
     urls = byte_urls(server, 200)
     port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    # The earlier tests' clients (other option sets) keep their own idle connections.
+    cluster.run(close_worker_clients)
     nd.fetch(urls, partition_size=25).compute()
     time.sleep(SURPLUS_CLOSED_AFTER_S)
     before = worker_sockets_to(cluster, port)
