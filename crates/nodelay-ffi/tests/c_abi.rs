@@ -5,26 +5,17 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::process::Command;
 
-use common::compile;
+use common::{compiled_c_test, refused_url};
 use nodelay_core::cookies::NETSCAPE_HEADER;
 use nodelay_server::{start, ServerConfig};
 
 #[test]
 fn c_program_uses_the_abi() {
     let server = start(ServerConfig::default()).expect("embedded server");
-    let refused = {
-        // A port that was just free: nothing listens there any more.
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/", listener.local_addr().unwrap())
-    };
-    let dir = std::env::temp_dir().join(format!("nodelay-ffi-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = compile("abi_test.c", &dir.join("abi_test_asan"), true)
-        .or_else(|| compile("abi_test.c", &dir.join("abi_test"), false))
-        .unwrap();
+    let refused = refused_url();
+    let (exe, dir) = compiled_c_test("abi_test.c", "c");
     let cookie_file = dir.join("cookies.txt");
     let output = Command::new(&exe)
         .arg(server.url())

@@ -5,10 +5,9 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::process::Command;
 
-use common::compile;
+use common::{compiled_c_test, refused_url};
 use nodelay_server::{start, ServerConfig};
 
 #[test]
@@ -18,16 +17,8 @@ fn c_program_runs_batches() {
         ..ServerConfig::default()
     })
     .expect("embedded server");
-    let refused = {
-        // A port that was just free: nothing listens there any more.
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}/", listener.local_addr().unwrap())
-    };
-    let dir = std::env::temp_dir().join(format!("nodelay-ffi-batch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = compile("batch_test.c", &dir.join("batch_test_asan"), true)
-        .or_else(|| compile("batch_test.c", &dir.join("batch_test"), false))
-        .unwrap();
+    let refused = refused_url();
+    let (exe, dir) = compiled_c_test("batch_test.c", "batch");
     let output = Command::new(&exe)
         .arg(server.url())
         .arg(&refused)

@@ -13,18 +13,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "nodelay.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                      \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", \
-                    __FILE__, __LINE__, #cond, nodelay_last_error());    \
-            failures++;                                                  \
-        }                                                                \
-    } while (0)
+#include "check.h"
 
 static char url_buf[512];
 

@@ -14,18 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nodelay.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                      \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", \
-                    __FILE__, __LINE__, #cond, nodelay_last_error());    \
-            failures++;                                                  \
-        }                                                                \
-    } while (0)
+#include "check.h"
 
 /* Requests of a batch, each with its own URL buffer. */
 #define MAX_REQUESTS 64

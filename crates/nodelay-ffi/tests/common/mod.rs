@@ -1,6 +1,7 @@
 //! What the C tests share: building a C program against include/nodelay.h
 //! and the static library.
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -48,4 +49,23 @@ pub fn compile(source: &str, out: &Path, sanitize: bool) -> Option<PathBuf> {
     assert!(sanitize, "the C test {source} does not compile:\n{stderr}");
     eprintln!("no AddressSanitizer here ({stderr}); building without it");
     None
+}
+
+/// The C test `source` compiled into a fresh directory of its own (named
+/// after `tag` and this process), under AddressSanitizer where the compiler
+/// offers it; returns the program and the directory.
+pub fn compiled_c_test(source: &str, tag: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("nodelay-ffi-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = source.trim_end_matches(".c");
+    let exe = compile(source, &dir.join(format!("{stem}_asan")), true)
+        .or_else(|| compile(source, &dir.join(stem), false))
+        .unwrap();
+    (exe, dir)
+}
+
+/// A URL on a port that was just free: nothing listens there any more.
+pub fn refused_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}/", listener.local_addr().unwrap())
 }
