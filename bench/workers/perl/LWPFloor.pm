@@ -1,7 +1,7 @@
 package LWPFloor;
 # The lab's lwp-floor row (a reference, not a peer: bench/nodelay_bench/results.py
-# REFERENCES): LWP::UserAgent over the cheapest transport Perl has (SocketClient.pm, the
-# perl-socket row's client: one kept socket per origin with TCP_NODELAY, one syswrite per
+# REFERENCES): LWP::UserAgent over the cheapest transport written in Perl
+# (SocketClient.pm, the perl-socket row's client: one kept socket per origin with TCP_NODELAY, one syswrite per
 # request, sysread until the head and Content-Length bytes are in); then the
 # HTTP::Response and LWP's own collect_once, as any LWP protocol must. What is left per
 # request is LWP::UserAgent's own work, so this row bounds what any transport under LWP

@@ -1,7 +1,8 @@
 package SocketClient;
-# The cheapest keep-alive HTTP/1.1 client Perl has, under the lab's two Perl reference rows
-# (bench/nodelay_bench/results.py REFERENCES): perl-socket is this client alone, so what
-# is left per request is Perl's own cost of a socket round trip; lwp-floor is
+# The cheapest keep-alive HTTP/1.1 client written in Perl, under the lab's two Perl
+# reference rows (bench/nodelay_bench/results.py REFERENCES): perl-socket is this client
+# alone, so what is left per request is Perl's own cost of a socket round trip through its
+# syswrite and sysread (a client doing its I/O in native code can go below it); lwp-floor is
 # LWP::UserAgent over it (LWPFloor.pm). One socket to one origin with TCP_NODELAY; each
 # request, head and body, goes out in one syswrite; the answer is read with sysread into
 # a buffer kept for every request, until its head and Content-Length bytes are in. It

@@ -138,8 +138,8 @@ my %CLIENTS = (
         LWP::Protocol::implementor('http', 'LWPFloor');
         return _lwp(LWP::UserAgent->new(timeout => TIMEOUT));
     }, 'reference: LWP::UserAgent over one syswrite and sysread (LWPFloor.pm)'],
-    # A reference row, not a peer: the cheapest client Perl has (SocketClient.pm, beside
-    # this script), connected to the origin of the first URL it is given.
+    # A reference row, not a peer: the cheapest client written in Perl (SocketClient.pm,
+    # beside this script), connected to the origin of the first URL it is given.
     'perl-socket' => [['SocketClient'], sub {
         my ($client, $origin, $host);
         my $send = sub {
@@ -162,7 +162,8 @@ my %CLIENTS = (
             },
             protocol  => sub { 'HTTP/1.1' },
         };
-    }, 'reference: one socket, one syswrite, sysread into a kept buffer, Content-Length answers only (SocketClient.pm)'],
+    }, 'reference: one socket, one syswrite, sysread into a kept buffer, '
+        . 'Content-Length answers only (SocketClient.pm)'],
     'lwp' => [['LWP::UserAgent'], sub {
         return _lwp(LWP::UserAgent->new(timeout => TIMEOUT, keep_alive => 1));
     }, 'keep_alive => 1 (LWP::ConnCache)'],

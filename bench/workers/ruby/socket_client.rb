@@ -4,9 +4,10 @@ require "socket"
 require "io/wait"
 
 # The lab's ruby-socket row (a reference, not a peer: bench/nodelay_bench/results.py
-# REFERENCES): the cheapest keep-alive HTTP/1.1 client Ruby has, so what is left per
-# request is Ruby's own cost of a socket round trip (a method call, a String built and
-# written, a wait and a read with the GVL released, the body handed out as a String).
+# REFERENCES): the cheapest keep-alive HTTP/1.1 client written in Ruby, so what is left
+# per request is Ruby's own cost of a socket round trip through its IO (a method call, a
+# String built and written, a wait and a read with the GVL released, the body handed out
+# as a String). A client doing its I/O in native code can go below it.
 # One TCPSocket with TCP_NODELAY to one origin; each request, head and body, goes out in
 # one write; the answer is read with readpartial into a String reused for every request,
 # its status line and Content-Length parsed by hand. It reads Content-Length framed

@@ -305,8 +305,8 @@ CLIENTS = {
   }, "HTTP.persistent", false],
   "faraday" => [%w[faraday], ->(_uri) { faraday_client(Faraday.default_adapter) },
                 "Faraday %s, default adapter", false],
-  # A reference row, not a peer: the cheapest client Ruby has (socket_client.rb, beside
-  # this script).
+  # A reference row, not a peer: the cheapest client written in Ruby (socket_client.rb,
+  # beside this script).
   "ruby-socket" => [[File.join(__dir__, "socket_client")], lambda { |uri|
     c = SocketClient.new("#{uri.scheme}://#{uri.host}:#{uri.port}", TIMEOUT)
     Client.new(
