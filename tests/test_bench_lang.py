@@ -77,11 +77,19 @@ def test_reference_rows_are_never_the_fastest_peer() -> None:
         Row("a", "nodelay-lwp", "perl", "req/s", reps=[rep(0.1)]),
         Row("a", "lwp-floor", "perl", "req/s", reps=[rep(0.05)]),
         Row("a", "lwp", "perl", "req/s", reps=[rep(0.2)]),
+        Row("a", "perl-socket", "perl", "req/s", reps=[rep(0.02)]),
+        Row("a", "nodelay", "ruby", "req/s", reps=[rep(0.1)]),
+        Row("a", "ruby-socket", "ruby", "req/s", reps=[rep(0.02)]),
+        Row("a", "net-http", "ruby", "req/s", reps=[rep(0.4)]),
     ]
     add_ratios(rows)
     assert rows[0].fastest_peer == "aiohttp" and rows[0].ratio_fastest_peer == pytest.approx(2.0)
     assert rows[3].fastest_peer == "lwp" and rows[3].ratio_fastest_peer == pytest.approx(2.0)
     assert not rows[1].is_peer and not rows[4].is_peer and rows[5].is_peer
+    # The bare-socket rows bound every row of their language and compete with none.
+    assert rows[7].fastest_peer == "net-http" and rows[7].ratio_fastest_peer == pytest.approx(4.0)
+    assert not rows[6].is_peer and not rows[8].is_peer and rows[9].is_peer
+    assert rows[6].ratio_fastest_peer is None and rows[8].ratio_fastest_peer is None
 
 
 def test_workload_spec_tells_a_worker_what_to_check() -> None:
@@ -148,6 +156,79 @@ def test_lwp_floor_is_a_reference_row_beside_lwp(tmp_path: Path) -> None:
     # nodelay-lwp is compared with stock LWP, never with the reference row.
     for row in check_reference_rows(doc, "lwp-floor", "nodelay-lwp", peer="lwp"):
         assert row["note"].startswith("reference:")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
+@pytest.mark.skipif(not PERL_BUILT, reason="the Perl front is not built (make test-perl)")
+def test_perl_socket_is_a_reference_row_beside_the_perl_clients(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    _, doc = run_lab(
+        tmp_path / "r.json",
+        *("--lang", "perl", "--workloads", "a,b,c,e", "--clients", "nodelay,perl-socket,lwp"),
+        timeout=110,
+    )
+    # nodelay is compared with LWP, never with the bare socket below every Perl client.
+    for row in check_reference_rows(doc, "perl-socket", "nodelay", peer="lwp", workloads="abce"):
+        assert row["note"].startswith("reference:") and row["protocol"] == "HTTP/1.1"
+
+
+@pytest.mark.timeout(180)
+@needs_ruby_gem
+def test_ruby_socket_is_a_reference_row_beside_the_ruby_clients(tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    env = child_env()
+    env["RUBYLIB"] = str(RUBY_EXT_DIR)  # after the release build the Lang names
+    _, doc = run_lab(
+        tmp_path / "r.json",
+        *("--lang", "ruby", "--workloads", "a,b,c,d,e,f"),
+        *("--clients", "nodelay,ruby-socket,net-http"),
+        timeout=170,
+        env=env,
+    )
+    # nodelay is compared with Net::HTTP, never with the bare socket below every Ruby client.
+    for row in check_reference_rows(
+        doc, "ruby-socket", "nodelay", peer="net-http", workloads="abcef"
+    ):
+        assert row["note"].startswith("reference:") and row["protocol"] == "HTTP/1.1"
+    rows = {(r["workload"], r["client"]): r for r in doc["rows"]}
+    # It has no streaming API: d is skipped, saying so.
+    assert rows[("d", "ruby-socket")]["status"] == "skipped"
+    assert "no streaming API" in rows[("d", "ruby-socket")]["reason"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("lang", ["perl", "ruby"])
+def test_socket_reference_rows_count_an_answer_they_cannot_read_as_an_error(
+    server: _core.TestServer, lang: str
+) -> None:
+    # The bare-socket rows read Content-Length framed answers only: a chunked answer must
+    # be an error, never a request that passed.
+    if shutil.which(lang) is None:
+        pytest.skip(f"{lang} is not installed")
+    spec = {"client": f"{lang}-socket", "workload": "a", "variant": ""}
+    spec |= {"url": f"{server.url}/chunked/202", "n": 3, "warmup": 0, "repeat": 1}
+    spec |= workload_spec(WORKLOADS["a"])
+    out = subprocess.run(
+        LANGS[lang].argv(spec),
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["reps"][0] == pytest.approx(result["reps"][0] | {"requests": 0, "errors": 3})
+    # The same client reads the Content-Length answer of the same size.
+    spec["url"] = f"{server.url}/bytes/202"
+    out = subprocess.run(
+        LANGS[lang].argv(spec),
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["reps"][0] == pytest.approx(result["reps"][0] | {"requests": 3, "errors": 0})
 
 
 @pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")

@@ -70,8 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAMES",
         help="comma-separated clients and native references (default: all; "
-        f"known: {', '.join(KNOWN_CLIENTS)}; with --lang perl: "
-        f"{', '.join(LANGS['perl'].clients)})",
+        f"known: {', '.join(KNOWN_CLIENTS)}; "
+        + "; ".join(
+            f"with --lang {name}: {', '.join(lang.clients)}" for name, lang in LANGS.items()
+        )
+        + ")",
     )
     parser.add_argument(
         "--repeat",

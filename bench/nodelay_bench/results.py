@@ -15,12 +15,16 @@ REFERENCES = frozenset(
     {
         "asyncio-floor",
         "lwp-floor",
+        "perl-socket",
+        "ruby-socket",
         *(f"ceiling-{lib}" for lib in ("httpx", "httpx-async", "httpx2", "httpx2-async")),
         "ceiling-requests",
     }
 )
 """Rows that bound what a client can reach instead of competing: the least a request costs
-on asyncio's event loop, under LWP::UserAgent with the cheapest transport Perl has, and
+on asyncio's event loop, through the cheapest client written in Perl or in Ruby (a bare
+socket through the interpreter's own I/O calls), under LWP::UserAgent with that Perl client
+as its transport, and
 through httpx's or httpx2's client over a transport that does no I/O, and through requests'
 ``Session`` over an adapter that does none (``ceiling-*``).
 They are never a "fastest peer" (docs/performance.md, "Ceilings")."""

@@ -15,7 +15,7 @@ use warnings;
 use JSON::PP ();
 use Time::HiRes qw(clock_gettime CLOCK_MONOTONIC);
 use FindBin ();
-use lib $FindBin::Bin;    # LWPFloor.pm, the lwp-floor row's protocol
+use lib $FindBin::Bin;    # LWPFloor.pm and SocketClient.pm, the reference rows' code
 
 # A run of this many failures in a row ends a repetition (the rest count as
 # errors), as in the Python worker.
@@ -138,6 +138,32 @@ my %CLIENTS = (
         LWP::Protocol::implementor('http', 'LWPFloor');
         return _lwp(LWP::UserAgent->new(timeout => TIMEOUT));
     }, 'reference: LWP::UserAgent over one syswrite and sysread (LWPFloor.pm)'],
+    # A reference row, not a peer: the cheapest client written in Perl (SocketClient.pm,
+    # beside this script), connected to the origin of the first URL it is given.
+    'perl-socket' => [['SocketClient'], sub {
+        my ($client, $origin, $host);
+        my $send = sub {
+            my ($method, $url, $rest) = @_;
+            if (!$client) {
+                my ($name, $port);
+                ($origin, $name, $port) = $url =~ m{\A(http://([^/:]+):(\d+))/}
+                    or die "perl-socket: http://host:port/ URLs only, not $url\n";
+                $client = SocketClient->new($name, $port, TIMEOUT);
+                $host = "Host: $name:$port\r\n";
+            }
+            index($url, $origin) == 0 or die "perl-socket: one origin ($origin), not $url\n";
+            return $client->request("$method " . substr($url, length $origin) . " HTTP/1.1\r\n$host$rest");
+        };
+        return {
+            get       => sub { $send->('GET', $_[0], "\r\n") },
+            post_form => sub {
+                $send->('POST', $_[0], "Content-Type: application/x-www-form-urlencoded\r\n"
+                    . 'Content-Length: ' . length($_[2]) . "\r\n\r\n$_[2]");
+            },
+            protocol  => sub { 'HTTP/1.1' },
+        };
+    }, 'reference: one socket, one syswrite, sysread into a kept buffer, '
+        . 'Content-Length answers only (SocketClient.pm)'],
     'lwp' => [['LWP::UserAgent'], sub {
         return _lwp(LWP::UserAgent->new(timeout => TIMEOUT, keep_alive => 1));
     }, 'keep_alive => 1 (LWP::ConnCache)'],

@@ -305,6 +305,17 @@ CLIENTS = {
   }, "HTTP.persistent", false],
   "faraday" => [%w[faraday], ->(_uri) { faraday_client(Faraday.default_adapter) },
                 "Faraday %s, default adapter", false],
+  # A reference row, not a peer: the cheapest client written in Ruby (socket_client.rb,
+  # beside this script).
+  "ruby-socket" => [[File.join(__dir__, "socket_client")], lambda { |uri|
+    c = SocketClient.new("#{uri.scheme}://#{uri.host}:#{uri.port}", TIMEOUT)
+    Client.new(
+      get: ->(u) { c.get(u) },
+      post_form: ->(u, _form, body) { c.post_form(u, body) },
+      close: -> { c.close },
+    )
+  }, "reference: one TCPSocket, one write, readpartial into a reused String, " \
+     "Content-Length answers only (socket_client.rb)", false],
 }.freeze
 
 # Workload h's clients: the constructor of a client whose cookie jar lives in
