@@ -303,6 +303,24 @@ static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     *d = '\0';
 }
 
+/* The engine response a Nodelay::Response object holds (its {handle}), NULL
+ * when it has none. With delete, the handle is also taken out of the object
+ * (for DESTROY, so it is freed once). */
+static nodelay_response *nd_response_of(pTHX_ SV *self, int delete) {
+    HV *hv;
+    SV *handle;
+    SV **slot;
+    if (!SvROK(self) || SvTYPE(SvRV(self)) != SVt_PVHV) return NULL;
+    hv = (HV *)SvRV(self);
+    if (delete) {
+        handle = hv_delete(hv, "handle", 6, 0);
+    } else {
+        slot = hv_fetchs(hv, "handle", 0);
+        handle = slot ? *slot : NULL;
+    }
+    return handle && SvOK(handle) ? INT2PTR(nodelay_response *, SvIV(handle)) : NULL;
+}
+
 MODULE = Nodelay    PACKAGE = Nodelay::XS
 
 PROTOTYPES: DISABLE
@@ -862,3 +880,22 @@ form_urlencode(pairs, characters = 0)
     }
   OUTPUT:
     RETVAL
+
+# Nodelay::Response's status and DESTROY, called once per request, as XSUBs
+# rather than Perl subs over the functions above: no Perl frame each.
+MODULE = Nodelay    PACKAGE = Nodelay::Response
+
+unsigned int
+status(self)
+    SV *self
+  CODE:
+    RETVAL = nodelay_response_status(nd_response_of(aTHX_ self, 0));
+  OUTPUT:
+    RETVAL
+
+void
+DESTROY(self)
+    SV *self
+  CODE:
+    nodelay_response *r = nd_response_of(aTHX_ self, 1);
+    if (r) nodelay_response_free(r);
