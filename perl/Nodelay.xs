@@ -267,6 +267,19 @@ static SV *nd_json_value(pTHX_ const nodelay_json_item *items, size_t *at, SV *y
  * HTTP::Request::Common's POST), then HTTP::Tiny's escapes: A-Z a-z 0-9
  * - . _ ~ kept, a space as '+', every other byte as %XX (upper-case hex);
  * undef is empty. */
+/* What each byte becomes in a form component: itself (A-Z a-z 0-9 - . _ ~),
+ * '+' (a space) or %XX (0), looked up once per byte; filled at boot. */
+static char nd_form_kept[256];
+
+static void nd_form_table_init(void) {
+    int c;
+    for (c = 0; c < 256; c++) {
+        int unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+            || c == '-' || c == '.' || c == '_' || c == '~';
+        nd_form_kept[c] = unreserved ? (char)c : c == ' ' ? '+' : 0;
+    }
+}
+
 static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     static const char hex[] = "0123456789ABCDEF";
     STRLEN len, i;
@@ -288,11 +301,9 @@ static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     d = SvGROW(out, SvCUR(out) + 3 * len + 1) + SvCUR(out);
     for (i = 0; i < len; i++) {
         unsigned char c = s[i];
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-            || c == '-' || c == '.' || c == '_' || c == '~') {
-            *d++ = (char)c;
-        } else if (c == ' ') {
-            *d++ = '+';
+        char kept = nd_form_kept[c];
+        if (kept) {
+            *d++ = kept;
         } else {
             *d++ = '%';
             *d++ = hex[c >> 4];
@@ -322,6 +333,9 @@ static nodelay_response *nd_response_of(pTHX_ SV *self, int delete) {
 }
 
 MODULE = Nodelay    PACKAGE = Nodelay::XS
+
+BOOT:
+    nd_form_table_init();
 
 PROTOTYPES: DISABLE
 
