@@ -267,6 +267,19 @@ static SV *nd_json_value(pTHX_ const nodelay_json_item *items, size_t *at, SV *y
  * HTTP::Request::Common's POST), then HTTP::Tiny's escapes: A-Z a-z 0-9
  * - . _ ~ kept, a space as '+', every other byte as %XX (upper-case hex);
  * undef is empty. */
+/* What each byte becomes in a form component: itself (A-Z a-z 0-9 - . _ ~),
+ * '+' (a space) or %XX (0), looked up once per byte; filled at boot. */
+static char nd_form_kept[256];
+
+static void nd_form_table_init(void) {
+    int c;
+    for (c = 0; c < 256; c++) {
+        int unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+            || c == '-' || c == '.' || c == '_' || c == '~';
+        nd_form_kept[c] = unreserved ? (char)c : c == ' ' ? '+' : 0;
+    }
+}
+
 static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     static const char hex[] = "0123456789ABCDEF";
     STRLEN len, i;
@@ -288,11 +301,9 @@ static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     d = SvGROW(out, SvCUR(out) + 3 * len + 1) + SvCUR(out);
     for (i = 0; i < len; i++) {
         unsigned char c = s[i];
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-            || c == '-' || c == '.' || c == '_' || c == '~') {
-            *d++ = (char)c;
-        } else if (c == ' ') {
-            *d++ = '+';
+        char kept = nd_form_kept[c];
+        if (kept) {
+            *d++ = kept;
         } else {
             *d++ = '%';
             *d++ = hex[c >> 4];
@@ -303,7 +314,28 @@ static void nd_form_component(pTHX_ SV *out, SV *sv, int characters) {
     *d = '\0';
 }
 
+/* The engine response a Nodelay::Response object holds (its {handle}), NULL
+ * when it has none. With delete, the handle is also taken out of the object
+ * (for DESTROY, so it is freed once). */
+static nodelay_response *nd_response_of(pTHX_ SV *self, int delete) {
+    HV *hv;
+    SV *handle;
+    SV **slot;
+    if (!SvROK(self) || SvTYPE(SvRV(self)) != SVt_PVHV) return NULL;
+    hv = (HV *)SvRV(self);
+    if (delete) {
+        handle = hv_delete(hv, "handle", 6, 0);
+    } else {
+        slot = hv_fetchs(hv, "handle", 0);
+        handle = slot ? *slot : NULL;
+    }
+    return handle && SvOK(handle) ? INT2PTR(nodelay_response *, SvIV(handle)) : NULL;
+}
+
 MODULE = Nodelay    PACKAGE = Nodelay::XS
+
+BOOT:
+    nd_form_table_init();
 
 PROTOTYPES: DISABLE
 
@@ -862,3 +894,22 @@ form_urlencode(pairs, characters = 0)
     }
   OUTPUT:
     RETVAL
+
+# Nodelay::Response's status and DESTROY, called once per request, as XSUBs
+# rather than Perl subs over the functions above: no Perl frame each.
+MODULE = Nodelay    PACKAGE = Nodelay::Response
+
+unsigned int
+status(self)
+    SV *self
+  CODE:
+    RETVAL = nodelay_response_status(nd_response_of(aTHX_ self, 0));
+  OUTPUT:
+    RETVAL
+
+void
+DESTROY(self)
+    SV *self
+  CODE:
+    nodelay_response *r = nd_response_of(aTHX_ self, 1);
+    if (r) nodelay_response_free(r);

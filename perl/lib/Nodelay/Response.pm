@@ -29,7 +29,7 @@ sub _stream {
     return;
 }
 
-sub status  { Nodelay::XS::response_status($_[0]{handle}) }
+# status: in Nodelay.xs.
 sub code    { $_[0]->status }
 sub reason  { Nodelay::XS::response_reason($_[0]{handle}) }
 sub message { $_[0]->reason }
@@ -146,9 +146,6 @@ sub _decoded_pairs {
     return \@out;
 }
 
-sub DESTROY {
-    my ($self) = @_;
-    Nodelay::XS::response_free(delete $self->{handle}) if $self->{handle};
-}
+# DESTROY (freeing the engine's response): in Nodelay.xs.
 
 1;

@@ -70,6 +70,12 @@ module Nodelay
     end
 
     def post(path, params: nil, headers: nil, form: nil, json: nil, body: nil, buffer: nil, &block)
+      # A form alone (the common POST) goes straight to #perform: no body or
+      # buffer checks to make, and the form's headers as built once.
+      if form && !block && params.nil? && headers.nil? && json.nil? && body.nil? && buffer.nil?
+        return perform("POST", url(path, nil), @form_headers, encoded_body(form, nil).first, nil)
+      end
+
       request("POST", path, params: params, headers: headers, form: form, json: json, body: body, buffer: buffer, &block)
     end
 
