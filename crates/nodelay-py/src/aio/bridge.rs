@@ -685,6 +685,10 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
 /// comment): a request whose answer is already at hand completes without any
 /// wake-up. `task` must own everything it
 /// uses: no Python object crosses into it.
+///
+/// Inlined, so the caller's future is boxed where it is built: each move of
+/// it by value would copy its few KiB.
+#[inline(always)]
 pub(crate) fn start<'py, F, C>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
@@ -694,7 +698,7 @@ where
     F: Future<Output = C> + Send + 'static,
     C: Complete + 'static,
 {
-    start_with(py, url, task, false)
+    start_with(py, url, Box::pin(Erased(task)), false)
 }
 
 /// [`start`] for a task that often finishes in its first poll (a read of a
@@ -702,7 +706,8 @@ where
 /// here, on the loop thread, even while other requests are in flight, since
 /// a runtime task would cost two crossings between threads for a copy of
 /// bytes at hand. A task still pending after it goes on as [`start`] says.
-/// Not after a large body (see [`LOOP_BODY_LIMIT`]).
+/// Not after a large body (see [`LOOP_BODY_LIMIT`]). Inlined as [`start`] is.
+#[inline(always)]
 pub(crate) fn start_local<'py, F, C>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
@@ -712,25 +717,20 @@ where
     F: Future<Output = C> + Send + 'static,
     C: Complete + 'static,
 {
-    start_with(py, url, task, true)
+    start_with(py, url, Box::pin(Erased(task)), true)
 }
 
-fn start_with<'py, F, C>(
+fn start_with<'py>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
-    task: F,
+    mut task: Task,
     poll_here: bool,
-) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = C> + Send + 'static,
-    C: Complete + 'static,
-{
+) -> PyResult<Bound<'py, PyAny>> {
     let (event_loop, bridge, on_done) = current(py)?;
     let bridge = bridge.get();
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let key = future.as_ptr() as usize;
     let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
-    let mut task: Task = Box::pin(Erased(task));
     let drives = bridge.drives_next();
     let driver = if drives || (poll_here && !bridge.large_bodies.load(Ordering::Relaxed)) {
         let waker = Waker::from(Arc::new(LoopWaker {
