@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -316,6 +317,36 @@ def test_works_under_uvloop(server: _core.TestServer) -> None:
                 await task
 
     uvloop.run(main())
+
+
+def test_uvloop_loops_in_turn_and_across_threads(server: _core.TestServer) -> None:
+    """A uvloop loop records no running thread: a thread that ran one loop and then
+    runs another, while the first runs on another thread, gets each request's future on
+    the loop running it (a future of the other loop would refuse to be awaited)."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def fetch(count: int) -> int:
+        async with nodelay.AsyncClient() as client:
+            for i in range(count):
+                r = await client.get(f"{server.url}/bytes/{i}")
+                assert r.content == expected_bytes(i)
+        return count
+
+    first, second = uvloop.new_event_loop(), uvloop.new_event_loop()
+    try:
+        assert first.run_until_complete(fetch(3)) == 3  # this thread's loop was `first`
+        moved: list[int] = []
+        worker = threading.Thread(target=lambda: moved.append(first.run_until_complete(fetch(30))))
+        worker.start()
+        try:
+            assert second.run_until_complete(fetch(30)) == 30
+        finally:
+            worker.join(30)
+        assert moved == [30]
+        assert first.run_until_complete(fetch(3)) == 3  # back on this thread
+    finally:
+        first.close()
+        second.close()
 
 
 def test_one_client_across_successive_loops(server: _core.TestServer) -> None:

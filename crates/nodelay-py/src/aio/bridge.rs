@@ -61,7 +61,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 use tokio::task::AbortHandle;
 
 use crate::aio::sockets::LoopSockets;
@@ -96,6 +96,28 @@ pub(crate) trait Complete: Send {
 /// A request's future, type-erased (boxed once: it is a few KiB, every
 /// phase's state inline, and moving a pointer is cheaper than copying it).
 type Task = Pin<Box<dyn Future<Output = Box<dyn Complete>> + Send>>;
+
+/// A request's future with its outcome boxed: polled in place, where an
+/// `async` block awaiting it would move the whole future into its own state
+/// on the first poll (a copy of a few KiB per request).
+struct Erased<F>(F);
+
+impl<F, C> Future for Erased<F>
+where
+    F: Future<Output = C>,
+    C: Complete + 'static,
+{
+    type Output = Box<dyn Complete>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: the inner future is never moved out of `self` (structural
+        // pinning: `Erased` has no `Drop` and no other field).
+        let inner = unsafe { self.map_unchecked_mut(|erased| &mut erased.0) };
+        inner
+            .poll(cx)
+            .map(|outcome| Box::new(outcome) as Box<dyn Complete>)
+    }
+}
 
 /// An entry of the loop's queue: a runtime task's finished outcome, or a
 /// wake-up of a future the loop polls (`outcome: None`).
@@ -197,11 +219,18 @@ pub(crate) struct LoopBridge {
     /// Set when the last finished request's body was larger than
     /// [`LOOP_BODY_LIMIT`]: the next request starts on the runtime.
     large_bodies: AtomicBool,
+    /// The wakers `_ready` takes from `sockets`, empty between turns (kept
+    /// for its capacity).
+    woken: Mutex<Vec<Waker>>,
 }
 
 impl LoopBridge {
     fn pending(&self) -> MutexGuard<'_, HashMap<usize, Pending>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn woken(&self) -> MutexGuard<'_, Vec<Waker>> {
+        self.woken.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Remembers whether a finished request's body was large (see
@@ -336,12 +365,15 @@ impl LoopBridge {
     /// wakes the requests whose sockets are ready (their wakers queue them,
     /// without a signal) and drains the queue as `_drain` does.
     fn _ready(&self, py: Python<'_>) -> PyResult<()> {
-        let woken = self.sockets.take_ready();
+        let mut woken = std::mem::take(&mut *self.woken());
+        self.sockets.take_ready(&mut woken);
         self.shared.waking_here.store(true, Ordering::Release);
-        for waker in woken {
+        for waker in woken.drain(..) {
             waker.wake();
         }
         self.shared.waking_here.store(false, Ordering::Release);
+        // Kept, empty, with its capacity, for the next turn.
+        *self.woken() = woken;
         self.drain(py)
     }
 
@@ -477,6 +509,9 @@ struct Current {
     /// Whether the loop records the thread running it in `_thread_id`
     /// (asyncio's own loops do; see [`running_cached`]).
     has_thread_id: bool,
+    /// What [`running_marker`] read when `event_loop` was found running on
+    /// this thread (see [`running_cached`]).
+    marker: Option<Py<PyAny>>,
 }
 
 thread_local! {
@@ -484,6 +519,26 @@ thread_local! {
 }
 
 static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The key under which CPython's `_asyncio` keeps the running loop of a
+/// thread in that thread's state dictionary (`asyncio._set_running_loop`).
+const RUNNING_LOOP_KEY: &str = "__asyncio_running_event_loop__";
+
+/// What this thread's state dictionary holds under [`RUNNING_LOOP_KEY`]:
+/// `_set_running_loop` stores a new object there each time a loop starts or
+/// stops running on the thread, so while the object is the one seen when a
+/// loop was found running, that loop still runs here. `None` when the
+/// interpreter keeps the running loop elsewhere.
+fn running_marker(py: Python<'_>) -> Option<Bound<'_, PyAny>> {
+    // SAFETY: the GIL is held; the result is a borrowed reference to this
+    // thread's dictionary, or NULL (without an exception set).
+    let dict = unsafe { Bound::from_borrowed_ptr_or_opt(py, pyo3::ffi::PyThreadState_GetDict())? };
+    dict.cast_into::<PyDict>()
+        .ok()?
+        .get_item(intern!(py, RUNNING_LOOP_KEY))
+        .ok()
+        .flatten()
+}
 
 fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     let get = GET_RUNNING_LOOP.get_or_try_init(py, || {
@@ -500,23 +555,32 @@ fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 /// ident of the thread running it (`threading.get_ident`, which is
 /// `pthread_self`) and clears it when it stops; a thread runs at most one
 /// loop at a time, so a cached loop running on this thread is the running
-/// loop. A fork is noticed by the fork generation instead.
+/// loop. A loop without `_thread_id` (uvloop's) is known running here by
+/// [`running_marker`] instead. A fork is noticed by the fork generation.
 fn running_cached(py: Python<'_>) -> Option<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyAny>)> {
     let generation = runtime::fork_generation();
     // Cloned out first: no Python code runs while the cell is borrowed.
-    let (event_loop, bridge, on_done) = CURRENT.with_borrow(|current| {
+    let (event_loop, bridge, on_done, has_thread_id, marker) = CURRENT.with_borrow(|current| {
         current
             .as_ref()
-            .filter(|c| c.has_thread_id && c.generation == generation)
+            .filter(|c| c.generation == generation)
             .map(|c| {
                 (
                     c.event_loop.clone_ref(py),
                     c.bridge.clone_ref(py),
                     c.on_done.clone_ref(py),
+                    c.has_thread_id,
+                    c.marker.as_ref().map(|m| m.clone_ref(py)),
                 )
             })
     })?;
     let event_loop = event_loop.into_bound(py);
+    if !has_thread_id {
+        let seen = running_marker(py)?;
+        return marker
+            .is_some_and(|m| m.bind(py).is(&seen))
+            .then_some((event_loop, bridge, on_done));
+    }
     let runner: u64 = event_loop
         .getattr(intern!(py, "_thread_id"))
         .ok()?
@@ -534,14 +598,21 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
         return Ok(found);
     }
     let event_loop = running_loop(py)?;
+    let marker = running_marker(py).map(Bound::unbind);
     let generation = runtime::fork_generation();
-    let cached = CURRENT.with_borrow(|current| {
+    let cached = CURRENT.with_borrow_mut(|current| {
         current
-            .as_ref()
+            .as_mut()
             .filter(|c| c.generation == generation && c.event_loop.bind(py).is(&event_loop))
-            .map(|c| (c.bridge.clone_ref(py), c.on_done.clone_ref(py)))
+            .map(|c| {
+                let fresh = marker.as_ref().map(|m| m.clone_ref(py));
+                let stale = std::mem::replace(&mut c.marker, fresh);
+                (c.bridge.clone_ref(py), c.on_done.clone_ref(py), stale)
+            })
     });
-    if let Some((bridge, on_done)) = cached {
+    // The stale marker is dropped here, after the cell's borrow: releasing it
+    // may run Python code.
+    if let Some((bridge, on_done, _stale)) = cached {
         return Ok((event_loop, bridge, on_done));
     }
     let wake = WakeFd::new().map_err(|e| {
@@ -566,6 +637,7 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             pending: Mutex::new(HashMap::new()),
             next_seq: AtomicU64::new(0),
             large_bodies: AtomicBool::new(false),
+            woken: Mutex::new(Vec::new()),
         },
     )?;
     let on_done = bridge.bind(py).getattr(intern!(py, "_on_done"))?.unbind();
@@ -585,6 +657,7 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
             on_done: on_done.clone_ref(py),
             generation,
             has_thread_id,
+            marker,
         })
     });
     // The previous loop of this thread is not running any more; unhook it if
@@ -612,6 +685,10 @@ fn current(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Py<LoopBridge>, Py<PyA
 /// comment): a request whose answer is already at hand completes without any
 /// wake-up. `task` must own everything it
 /// uses: no Python object crosses into it.
+///
+/// Inlined, so the caller's future is boxed where it is built: each move of
+/// it by value would copy its few KiB.
+#[inline(always)]
 pub(crate) fn start<'py, F, C>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
@@ -621,7 +698,7 @@ where
     F: Future<Output = C> + Send + 'static,
     C: Complete + 'static,
 {
-    start_with(py, url, task, false)
+    start_with(py, url, Box::pin(Erased(task)), false)
 }
 
 /// [`start`] for a task that often finishes in its first poll (a read of a
@@ -629,7 +706,8 @@ where
 /// here, on the loop thread, even while other requests are in flight, since
 /// a runtime task would cost two crossings between threads for a copy of
 /// bytes at hand. A task still pending after it goes on as [`start`] says.
-/// Not after a large body (see [`LOOP_BODY_LIMIT`]).
+/// Not after a large body (see [`LOOP_BODY_LIMIT`]). Inlined as [`start`] is.
+#[inline(always)]
 pub(crate) fn start_local<'py, F, C>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
@@ -639,25 +717,20 @@ where
     F: Future<Output = C> + Send + 'static,
     C: Complete + 'static,
 {
-    start_with(py, url, task, true)
+    start_with(py, url, Box::pin(Erased(task)), true)
 }
 
-fn start_with<'py, F, C>(
+fn start_with<'py>(
     py: Python<'py>,
     url: &Bound<'py, PyString>,
-    task: F,
+    mut task: Task,
     poll_here: bool,
-) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = C> + Send + 'static,
-    C: Complete + 'static,
-{
+) -> PyResult<Bound<'py, PyAny>> {
     let (event_loop, bridge, on_done) = current(py)?;
     let bridge = bridge.get();
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let key = future.as_ptr() as usize;
     let seq = bridge.next_seq.fetch_add(1, Ordering::Relaxed);
-    let mut task: Task = Box::pin(async move { Box::new(task.await) as Box<dyn Complete> });
     let drives = bridge.drives_next();
     let driver = if drives || (poll_here && !bridge.large_bodies.load(Ordering::Relaxed)) {
         let waker = Waker::from(Arc::new(LoopWaker {

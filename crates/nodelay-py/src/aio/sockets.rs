@@ -94,9 +94,11 @@ impl LoopSockets {
         Ok(())
     }
 
-    /// Takes the watches that are ready now (without waiting) and returns
-    /// their wakers, to be woken by the caller (no lock held then).
-    pub(crate) fn take_ready(&self) -> Vec<Waker> {
+    /// Takes the watches that are ready now (without waiting) and adds
+    /// their wakers to `woken`, to be woken by the caller (no lock of this
+    /// watcher held then). The caller keeps `woken` from one turn to the
+    /// next, so a wake-up allocates nothing.
+    pub(crate) fn take_ready(&self, woken: &mut Vec<Waker>) {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS_PER_TAKE];
         // SAFETY: `events` is a writable array of EVENTS_PER_TAKE entries.
         let n = unsafe {
@@ -107,9 +109,8 @@ impl LoopSockets {
                 0,
             )
         };
-        let mut woken = Vec::new();
         if n <= 0 {
-            return woken;
+            return;
         }
         let failed = (libc::EPOLLHUP | libc::EPOLLERR) as u32;
         let mut watches = self.watches();
@@ -135,7 +136,6 @@ impl LoopSockets {
                 }
             }
         }
-        woken
     }
 }
 
