@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{compiled_c_test, refused_url};
+use common::{assert_c_test_passed, compiled_c_test, refused_url};
 use nodelay_core::cookies::NETSCAPE_HEADER;
 use nodelay_server::{start, ServerConfig};
 
@@ -27,13 +27,7 @@ fn c_program_uses_the_abi() {
         .expect("run the C test");
     let text = std::fs::read_to_string(&cookie_file).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        output.status.success(),
-        "C test failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_c_test_passed(&output);
     // The first line curl, LWP's HTTP::Cookies::Netscape and nodelay expect.
     assert!(text.starts_with(NETSCAPE_HEADER), "{text}");
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{compiled_c_test, refused_url};
+use common::{assert_c_test_passed, compiled_c_test, refused_url};
 use nodelay_server::{start, ServerConfig};
 
 #[test]
@@ -26,11 +26,5 @@ fn c_program_runs_batches() {
         .output()
         .expect("run the C test");
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        output.status.success(),
-        "C test failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_c_test_passed(&output);
 }

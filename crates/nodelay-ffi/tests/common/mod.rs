@@ -3,7 +3,7 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The directory holding `libnodelay_ffi.a`, next to the test binaries'
 /// `deps/` directory. `cargo test` builds only the rlib a test links, so the
@@ -68,4 +68,16 @@ pub fn compiled_c_test(source: &str, tag: &str) -> (PathBuf, PathBuf) {
 pub fn refused_url() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     format!("http://{}/", listener.local_addr().unwrap())
+}
+
+/// Fails the test with the C program's output unless it exited 0 (every
+/// check passed).
+pub fn assert_c_test_passed(output: &Output) {
+    assert!(
+        output.status.success(),
+        "C test failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
