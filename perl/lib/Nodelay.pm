@@ -127,6 +127,7 @@ sub request {
 # value, or an arrayref of name, value pairs sent in that order), the body
 # of content, form or json with its Content-Type (unless the headers have
 # one), and the Cookie header of a jar object.
+use constant FORM_TYPE => 'application/x-www-form-urlencoded';
 sub _prepare {
     my ($self, $method, $url, $opts) = @_;
     my @headers;
@@ -142,7 +143,7 @@ sub _prepare {
     my $type;
     if (my $form = $opts->{form}) {
         $body = _urlencode($form);
-        $type = 'application/x-www-form-urlencoded';
+        $type = FORM_TYPE;
     }
     elsif (exists $opts->{json}) {
         $body = _json()->encode($opts->{json});
@@ -249,13 +250,13 @@ sub _request_pairs {
     return Nodelay::Response::_new('Nodelay::Response', $response, $content, $method, $url);
 }
 sub head { my ($self, $url, %opts) = @_; $self->request('HEAD', $url, \%opts) }
-# A POST of a form alone without a jar object (workload e's shape) goes
-# straight to the shim as get does: the same header list and body request
-# would build, without its option hash.
-my @FORM_HEADERS = ('Content-Type', 'application/x-www-form-urlencoded');
+# A POST of a form alone (workload e's shape) goes straight to the shim as
+# get does (_request_pairs sends a jar object's through request): the same
+# header list and body request would build, without its option hash.
+my @FORM_HEADERS = ('Content-Type', FORM_TYPE);
 sub post {
     return $_[0]->_request_pairs('POST', $_[1], \@FORM_HEADERS, _urlencode($_[3]))
-        if @_ == 4 && ref $_[3] && $_[2] eq 'form' && !$_[0]{jar};
+        if @_ == 4 && ref $_[3] && $_[2] eq 'form';
     my ($self, $url, %opts) = @_;
     $self->request('POST', $url, \%opts);
 }
